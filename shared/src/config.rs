@@ -1,0 +1,246 @@
+//! Configuration from the environment (DESIGN.md "Configuration").
+//!
+//! Secrets are wrapped so they never print: [`WriteToken`] and the KV token
+//! show as `[redacted]` in `Debug`, and errors name variables, never values.
+//! Every reader takes a lookup function so tests do not touch the process
+//! environment.
+
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The bearer token that authorises writes (`FF_AGENT_WRITE_TOKEN`).
+#[derive(Clone)]
+pub struct WriteToken(String);
+
+impl std::fmt::Debug for WriteToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteToken([redacted])")
+    }
+}
+
+impl WriteToken {
+    /// Wraps a configured token; an empty one counts as not configured.
+    pub fn new(token: impl Into<String>) -> Option<WriteToken> {
+        let token = token.into();
+        (!token.trim().is_empty()).then_some(WriteToken(token))
+    }
+
+    /// Whether `presented` is the token, compared in constant time (over
+    /// SHA-256 digests, so not even the length leaks).
+    pub fn verify(&self, presented: &str) -> bool {
+        let expected = Sha256::digest(self.0.as_bytes());
+        let given = Sha256::digest(presented.as_bytes());
+        expected.ct_eq(&given).into()
+    }
+
+    /// The token's text, for the sensitive-content guard only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Where the KV REST store is, when configured.
+#[derive(Clone)]
+pub struct KvConfig {
+    /// The REST base URL.
+    pub url: String,
+    /// The bearer token (never printed).
+    token: String,
+    /// Which variable pair it came from, for the start-up log.
+    pub source: &'static str,
+    /// Prefix of every key (`FF_KV_PREFIX`, default `ff:`).
+    pub prefix: String,
+}
+
+impl std::fmt::Debug for KvConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KvConfig")
+            .field("url", &self.url)
+            .field("token", &"[redacted]")
+            .field("source", &self.source)
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+impl KvConfig {
+    /// The bearer token, for the KV client's Authorization header only.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+}
+
+/// A configuration mistake that must stop start-up.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// One half of a KV variable pair is set without the other.
+    #[error("{present} is set but {missing} is not: set both, or neither")]
+    IncompletePair {
+        /// The variable that is set.
+        present: &'static str,
+        /// The variable that is missing.
+        missing: &'static str,
+    },
+    /// The KV URL is not an http(s) REST URL (e.g. a `redis://` URL).
+    #[error("{variable} must be the REST API's https URL, not a redis:// connection string")]
+    NotRestUrl {
+        /// The offending variable.
+        variable: &'static str,
+    },
+}
+
+/// The KV variable pairs, in order of preference.
+pub const KV_PAIRS: [(&str, &str); 3] = [
+    ("FF_KV_REST_API_URL", "FF_KV_REST_API_TOKEN"),
+    ("KV_REST_API_URL", "KV_REST_API_TOKEN"),
+    ("UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"),
+];
+
+/// Reads the KV REST configuration: the first complete pair wins; a half
+/// pair is an error; none at all is `Ok(None)` (use the embedded store).
+pub fn kv_config(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<KvConfig>, ConfigError> {
+    let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    for (url_var, token_var) in KV_PAIRS {
+        match (get(url_var), get(token_var)) {
+            (Some(url), Some(token)) => {
+                let lower = url.to_ascii_lowercase();
+                if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+                    return Err(ConfigError::NotRestUrl { variable: url_var });
+                }
+                let prefix = lookup("FF_KV_PREFIX").unwrap_or_else(|| "ff:".to_owned());
+                return Ok(Some(KvConfig {
+                    url,
+                    token,
+                    source: url_var,
+                    prefix,
+                }));
+            }
+            (Some(_), None) => {
+                return Err(ConfigError::IncompletePair {
+                    present: url_var,
+                    missing: token_var,
+                });
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::IncompletePair {
+                    present: token_var,
+                    missing: url_var,
+                });
+            }
+            (None, None) => continue,
+        }
+    }
+    Ok(None)
+}
+
+/// Reads `FF_AGENT_WRITE_TOKEN`; unset or empty means writes are disabled.
+pub fn write_token(lookup: impl Fn(&str) -> Option<String>) -> Option<WriteToken> {
+    lookup("FF_AGENT_WRITE_TOKEN").and_then(WriteToken::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn the_first_complete_pair_wins() {
+        let lookup = env(&[
+            ("KV_REST_API_URL", "https://b.example"),
+            ("KV_REST_API_TOKEN", "b"),
+            ("FF_KV_REST_API_URL", "https://a.example"),
+            ("FF_KV_REST_API_TOKEN", "a"),
+            ("UPSTASH_REDIS_REST_URL", "https://c.example"),
+            ("UPSTASH_REDIS_REST_TOKEN", "c"),
+        ]);
+        let config = kv_config(lookup).unwrap().unwrap();
+        assert_eq!(
+            (config.url.as_str(), config.token(), config.prefix.as_str()),
+            ("https://a.example", "a", "ff:")
+        );
+        let config = kv_config(env(&[
+            ("UPSTASH_REDIS_REST_URL", "https://c.example"),
+            ("UPSTASH_REDIS_REST_TOKEN", "c"),
+            ("FF_KV_PREFIX", "x:"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (config.source, config.prefix.as_str()),
+            ("UPSTASH_REDIS_REST_URL", "x:")
+        );
+    }
+
+    #[test]
+    fn a_half_pair_names_the_missing_variable() {
+        let err = kv_config(env(&[("FF_KV_REST_API_URL", "https://a.example")])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "FF_KV_REST_API_URL is set but FF_KV_REST_API_TOKEN is not: set both, or neither"
+        );
+        let err = kv_config(env(&[("KV_REST_API_TOKEN", "secret-value")])).unwrap_err();
+        assert!(
+            err.to_string().contains("KV_REST_API_URL")
+                && !err.to_string().contains("secret-value")
+        );
+    }
+
+    #[test]
+    fn read_only_tokens_and_redis_urls_are_never_used() {
+        let none = kv_config(env(&[
+            ("KV_REST_API_URL", "https://a.example"),
+            ("KV_REST_API_READ_ONLY_TOKEN", "ro"),
+        ]));
+        assert!(matches!(
+            none,
+            Err(ConfigError::IncompletePair {
+                missing: "KV_REST_API_TOKEN",
+                ..
+            })
+        ));
+        assert!(matches!(
+            kv_config(env(&[("KV_URL", "redis://x"), ("REDIS_URL", "redis://y")])),
+            Ok(None)
+        ));
+        let err = kv_config(env(&[
+            ("FF_KV_REST_API_URL", "redis://x"),
+            ("FF_KV_REST_API_TOKEN", "t"),
+        ]))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::NotRestUrl {
+                variable: "FF_KV_REST_API_URL"
+            }
+        );
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let token = WriteToken::new("super-secret-token").unwrap();
+        assert!(!format!("{token:?}").contains("super-secret"));
+        let config = kv_config(env(&[
+            ("FF_KV_REST_API_URL", "https://a.example"),
+            ("FF_KV_REST_API_TOKEN", "kv-secret"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert!(!format!("{config:?}").contains("kv-secret"));
+    }
+
+    #[test]
+    fn tokens_are_verified_exactly() {
+        let token = WriteToken::new("abc").unwrap();
+        assert!(token.verify("abc"));
+        assert!(!token.verify("abcd") && !token.verify("ab") && !token.verify(""));
+        assert!(WriteToken::new("  ").is_none());
+    }
+}

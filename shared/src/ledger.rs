@@ -1,0 +1,103 @@
+//! The ledger's use cases: append a record from a request body, read pages.
+//!
+//! [`Ledger::append`] is the whole write path: parse the body into a
+//! [`Record`] (every contract rule and the guard), prepare its canonical leaf,
+//! and hand it to the store, whose append is atomic. A refusal at any step
+//! stores nothing.
+
+use crate::merkle::Head;
+use crate::record::guard::Guard;
+use crate::record::{Record, RecordError};
+use crate::store::{
+    AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError,
+};
+use std::sync::Arc;
+
+/// Largest request body the write path accepts (64 KiB).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// Default ledger page size.
+pub const DEFAULT_PAGE_LIMIT: usize = 100;
+/// Largest ledger page size.
+pub const MAX_PAGE_LIMIT: usize = 1000;
+
+/// Whether an append stored something new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendStatus {
+    /// A new leaf was stored.
+    Created,
+    /// The identical record was already stored.
+    Unchanged,
+}
+
+/// What a successful append answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// Created or unchanged.
+    pub status: AppendStatus,
+    /// The record's entry (new or existing).
+    pub entry: Entry,
+    /// The head after the append.
+    pub head: Head,
+}
+
+/// Why an append stored nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    /// The body is not a valid record.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The store's checks refused it.
+    #[error("refused by the ledger: {0:?}")]
+    Refused(Refusal),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The ledger on a store, with the guard that knows the write token.
+#[derive(Clone)]
+pub struct Ledger {
+    store: Arc<dyn LedgerStore>,
+    guard: Guard,
+}
+
+impl Ledger {
+    /// A ledger on `store` that refuses content `guard` flags.
+    pub fn new(store: Arc<dyn LedgerStore>, guard: Guard) -> Ledger {
+        Ledger { store, guard }
+    }
+
+    /// The underlying store, for read models (the dashboard).
+    pub fn store(&self) -> &Arc<dyn LedgerStore> {
+        &self.store
+    }
+
+    /// Parses `body` and appends it.
+    pub async fn append(&self, body: &[u8]) -> Result<Receipt, AppendError> {
+        let record = Record::parse(body, &self.guard)?;
+        let candidate = Candidate::new(&record);
+        match self.store.append(candidate).await? {
+            AppendOutcome::Created { entry, head } => Ok(Receipt {
+                status: AppendStatus::Created,
+                entry,
+                head,
+            }),
+            AppendOutcome::Unchanged { entry, head } => Ok(Receipt {
+                status: AppendStatus::Unchanged,
+                entry,
+                head,
+            }),
+            AppendOutcome::Refused(refusal) => Err(AppendError::Refused(refusal)),
+        }
+    }
+
+    /// A page of the ledger, newest first.
+    pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
+        self.store.page(query).await
+    }
+
+    /// The current head.
+    pub async fn head(&self) -> Result<Head, StoreError> {
+        self.store.head().await
+    }
+}

@@ -1,0 +1,32 @@
+//! # freedom-shared
+//!
+//! The common crate of Freedom Fund's two functions (fund and scanner) and of
+//! the local runner. Everything the functions decide lives here; the handlers
+//! only translate HTTP.
+//!
+//! - [`json`]: reading bodies exactly (duplicate keys kept, numbers as text).
+//! - [`canonical`]: RFC 8785 canonical JSON, the ledger's leaf bytes.
+//! - [`record`]: snapshot and decision records, parsed with every contract
+//!   rule, and the sensitive-content guard ([`record::guard`]).
+//! - [`merkle`]: RFC 9162 Merkle Tree Hash, leaf hashes, the append frontier.
+//! - [`store`]: the storage port ([`store::LedgerStore`]), its embedded SQLite
+//!   adapter, and the conformance suite every adapter runs.
+//! - [`ledger`]: the append and read use cases on top of a store.
+//! - [`dashboard`]: the dashboard's period and its response.
+//! - [`config`]: configuration from the environment, secrets wrapped.
+
+pub mod canonical;
+pub mod config;
+pub mod dashboard;
+pub mod json;
+pub mod ledger;
+pub mod merkle;
+pub mod record;
+pub mod store;
+
+/// The fund interface's schema version (`schemaVersion`).
+pub const SCHEMA_VERSION: u32 = 1;
+/// The scanner's version string.
+pub const SCANNER_VERSION: &str = "scanner-1.0";
+/// The scanner's mode: it only ever runs paper experiments.
+pub const SCANNER_MODE: &str = "paper";

@@ -1,0 +1,401 @@
+use super::*;
+use serde_json::json;
+
+const TOKEN: &str = "test-write-token-0123456789abcdef";
+
+fn guard() -> Guard {
+    Guard::new(Some(TOKEN))
+}
+
+fn snapshot() -> Value {
+    json!({
+        "id": "snap-2026-05-04-core",
+        "type": "snapshot",
+        "visibility": "public",
+        "mode": "live",
+        "strategyId": "core",
+        "strategyName": "Core portfolio",
+        "asOf": "2026-05-04T16:00:00-04:00",
+        "source": {"name": "broker statement", "url": "https://example.com/statements/2026-05-04"},
+        "currency": "USD",
+        "equity": 10250.5,
+        "flowSincePrevious": 0,
+        "cash": 250.5,
+        "positions": [
+            {"symbol": "VTI", "quantity": 20, "cost": 4000, "mark": 250},
+            {"symbol": "BND", "quantity": 70, "cost": 5200, "mark": 71.4286}
+        ]
+    })
+}
+
+fn decision() -> Value {
+    json!({
+        "id": "dec-1",
+        "type": "decision",
+        "visibility": "public",
+        "mode": "paper",
+        "strategyId": "momentum",
+        "strategyName": "Momentum (paper)",
+        "asOf": "2026-05-04T16:05:00Z",
+        "source": {"name": "agent", "url": "https://example.com/agent"},
+        "action": "research",
+        "summary": "Look at the top decile by 12-1 month return.",
+        "thesis": "Momentum persists over 3-12 months.",
+        "counterEvidence": "Crashes after sharp reversals.",
+        "nextCheck": "2026-05-11"
+    })
+}
+
+fn parse(value: &Value) -> Result<Record, RecordError> {
+    Record::parse(value.to_string().as_bytes(), &guard())
+}
+
+fn issues(value: &Value) -> Vec<(String, String)> {
+    match parse(value) {
+        Err(RecordError::Invalid(list)) | Err(RecordError::Sensitive(list)) => {
+            list.into_iter().map(|i| (i.field, i.rule)).collect()
+        }
+        other => panic!("expected refusal, got {other:?}"),
+    }
+}
+
+fn with(mut base: Value, path: &[&str], value: Value) -> Value {
+    let mut target = &mut base;
+    for key in &path[..path.len() - 1] {
+        target = match key.parse::<usize>() {
+            Ok(i) => &mut target[i],
+            Err(_) => &mut target[*key],
+        };
+    }
+    target[path[path.len() - 1]] = value;
+    base
+}
+
+fn without(mut base: Value, key: &str) -> Value {
+    base.as_object_mut().unwrap().remove(key);
+    base
+}
+
+#[test]
+fn a_valid_snapshot_and_decision_parse() {
+    let Record::Snapshot(s) = parse(&snapshot()).unwrap() else {
+        panic!("not a snapshot")
+    };
+    assert_eq!(s.header.id.as_str(), "snap-2026-05-04-core");
+    assert_eq!(s.positions.as_ref().unwrap().len(), 2);
+    assert_eq!(
+        s.header.as_of.instant().to_rfc3339(),
+        "2026-05-04T20:00:00+00:00"
+    );
+    let Record::Decision(d) = parse(&decision()).unwrap() else {
+        panic!("not a decision")
+    };
+    assert_eq!(d.action, Action::Research);
+}
+
+#[test]
+fn canonical_form_ignores_key_order_spacing_and_number_spelling() {
+    let a = Record::parse(
+        br#"{"id":"x","type":"snapshot","visibility":"public","mode":"paper","strategyId":"s","strategyName":"S",
+            "asOf":"2026-01-02T00:00:00Z","source":{"name":"n","url":"https://example.com"},"currency":"USD",
+            "equity":100.00,"flowSincePrevious":-0.50}"#,
+        &guard(),
+    )
+    .unwrap();
+    let b = Record::parse(
+        br#"{ "flowSincePrevious": -5e-1, "equity": 1e2, "currency": "USD", "source": {"url":"https://example.com","name":"n"},
+              "asOf":"2026-01-02T00:00:00Z", "strategyName":"S","strategyId":"s","mode":"paper","visibility":"public",
+              "type":"snapshot","id":"x" }"#,
+        &guard(),
+    )
+    .unwrap();
+    assert_eq!(a.canonical_json(), b.canonical_json());
+    assert_eq!(
+        a.canonical_json(),
+        r#"{"asOf":"2026-01-02T00:00:00Z","currency":"USD","equity":100,"flowSincePrevious":-0.5,"id":"x","mode":"paper","source":{"name":"n","url":"https://example.com"},"strategyId":"s","strategyName":"S","type":"snapshot","visibility":"public"}"#
+    );
+}
+
+#[test]
+fn a_record_reads_back_from_its_canonical_form_unchanged() {
+    for value in [snapshot(), decision()] {
+        let record = parse(&value).unwrap();
+        let again = Record::from_canonical(&record.canonical_json()).unwrap();
+        assert_eq!(again, record);
+        assert_eq!(again.canonical_json(), record.canonical_json());
+    }
+}
+
+#[test]
+fn missing_required_fields_are_each_named() {
+    let got = issues(&json!({"type": "snapshot"}));
+    for field in [
+        "id",
+        "visibility",
+        "mode",
+        "strategyId",
+        "strategyName",
+        "asOf",
+        "source",
+        "currency",
+        "equity",
+        "flowSincePrevious",
+    ] {
+        assert!(
+            got.contains(&(field.to_string(), "required".to_string())),
+            "{field} in {got:?}"
+        );
+    }
+    let got = issues(&without(decision(), "summary"));
+    assert_eq!(got, vec![("summary".to_string(), "required".to_string())]);
+}
+
+#[test]
+fn constants_and_enums_are_enforced() {
+    assert_eq!(
+        issues(&with(snapshot(), &["visibility"], json!("private"))),
+        vec![("visibility".into(), "constant".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["currency"], json!("EUR"))),
+        vec![("currency".into(), "constant".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["mode"], json!("real"))),
+        vec![("mode".into(), "enum".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["type"], json!("trade"))),
+        vec![("type".into(), "enum".into())]
+    );
+    assert_eq!(
+        issues(&with(decision(), &["action"], json!("buy"))),
+        vec![("action".into(), "enum".into())]
+    );
+}
+
+#[test]
+fn identifiers_follow_the_id_format() {
+    for bad in ["", "has space", "slash/id", "é", &"x".repeat(129)] {
+        assert_eq!(
+            issues(&with(snapshot(), &["id"], json!(bad))),
+            vec![("id".into(), "format".into())],
+            "{bad}"
+        );
+    }
+    assert!(parse(&with(snapshot(), &["id"], json!("A-z_0.9:x"))).is_ok());
+    assert!(parse(&with(snapshot(), &["id"], json!("x".repeat(128)))).is_ok());
+    assert_eq!(
+        issues(&with(snapshot(), &["strategyId"], json!("a b"))),
+        vec![("strategyId".into(), "format".into())]
+    );
+}
+
+#[test]
+fn timestamps_need_rfc3339_with_an_offset() {
+    for bad in [
+        "2026-05-04T16:00:00",
+        "2026-05-04",
+        "2026-05-04 16:00:00Z",
+        "2026-13-04T16:00:00Z",
+        "yesterday",
+        "1969-12-31T23:59:59Z",
+    ] {
+        assert_eq!(
+            issues(&with(snapshot(), &["asOf"], json!(bad))),
+            vec![("asOf".into(), "timestamp".into())],
+            "{bad}"
+        );
+    }
+    for good in [
+        "2026-05-04T16:00:00Z",
+        "2026-05-04T16:00:00.123456789+05:30",
+        "2026-05-04T16:00:00-00:00",
+    ] {
+        assert!(
+            parse(&with(snapshot(), &["asOf"], json!(good))).is_ok(),
+            "{good}"
+        );
+    }
+}
+
+#[test]
+fn numbers_must_be_numbers_of_the_right_sign() {
+    assert_eq!(
+        issues(&with(snapshot(), &["equity"], json!("10250.5"))),
+        vec![("equity".into(), "type".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["equity"], json!(-1))),
+        vec![("equity".into(), "non_negative".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["cash"], json!(-0.01))),
+        vec![("cash".into(), "non_negative".into())]
+    );
+    assert_eq!(
+        issues(&with(
+            snapshot(),
+            &["positions", "0", "quantity"],
+            json!(-20)
+        )),
+        vec![("positions[0].quantity".into(), "positive".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["positions", "0", "quantity"], json!(0))),
+        vec![("positions[0].quantity".into(), "positive".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["positions", "1", "mark"], json!(null))),
+        vec![("positions[1].mark".into(), "type".into())]
+    );
+    // A withdrawal is a negative flow and is fine.
+    assert!(
+        parse(&without(
+            without(
+                with(snapshot(), &["flowSincePrevious"], json!(-500)),
+                "positions"
+            ),
+            "cash"
+        ))
+        .is_ok()
+    );
+}
+
+#[test]
+fn numbers_that_a_double_cannot_keep_exactly_are_refused() {
+    let body = snapshot()
+        .to_string()
+        .replace("\"equity\":10250.5", "\"equity\":10250.50000000000000001");
+    match Record::parse(body.as_bytes(), &guard()) {
+        Err(RecordError::Invalid(list)) => assert_eq!(list[0].rule, "precision"),
+        other => panic!("{other:?}"),
+    }
+    let body = snapshot()
+        .to_string()
+        .replace("\"equity\":10250.5", "\"equity\":1e400");
+    assert!(matches!(
+        Record::parse(body.as_bytes(), &guard()),
+        Err(RecordError::Invalid(_))
+    ));
+}
+
+#[test]
+fn reconciliation_is_exact_at_the_tolerance() {
+    // cash 250.5 + 20 × 250 + 70 × 71.4286 = 10250.502: within 0.02 of 10250.5.
+    assert!(parse(&snapshot()).is_ok());
+    assert!(
+        parse(&with(snapshot(), &["equity"], json!(10250.522))).is_ok(),
+        "exactly 0.02 away"
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["equity"], json!(10250.523))),
+        vec![("equity".into(), "reconciliation".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["equity"], json!(10250.481))),
+        vec![("equity".into(), "reconciliation".into())]
+    );
+    assert_eq!(
+        issues(&without(snapshot(), "cash")),
+        vec![("cash".into(), "required_with_positions".into())]
+    );
+}
+
+#[test]
+fn unknown_fields_and_duplicate_keys_are_refused() {
+    assert_eq!(
+        issues(&with(snapshot(), &["note"], json!("x"))),
+        vec![("note".into(), "unknown_field".into())]
+    );
+    assert_eq!(
+        issues(&with(snapshot(), &["source", "apiKey"], json!("x"))),
+        vec![("source.apiKey".into(), "unknown_field".into())]
+    );
+    assert_eq!(
+        issues(&with(
+            snapshot(),
+            &["positions", "0", "side"],
+            json!("short")
+        )),
+        vec![("positions[0].side".into(), "unknown_field".into())]
+    );
+    // A decision field on a snapshot is unknown there.
+    assert_eq!(
+        issues(&with(snapshot(), &["summary"], json!("x"))),
+        vec![("summary".into(), "unknown_field".into())]
+    );
+    let body = snapshot()
+        .to_string()
+        .replacen("\"id\":", "\"id\":\"other\",\"id\":", 1);
+    match Record::parse(body.as_bytes(), &guard()) {
+        Err(RecordError::Invalid(list)) => assert_eq!(
+            (list[0].field.as_str(), list[0].rule.as_str()),
+            ("id", "duplicate_key")
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn malformed_json_and_non_objects() {
+    assert!(matches!(
+        Record::parse(b"{", &guard()),
+        Err(RecordError::Malformed(_))
+    ));
+    assert!(matches!(
+        Record::parse(b"[]", &guard()),
+        Err(RecordError::Invalid(_))
+    ));
+    assert!(matches!(
+        Record::parse(b"\"snapshot\"", &guard()),
+        Err(RecordError::Invalid(_))
+    ));
+}
+
+#[test]
+fn sensitive_content_names_the_field_and_rule_and_never_the_value() {
+    let secret = "AKIAIOSFODNN7EXAMPLE";
+    let value = with(decision(), &["thesis"], json!(format!("key {secret}")));
+    match parse(&value) {
+        Err(RecordError::Sensitive(list)) => {
+            assert_eq!(
+                (list[0].field.as_str(), list[0].rule.as_str()),
+                ("thesis", "aws_key")
+            );
+            assert!(!format!("{list:?}").contains(secret));
+        }
+        other => panic!("{other:?}"),
+    }
+    let value = with(snapshot(), &["positions", "1", "symbol"], json!(TOKEN));
+    assert_eq!(
+        issues(&value),
+        vec![("positions[1].symbol".into(), "write_token".into())]
+    );
+    let value = with(
+        snapshot(),
+        &["source", "url"],
+        json!("https://example.com/s?token=abcdef"),
+    );
+    assert_eq!(
+        issues(&value),
+        vec![("source.url".into(), "url_secret_parameter".into())]
+    );
+}
+
+#[test]
+fn an_unknown_member_with_a_secret_name_is_not_echoed() {
+    let value = with(snapshot(), &["sk_live_0123456789abcdefABCDEF"], json!(1));
+    let err = parse(&value).unwrap_err();
+    let RecordError::Invalid(list) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(list[0].rule, "unknown_field");
+    assert!(!format!("{list:?}").contains("sk_live"));
+}
+
+#[test]
+fn null_for_an_optional_field_is_refused_with_a_hint() {
+    let value = with(decision(), &["thesis"], json!(null));
+    assert_eq!(issues(&value), vec![("thesis".into(), "type".into())]);
+}

@@ -1,0 +1,499 @@
+//! The [`LedgerStore`] conformance suite: written once, run by every adapter.
+//!
+//! `run(make_store)` calls `make_store` for a fresh, empty store per case and
+//! panics with a description of the first broken guarantee. Cases cover the
+//! append checks and their order, idempotency, the Merkle head against a full
+//! recomputation, paging and filters, the series and latest reads, and
+//! concurrent appends (same id, same slot, different records).
+
+use super::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
+use crate::merkle::{Head, root_of};
+use crate::record::guard::Guard;
+use crate::record::{Mode, Record, RecordKind, StrategyId};
+use serde_json::json;
+use std::future::Future;
+use std::sync::Arc;
+
+const DAY_NANOS: i64 = 86_400_000_000_000;
+/// 2026-01-05T00:00:00Z, a Monday: day 0 of the suite's calendar.
+const EPOCH_SECONDS: i64 = 1_767_571_200;
+
+fn timestamp(day: i64) -> String {
+    chrono::DateTime::from_timestamp(EPOCH_SECONDS + day * 86_400, 0)
+        .expect("in range")
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The nanosecond instant of suite day `day`.
+pub fn day_nanos(day: i64) -> i64 {
+    (EPOCH_SECONDS * 1_000_000_000) + day * DAY_NANOS
+}
+
+fn candidate(value: serde_json::Value) -> Candidate {
+    let record = Record::parse(value.to_string().as_bytes(), &Guard::default())
+        .expect("suite records are valid");
+    Candidate::new(&record)
+}
+
+/// A snapshot of `strategy` in `mode` at suite day `day` with `equity`.
+pub fn snapshot(id: &str, strategy: &str, mode: &str, day: i64, equity: i64) -> Candidate {
+    candidate(json!({
+        "id": id, "type": "snapshot", "visibility": "public", "mode": mode,
+        "strategyId": strategy, "strategyName": format!("Strategy {strategy}"),
+        "asOf": timestamp(day), "source": {"name": "suite", "url": "https://example.com/suite"},
+        "currency": "USD", "equity": equity, "flowSincePrevious": 0
+    }))
+}
+
+/// A decision of `strategy` at suite day `day`.
+pub fn decision(id: &str, strategy: &str, day: i64) -> Candidate {
+    candidate(json!({
+        "id": id, "type": "decision", "visibility": "public", "mode": "paper",
+        "strategyId": strategy, "strategyName": format!("Strategy {strategy}"),
+        "asOf": timestamp(day), "source": {"name": "suite", "url": "https://example.com/suite"},
+        "action": "hold", "summary": format!("decision {id}")
+    }))
+}
+
+async fn created<S: LedgerStore>(store: &S, c: Candidate) -> (Entry, Head) {
+    match store.append(c.clone()).await.expect("store available") {
+        AppendOutcome::Created { entry, head } => (entry, head),
+        other => panic!("append of {} should create, got {other:?}", c.id),
+    }
+}
+
+async fn refused<S: LedgerStore>(store: &S, c: Candidate) -> Refusal {
+    match store.append(c.clone()).await.expect("store available") {
+        AppendOutcome::Refused(refusal) => refusal,
+        other => panic!("append of {} should be refused, got {other:?}", c.id),
+    }
+}
+
+fn strategy(id: &str) -> StrategyId {
+    StrategyId::parse(id).expect("valid id")
+}
+
+fn all(limit: usize) -> PageQuery {
+    PageQuery {
+        before: None,
+        limit,
+        strategy_id: None,
+        kind: None,
+        mode: None,
+    }
+}
+
+/// Runs every case; `make_store` must give a fresh, empty store each call.
+pub async fn run<S, F, Fut>(make_store: F)
+where
+    S: LedgerStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    empty_store_has_the_empty_head(make_store().await).await;
+    append_assigns_sequence_numbers_and_heads(make_store().await).await;
+    identical_replay_is_unchanged_and_stores_nothing(make_store().await).await;
+    id_conflict_is_checked_before_slot_and_order(make_store().await).await;
+    duplicate_and_out_of_order_snapshots_are_refused(make_store().await).await;
+    strategies_and_modes_are_independent(make_store().await).await;
+    head_matches_a_full_recomputation(make_store().await).await;
+    pages_are_newest_first_with_cursor_and_filters(make_store().await).await;
+    series_starts_at_the_baseline(make_store().await).await;
+    latest_snapshots_has_one_per_strategy_and_mode(make_store().await).await;
+    concurrent_appends_are_serialised(make_store().await).await;
+}
+
+async fn empty_store_has_the_empty_head<S: LedgerStore>(store: S) {
+    assert_eq!(store.head().await.unwrap(), Head::empty());
+    let page = store.page(&all(10)).await.unwrap();
+    assert!(page.entries.is_empty() && page.next.is_none());
+    assert!(store.latest_snapshots().await.unwrap().is_empty());
+}
+
+async fn append_assigns_sequence_numbers_and_heads<S: LedgerStore>(store: S) {
+    let first = snapshot("a", "s", "live", 0, 100);
+    let (entry, head) = created(&store, first.clone()).await;
+    assert_eq!(entry.seq, 1);
+    assert_eq!(entry.leaf_hash, first.leaf_hash);
+    assert_eq!(entry.canonical, first.canonical);
+    assert_eq!(
+        head,
+        Head {
+            size: 1,
+            root_hash: first.leaf_hash
+        }
+    );
+    let (entry, head) = created(&store, decision("b", "s", 0)).await;
+    assert_eq!((entry.seq, head.size), (2, 2));
+    assert_eq!(store.head().await.unwrap(), head);
+}
+
+async fn identical_replay_is_unchanged_and_stores_nothing<S: LedgerStore>(store: S) {
+    let (first, _) = created(&store, snapshot("a", "s", "live", 0, 100)).await;
+    let (_, head) = created(&store, snapshot("b", "s", "live", 1, 101)).await;
+    // Replaying the older record after a newer one is still unchanged: the id is checked first.
+    match store
+        .append(snapshot("a", "s", "live", 0, 100))
+        .await
+        .unwrap()
+    {
+        AppendOutcome::Unchanged { entry, head: now } => {
+            assert_eq!(entry, first);
+            assert_eq!(now, head);
+        }
+        other => panic!("replay should be unchanged, got {other:?}"),
+    }
+    assert_eq!(store.head().await.unwrap(), head);
+}
+
+async fn id_conflict_is_checked_before_slot_and_order<S: LedgerStore>(store: S) {
+    created(&store, snapshot("a", "s", "live", 5, 100)).await;
+    assert_eq!(
+        refused(&store, snapshot("a", "s", "live", 5, 999)).await,
+        Refusal::IdConflict { existing_seq: 1 }
+    );
+    assert_eq!(
+        refused(&store, snapshot("a", "s", "live", 1, 100)).await,
+        Refusal::IdConflict { existing_seq: 1 }
+    );
+    assert_eq!(
+        refused(&store, decision("a", "s", 5)).await,
+        Refusal::IdConflict { existing_seq: 1 }
+    );
+    assert_eq!(store.head().await.unwrap().size, 1);
+}
+
+async fn duplicate_and_out_of_order_snapshots_are_refused<S: LedgerStore>(store: S) {
+    created(&store, snapshot("a", "s", "live", 3, 100)).await;
+    created(&store, snapshot("b", "s", "live", 5, 100)).await;
+    assert_eq!(
+        refused(&store, snapshot("c", "s", "live", 5, 101)).await,
+        Refusal::DuplicateSnapshot { existing_seq: 2 }
+    );
+    // The same instant as an older snapshot is a duplicate, not out of order.
+    assert_eq!(
+        refused(&store, snapshot("d", "s", "live", 3, 101)).await,
+        Refusal::DuplicateSnapshot { existing_seq: 1 }
+    );
+    assert_eq!(
+        refused(&store, snapshot("e", "s", "live", 4, 101)).await,
+        Refusal::OutOfOrder { latest_seq: 2 }
+    );
+    // Decisions may come in any order.
+    created(&store, decision("f", "s", 1)).await;
+    let head = store.head().await.unwrap();
+    assert_eq!(head.size, 3);
+}
+
+async fn strategies_and_modes_are_independent<S: LedgerStore>(store: S) {
+    created(&store, snapshot("a", "s", "live", 5, 100)).await;
+    created(&store, snapshot("b", "s", "paper", 5, 100)).await;
+    created(&store, snapshot("c", "t", "live", 5, 100)).await;
+    // Older than "c" in the same strategy and mode.
+    assert_eq!(
+        refused(&store, snapshot("d", "t", "live", 1, 100)).await,
+        Refusal::OutOfOrder { latest_seq: 3 }
+    );
+    created(&store, snapshot("e", "t", "paper", 1, 100)).await;
+}
+
+async fn head_matches_a_full_recomputation<S: LedgerStore>(store: S) {
+    let mut leaves = Vec::new();
+    for i in 0..37 {
+        let c = if i % 3 == 0 {
+            decision(&format!("d{i}"), "s", i)
+        } else {
+            snapshot(&format!("s{i}"), "s", "live", i, 100 + i)
+        };
+        leaves.push(c.leaf_hash);
+        let (_, head) = created(&store, c).await;
+        assert_eq!(
+            head,
+            Head {
+                size: leaves.len() as u64,
+                root_hash: root_of(&leaves)
+            },
+            "after {} appends",
+            i + 1
+        );
+    }
+}
+
+async fn pages_are_newest_first_with_cursor_and_filters<S: LedgerStore>(store: S) {
+    for i in 0..10 {
+        created(
+            &store,
+            snapshot(
+                &format!("s{i}"),
+                if i % 2 == 0 { "even" } else { "odd" },
+                "live",
+                i,
+                100,
+            ),
+        )
+        .await;
+        created(&store, decision(&format!("d{i}"), "even", i)).await;
+    }
+    let page = store.page(&all(7)).await.unwrap();
+    assert_eq!(
+        page.entries.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![20, 19, 18, 17, 16, 15, 14]
+    );
+    assert_eq!(page.next, Some(14));
+    assert_eq!(page.head.size, 20);
+    let page = store
+        .page(&PageQuery {
+            before: Some(14),
+            ..all(7)
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.entries.first().map(|e| e.seq), Some(13));
+    let page = store
+        .page(&PageQuery {
+            before: Some(4),
+            ..all(7)
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        page.entries.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![3, 2, 1]
+    );
+    assert_eq!(page.next, None);
+
+    let evens = store
+        .page(&PageQuery {
+            strategy_id: Some(strategy("even")),
+            ..all(100)
+        })
+        .await
+        .unwrap();
+    assert_eq!(evens.entries.len(), 15);
+    let snaps = store
+        .page(&PageQuery {
+            kind: Some(RecordKind::Snapshot),
+            ..all(100)
+        })
+        .await
+        .unwrap();
+    assert_eq!(snaps.entries.len(), 10);
+    assert!(
+        snaps
+            .entries
+            .iter()
+            .all(|e| e.canonical.contains("\"type\":\"snapshot\""))
+    );
+    let odd_snaps = store
+        .page(&PageQuery {
+            strategy_id: Some(strategy("odd")),
+            kind: Some(RecordKind::Snapshot),
+            mode: Some(Mode::Live),
+            ..all(2)
+        })
+        .await
+        .unwrap();
+    assert_eq!(odd_snaps.entries.len(), 2);
+    assert_eq!(odd_snaps.next, odd_snaps.entries.last().map(|e| e.seq));
+    let paper = store
+        .page(&PageQuery {
+            mode: Some(Mode::Paper),
+            kind: Some(RecordKind::Snapshot),
+            ..all(100)
+        })
+        .await
+        .unwrap();
+    assert!(paper.entries.is_empty());
+    let none = store
+        .page(&PageQuery {
+            strategy_id: Some(strategy("missing")),
+            ..all(100)
+        })
+        .await
+        .unwrap();
+    assert!(none.entries.is_empty() && none.next.is_none());
+}
+
+async fn series_starts_at_the_baseline<S: LedgerStore>(store: S) {
+    for day in [0, 2, 4, 6, 8] {
+        created(
+            &store,
+            snapshot(&format!("s{day}"), "s", "live", day, 100 + day),
+        )
+        .await;
+    }
+    created(&store, snapshot("other", "t", "live", 3, 100)).await;
+    created(&store, decision("d", "s", 3)).await;
+    let s = strategy("s");
+    let days = |entries: Vec<Entry>| -> Vec<String> {
+        entries
+            .iter()
+            .map(|e| {
+                serde_json::from_str::<serde_json::Value>(&e.canonical).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    // Baseline is the last snapshot at or before the start.
+    assert_eq!(
+        days(
+            store
+                .snapshot_series(&s, Mode::Live, day_nanos(3), day_nanos(6))
+                .await
+                .unwrap()
+        ),
+        ["s2", "s4", "s6"]
+    );
+    assert_eq!(
+        days(
+            store
+                .snapshot_series(&s, Mode::Live, day_nanos(4), day_nanos(8))
+                .await
+                .unwrap()
+        ),
+        ["s4", "s6", "s8"]
+    );
+    // A strategy that began inside the window has no earlier baseline.
+    assert_eq!(
+        days(
+            store
+                .snapshot_series(&s, Mode::Live, day_nanos(-5), day_nanos(2))
+                .await
+                .unwrap()
+        ),
+        ["s0", "s2"]
+    );
+    assert!(
+        store
+            .snapshot_series(&s, Mode::Paper, day_nanos(0), day_nanos(8))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn latest_snapshots_has_one_per_strategy_and_mode<S: LedgerStore>(store: S) {
+    created(&store, snapshot("a1", "a", "live", 0, 100)).await;
+    created(&store, snapshot("a2", "a", "live", 1, 101)).await;
+    created(&store, snapshot("a3", "a", "paper", 0, 100)).await;
+    created(&store, snapshot("b1", "b", "live", 2, 100)).await;
+    created(&store, decision("d", "a", 9)).await;
+    let mut ids: Vec<String> = store
+        .latest_snapshots()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| {
+            serde_json::from_str::<serde_json::Value>(&e.canonical).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["a2", "a3", "b1"]);
+}
+
+async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
+    let store = Arc::new(store);
+    let outcomes = |candidates: Vec<Candidate>| {
+        let store = Arc::clone(&store);
+        async move {
+            let tasks: Vec<_> = candidates
+                .into_iter()
+                .map(|c| {
+                    let store = Arc::clone(&store);
+                    tokio::spawn(async move { store.append(c).await.expect("store available") })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for task in tasks {
+                results.push(task.await.expect("task completes"));
+            }
+            results
+        }
+    };
+    let count = |results: &[AppendOutcome], f: fn(&AppendOutcome) -> bool| {
+        results.iter().filter(|o| f(o)).count()
+    };
+
+    // 40 identical: one created, 39 unchanged.
+    let same = outcomes(
+        (0..40)
+            .map(|_| snapshot("same", "s", "live", 0, 100))
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        count(&same, |o| matches!(o, AppendOutcome::Created { .. })),
+        1
+    );
+    assert_eq!(
+        count(&same, |o| matches!(o, AppendOutcome::Unchanged { .. })),
+        39
+    );
+
+    // 40 of one id with different content: one created, 39 id conflicts.
+    let conflicting = outcomes(
+        (0..40)
+            .map(|i| snapshot("contested", "t", "live", 0, 100 + i))
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        count(&conflicting, |o| matches!(o, AppendOutcome::Created { .. })),
+        1
+    );
+    assert_eq!(
+        count(&conflicting, |o| matches!(
+            o,
+            AppendOutcome::Refused(Refusal::IdConflict { .. })
+        )),
+        39
+    );
+
+    // 40 different ids in one snapshot slot: one created, 39 duplicates.
+    let slot = outcomes(
+        (0..40)
+            .map(|i| snapshot(&format!("slot{i}"), "u", "live", 0, 100))
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        count(&slot, |o| matches!(o, AppendOutcome::Created { .. })),
+        1
+    );
+    assert_eq!(
+        count(&slot, |o| matches!(
+            o,
+            AppendOutcome::Refused(Refusal::DuplicateSnapshot { .. })
+        )),
+        39
+    );
+
+    // 40 different records: all created, with distinct sequence numbers.
+    let different = outcomes(
+        (0..40)
+            .map(|i| decision(&format!("d{i}"), "v", i))
+            .collect(),
+    )
+    .await;
+    let mut seqs: Vec<u64> = different
+        .iter()
+        .map(|o| match o {
+            AppendOutcome::Created { entry, .. } => entry.seq,
+            other => panic!("expected created, got {other:?}"),
+        })
+        .collect();
+    seqs.sort();
+    assert_eq!(seqs, (4..=43).collect::<Vec<u64>>());
+
+    // Every acknowledged record is present and the head re-derives from the leaves.
+    let page = store.page(&all(1000)).await.unwrap();
+    assert_eq!(page.head.size, 43);
+    let mut leaves: Vec<_> = page.entries.iter().map(|e| e.leaf_hash).collect();
+    leaves.reverse();
+    assert_eq!(page.head.root_hash, root_of(&leaves));
+}

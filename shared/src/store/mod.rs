@@ -1,0 +1,173 @@
+//! Storage ports: what the functions need from a store, as traits, with
+//! adapters beside them.
+//!
+//! - [`LedgerStore`]: the append-only Merkle ledger. `append` performs the
+//!   contract's checks atomically (id → identical or `id_conflict`; same
+//!   strategy, mode and instant → `duplicate_snapshot`; older than the latest
+//!   of its strategy and mode → `out_of_order`), then writes record, leaf and
+//!   head in one step. Reads: ledger pages newest first, one strategy's
+//!   snapshots around a time window, the latest snapshot of each strategy.
+//! - [`sqlite::SqliteStore`]: the embedded adapter (one file in the data dir).
+//! - `conformance` (feature `conformance`): the one suite every adapter passes.
+
+pub mod sqlite;
+
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
+
+use crate::merkle::{Digest, Head, leaf_hash};
+use crate::record::{Mode, Record, RecordId, RecordKind, StrategyId};
+use async_trait::async_trait;
+
+/// A record ready to append: its canonical bytes, leaf hash and the keys the
+/// store's checks and indexes need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The record's id.
+    pub id: RecordId,
+    /// Snapshot or decision.
+    pub kind: RecordKind,
+    /// The record's strategy.
+    pub strategy_id: StrategyId,
+    /// Live or paper.
+    pub mode: Mode,
+    /// `asOf` as nanoseconds since the epoch.
+    pub as_of_nanos: i64,
+    /// RFC 8785 text: the leaf bytes.
+    pub canonical: String,
+    /// `SHA-256(0x00 || canonical)`.
+    pub leaf_hash: Digest,
+}
+
+impl Candidate {
+    /// Prepares `record` for the ledger.
+    pub fn new(record: &Record) -> Candidate {
+        let header = record.header();
+        let canonical = record.canonical_json();
+        Candidate {
+            id: header.id.clone(),
+            kind: record.kind(),
+            strategy_id: header.strategy_id.clone(),
+            mode: header.mode,
+            as_of_nanos: header.as_of.nanos(),
+            leaf_hash: leaf_hash(canonical.as_bytes()),
+            canonical,
+        }
+    }
+}
+
+/// One stored record with its place in the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// 1-based position in the log (leaf index + 1).
+    pub seq: u64,
+    /// The leaf hash.
+    pub leaf_hash: Digest,
+    /// The record's canonical text.
+    pub canonical: String,
+}
+
+/// Why the store refused an append (each is a 409 at the API).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The id exists with different content.
+    IdConflict {
+        /// Where the existing record is.
+        existing_seq: u64,
+    },
+    /// A snapshot exists for the same strategy, mode and instant.
+    DuplicateSnapshot {
+        /// Where the existing snapshot is.
+        existing_seq: u64,
+    },
+    /// The snapshot is older than the latest of its strategy and mode.
+    OutOfOrder {
+        /// Where the latest snapshot is.
+        latest_seq: u64,
+    },
+}
+
+/// What an append did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppendOutcome {
+    /// Stored durably as a new leaf.
+    Created {
+        /// The new entry.
+        entry: Entry,
+        /// The head including it.
+        head: Head,
+    },
+    /// The same id with identical content was already stored; nothing changed.
+    Unchanged {
+        /// The existing entry.
+        entry: Entry,
+        /// The current head.
+        head: Head,
+    },
+    /// Refused; nothing was stored.
+    Refused(Refusal),
+}
+
+/// Which ledger entries a page holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageQuery {
+    /// Only entries with `seq` below this (the cursor).
+    pub before: Option<u64>,
+    /// At most this many entries.
+    pub limit: usize,
+    /// Only this strategy.
+    pub strategy_id: Option<StrategyId>,
+    /// Only this kind.
+    pub kind: Option<RecordKind>,
+    /// Only this mode.
+    pub mode: Option<Mode>,
+}
+
+/// A page of the ledger, newest first, read at one head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// The head the page was read at.
+    pub head: Head,
+    /// Entries, newest first.
+    pub entries: Vec<Entry>,
+    /// The cursor for the next page (`before`), when older entries match.
+    pub next: Option<u64>,
+}
+
+/// A store failed; the client sees 503 and nothing is half-written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store cannot be reached or did not answer in time.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The store holds data that breaks the ledger's invariants.
+    #[error("store corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// The ledger's storage port.
+#[async_trait]
+pub trait LedgerStore: Send + Sync + 'static {
+    /// Appends `candidate` with the contract's checks, atomically.
+    async fn append(&self, candidate: Candidate) -> Result<AppendOutcome, StoreError>;
+
+    /// The current head.
+    async fn head(&self) -> Result<Head, StoreError>;
+
+    /// A page of entries, newest first, and the head it was read at.
+    async fn page(&self, query: &PageQuery) -> Result<Page, StoreError>;
+
+    /// One strategy's snapshots for a window: the last one at or before
+    /// `start_nanos` (the baseline, if any) followed by every one after it up
+    /// to and including `end_nanos`, oldest first.
+    async fn snapshot_series(
+        &self,
+        strategy_id: &StrategyId,
+        mode: Mode,
+        start_nanos: i64,
+        end_nanos: i64,
+    ) -> Result<Vec<Entry>, StoreError>;
+
+    /// The latest snapshot of every (strategy, mode), in no particular order.
+    async fn latest_snapshots(&self) -> Result<Vec<Entry>, StoreError>;
+}

@@ -1,0 +1,423 @@
+//! The embedded ledger store: SQLite in `<data dir>/ledger.sqlite3`.
+//!
+//! WAL journal with `synchronous = FULL`, so a commit is on disk before
+//! append returns: an acknowledged append survives `kill -9` and power loss.
+//! Each append is one `BEGIN IMMEDIATE` transaction (checks, record, head), so
+//! several processes sharing a data dir serialise their writes through
+//! SQLite's lock. The head row keeps the Merkle frontier; no append reads the
+//! leaves.
+//!
+//! Tables: `records(seq, id UNIQUE, kind, strategy_id, mode, as_of_ns,
+//! leaf_hash, canonical)` with a unique index on snapshot slots
+//! `(strategy_id, mode, as_of_ns)`, and `head(size, root, frontier)`.
+
+use super::{AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError};
+use crate::merkle::{Digest, Frontier, Head};
+use crate::record::{Mode, RecordKind, StrategyId};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// File name of the ledger database inside the data dir.
+pub const DATABASE_FILE: &str = "ledger.sqlite3";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS records (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT    NOT NULL UNIQUE,
+    kind        TEXT    NOT NULL,
+    strategy_id TEXT    NOT NULL,
+    mode        TEXT    NOT NULL,
+    as_of_ns    INTEGER NOT NULL,
+    leaf_hash   BLOB    NOT NULL,
+    canonical   TEXT    NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX IF NOT EXISTS snapshot_slot
+    ON records (strategy_id, mode, as_of_ns) WHERE kind = 'snapshot';
+CREATE INDEX IF NOT EXISTS by_strategy ON records (strategy_id, seq);
+CREATE TABLE IF NOT EXISTS head (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    size      INTEGER NOT NULL,
+    root      BLOB    NOT NULL,
+    frontier  BLOB    NOT NULL
+) STRICT;
+";
+
+/// The embedded adapter of [`LedgerStore`].
+#[derive(Clone)]
+pub struct SqliteStore {
+    writer: Arc<Mutex<Connection>>,
+    reader: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteStore")
+    }
+}
+
+fn unavailable(error: rusqlite::Error) -> StoreError {
+    StoreError::Unavailable(format!("embedded store: {error}"))
+}
+
+fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(unavailable)?;
+    conn.busy_timeout(Duration::from_secs(10))
+        .map_err(unavailable)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(unavailable)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(unavailable)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(unavailable)?;
+    Ok(conn)
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the ledger in `data_dir`.
+    pub fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            StoreError::Unavailable(format!(
+                "cannot create data dir {}: {e}",
+                data_dir.display()
+            ))
+        })?;
+        let path = data_dir.join(DATABASE_FILE);
+        let writer = open_connection(&path)?;
+        writer.execute_batch(SCHEMA).map_err(unavailable)?;
+        let reader = open_connection(&path)?;
+        Ok(SqliteStore {
+            writer: Arc::new(Mutex::new(writer)),
+            reader: Arc::new(Mutex::new(reader)),
+        })
+    }
+
+    async fn with<T: Send + 'static>(
+        connection: &Arc<Mutex<Connection>>,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let connection = Arc::clone(connection);
+        tokio::task::spawn_blocking(move || {
+            // A panic in another append cannot leave a half-done transaction
+            // behind (SQLite rolls back), so a poisoned lock is still usable.
+            let mut conn = connection
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("embedded store task failed: {e}")))?
+    }
+}
+
+fn read_frontier(conn: &Connection) -> Result<Frontier, StoreError> {
+    let row: Option<(i64, Vec<u8>)> = conn
+        .query_row(
+            "SELECT size, frontier FROM head WHERE singleton = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(unavailable)?;
+    match row {
+        None => Ok(Frontier::empty()),
+        Some((size, bytes)) => Frontier::from_bytes(size as u64, &bytes)
+            .map_err(|e| StoreError::Corrupt(e.to_string())),
+    }
+}
+
+fn read_head(conn: &Connection) -> Result<Head, StoreError> {
+    let row: Option<(i64, Vec<u8>)> = conn
+        .query_row("SELECT size, root FROM head WHERE singleton = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(unavailable)?;
+    match row {
+        None => Ok(Head::empty()),
+        Some((size, root)) => Ok(Head {
+            size: size as u64,
+            root_hash: digest(root)?,
+        }),
+    }
+}
+
+fn digest(bytes: Vec<u8>) -> Result<Digest, StoreError> {
+    let array: [u8; 32] = bytes
+        .try_into()
+        .map_err(|_| StoreError::Corrupt("a stored hash is not 32 bytes".into()))?;
+    Ok(Digest(array))
+}
+
+fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, String)> {
+    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+}
+
+fn to_entry((seq, hash, canonical): (i64, Vec<u8>, String)) -> Result<Entry, StoreError> {
+    Ok(Entry {
+        seq: seq as u64,
+        leaf_hash: digest(hash)?,
+        canonical,
+    })
+}
+
+fn collect_entries(
+    rows: impl Iterator<Item = rusqlite::Result<(i64, Vec<u8>, String)>>,
+) -> Result<Vec<Entry>, StoreError> {
+    rows.map(|row| to_entry(row.map_err(unavailable)?))
+        .collect()
+}
+
+fn append_in_transaction(
+    conn: &mut Connection,
+    c: &Candidate,
+) -> Result<AppendOutcome, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(unavailable)?;
+    let existing: Option<(i64, Vec<u8>, String)> = tx
+        .query_row(
+            "SELECT seq, leaf_hash, canonical FROM records WHERE id = ?1",
+            [c.id.as_str()],
+            entry_from_row,
+        )
+        .optional()
+        .map_err(unavailable)?;
+    if let Some(row) = existing {
+        let entry = to_entry(row)?;
+        if entry.canonical != c.canonical {
+            return Ok(AppendOutcome::Refused(Refusal::IdConflict {
+                existing_seq: entry.seq,
+            }));
+        }
+        let head = read_head(&tx)?;
+        return Ok(AppendOutcome::Unchanged { entry, head });
+    }
+    if c.kind == RecordKind::Snapshot {
+        let keys = params![c.strategy_id.as_str(), c.mode.as_str()];
+        let same_instant: Option<i64> = tx
+            .query_row(
+                "SELECT seq FROM records WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns = ?3",
+                params![c.strategy_id.as_str(), c.mode.as_str(), c.as_of_nanos],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(unavailable)?;
+        if let Some(seq) = same_instant {
+            return Ok(AppendOutcome::Refused(Refusal::DuplicateSnapshot {
+                existing_seq: seq as u64,
+            }));
+        }
+        let latest: Option<(i64, i64)> = tx
+            .query_row(
+                "SELECT seq, as_of_ns FROM records WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2
+                 ORDER BY as_of_ns DESC LIMIT 1",
+                keys,
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(unavailable)?;
+        if let Some((seq, as_of)) = latest
+            && as_of > c.as_of_nanos
+        {
+            return Ok(AppendOutcome::Refused(Refusal::OutOfOrder {
+                latest_seq: seq as u64,
+            }));
+        }
+    }
+    let mut frontier = read_frontier(&tx)?;
+    frontier.push(c.leaf_hash);
+    let head = frontier.head();
+    let seq = head.size;
+    tx.execute(
+        "INSERT INTO records (seq, id, kind, strategy_id, mode, as_of_ns, leaf_hash, canonical)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            seq as i64,
+            c.id.as_str(),
+            c.kind.as_str(),
+            c.strategy_id.as_str(),
+            c.mode.as_str(),
+            c.as_of_nanos,
+            c.leaf_hash.0.as_slice(),
+            c.canonical
+        ],
+    )
+    .map_err(unavailable)?;
+    tx.execute(
+        "INSERT INTO head (singleton, size, root, frontier) VALUES (1, ?1, ?2, ?3)
+         ON CONFLICT (singleton) DO UPDATE SET size = excluded.size, root = excluded.root, frontier = excluded.frontier",
+        params![seq as i64, head.root_hash.0.as_slice(), frontier.to_bytes()],
+    )
+    .map_err(unavailable)?;
+    tx.commit().map_err(unavailable)?;
+    let entry = Entry {
+        seq,
+        leaf_hash: c.leaf_hash,
+        canonical: c.canonical.clone(),
+    };
+    Ok(AppendOutcome::Created { entry, head })
+}
+
+fn read_page(conn: &mut Connection, q: &PageQuery) -> Result<Page, StoreError> {
+    // One read transaction: the head and the entries come from the same state.
+    let tx = conn.transaction().map_err(unavailable)?;
+    let head = read_head(&tx)?;
+    let before = q
+        .before
+        .map(|b| b.min(i64::MAX as u64) as i64)
+        .unwrap_or(i64::MAX);
+    let mut statement = tx
+        .prepare(
+            "SELECT seq, leaf_hash, canonical FROM records
+             WHERE seq < ?1
+               AND (?2 IS NULL OR strategy_id = ?2)
+               AND (?3 IS NULL OR kind = ?3)
+               AND (?4 IS NULL OR mode = ?4)
+             ORDER BY seq DESC LIMIT ?5",
+        )
+        .map_err(unavailable)?;
+    let rows = statement
+        .query_map(
+            params![
+                before,
+                q.strategy_id.as_ref().map(|s| s.as_str()),
+                q.kind.map(RecordKind::as_str),
+                q.mode.map(Mode::as_str),
+                q.limit as i64 + 1
+            ],
+            entry_from_row,
+        )
+        .map_err(unavailable)?;
+    let mut entries = collect_entries(rows)?;
+    let next = if entries.len() > q.limit {
+        entries.truncate(q.limit);
+        entries.last().map(|e| e.seq)
+    } else {
+        None
+    };
+    drop(statement);
+    tx.commit().map_err(unavailable)?;
+    Ok(Page {
+        head,
+        entries,
+        next,
+    })
+}
+
+fn read_series(
+    conn: &Connection,
+    strategy: &str,
+    mode: &str,
+    start: i64,
+    end: i64,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT seq, leaf_hash, canonical FROM (
+                 SELECT seq, leaf_hash, canonical, as_of_ns FROM (
+                     SELECT seq, leaf_hash, canonical, as_of_ns FROM records
+                     WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns <= ?3
+                     ORDER BY as_of_ns DESC LIMIT 1)
+                 UNION ALL
+                 SELECT seq, leaf_hash, canonical, as_of_ns FROM records
+                 WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns > ?3 AND as_of_ns <= ?4)
+             ORDER BY as_of_ns",
+        )
+        .map_err(unavailable)?;
+    let rows = statement
+        .query_map(params![strategy, mode, start, end], entry_from_row)
+        .map_err(unavailable)?;
+    collect_entries(rows)
+}
+
+#[async_trait]
+impl LedgerStore for SqliteStore {
+    async fn append(&self, candidate: Candidate) -> Result<AppendOutcome, StoreError> {
+        Self::with(&self.writer, move |conn| {
+            append_in_transaction(conn, &candidate)
+        })
+        .await
+    }
+
+    async fn head(&self) -> Result<Head, StoreError> {
+        Self::with(&self.reader, |conn| read_head(conn)).await
+    }
+
+    async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
+        let query = query.clone();
+        Self::with(&self.reader, move |conn| read_page(conn, &query)).await
+    }
+
+    async fn snapshot_series(
+        &self,
+        strategy_id: &StrategyId,
+        mode: Mode,
+        start_nanos: i64,
+        end_nanos: i64,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let strategy = strategy_id.as_str().to_owned();
+        Self::with(&self.reader, move |conn| {
+            read_series(conn, &strategy, mode.as_str(), start_nanos, end_nanos)
+        })
+        .await
+    }
+
+    async fn latest_snapshots(&self) -> Result<Vec<Entry>, StoreError> {
+        Self::with(&self.reader, |conn| {
+            let mut statement = conn
+                .prepare_cached(
+                    "SELECT r.seq, r.leaf_hash, r.canonical FROM records r
+                     JOIN (SELECT strategy_id, mode, MAX(as_of_ns) AS latest FROM records
+                           WHERE kind = 'snapshot' GROUP BY strategy_id, mode) l
+                       ON r.strategy_id = l.strategy_id AND r.mode = l.mode AND r.as_of_ns = l.latest
+                     WHERE r.kind = 'snapshot'",
+                )
+                .map_err(unavailable)?;
+            let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
+            collect_entries(rows)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn the_embedded_store_passes_the_conformance_suite() {
+        let dirs = std::sync::Mutex::new(Vec::new());
+        super::super::conformance::run(|| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let store = SqliteStore::open(dir.path()).expect("open store");
+            dirs.lock().unwrap().push(dir);
+            async move { store }
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_reopened_store_has_every_record_and_the_same_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        for i in 0..5 {
+            let outcome = store
+                .append(super::super::conformance::decision(
+                    &format!("d{i}"),
+                    "s",
+                    0,
+                ))
+                .await
+                .unwrap();
+            assert!(matches!(outcome, AppendOutcome::Created { .. }));
+        }
+        let head = store.head().await.unwrap();
+        drop(store);
+        let reopened = SqliteStore::open(dir.path()).unwrap();
+        assert_eq!(reopened.head().await.unwrap(), head);
+        assert_eq!(head.size, 5);
+    }
+}
