@@ -1,1 +1,105 @@
-fn main() {}
+//! `freedom-local`: both functions and the scanner schedule on one machine.
+//!
+//! ```text
+//! freedom-local [--addr 127.0.0.1:3000] [--data-dir ./data] [--no-schedule]
+//! ```
+//!
+//! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
+//! embedded store in the data dir. It logs where it listens and which store
+//! it uses, and shuts down cleanly on SIGINT or SIGTERM (in-flight requests
+//! finish; every acknowledged append is already on disk).
+
+use clap::Parser;
+use freedom_shared::config;
+use freedom_shared::store::sqlite::SqliteStore;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Command-line options.
+#[derive(Debug, Parser)]
+#[command(
+    name = "freedom-local",
+    about = "Run Freedom Fund's fund and scanner functions locally on the embedded store"
+)]
+struct Options {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    addr: SocketAddr,
+    /// Directory of the embedded store.
+    #[arg(long, default_value = "./data")]
+    data_dir: PathBuf,
+    /// Do not run the scanner every 15 minutes.
+    #[arg(long)]
+    no_schedule: bool,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let options = Options::parse();
+    let lookup = |name: &str| std::env::var(name).ok();
+    if let Some(kv) = config::kv_config(lookup)? {
+        return Err(format!(
+            "{} is set, but the KV REST store is not available in this build yet; unset the KV variables to use the embedded store",
+            kv.source
+        )
+        .into());
+    }
+    let store = SqliteStore::open(&options.data_dir)?;
+    let write_token = config::write_token(lookup);
+    if write_token.is_none() {
+        tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
+    }
+    let fund_state = fund::AppState::new(Arc::new(store), write_token);
+    let app = fund::routes(fund_state)
+        .merge(scanner::routes())
+        .fallback(freedom_shared::http::not_found);
+
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        store = "embedded (SQLite)",
+        data_dir = %options.data_dir.display(),
+        "freedom-local listening"
+    );
+    if options.no_schedule {
+        tracing::info!("scanner schedule off (--no-schedule)");
+    } else {
+        tracing::info!(
+            "scanner schedule: every 15 minutes once the scanner's run is available; this build serves its read endpoint only"
+        );
+    }
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    tracing::info!("freedom-local stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => tracing::info!("SIGINT received, shutting down"),
+        _ = terminate => tracing::info!("SIGTERM received, shutting down"),
+    }
+}

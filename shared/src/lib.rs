@@ -13,11 +13,13 @@
 //!   adapter, and the conformance suite every adapter runs.
 //! - [`ledger`]: the append and read use cases on top of a store.
 //! - [`dashboard`]: the dashboard's period and its response.
+//! - [`http`]: the API error type and its one mapping to HTTP statuses and codes.
 //! - [`config`]: configuration from the environment, secrets wrapped.
 
 pub mod canonical;
 pub mod config;
 pub mod dashboard;
+pub mod http;
 pub mod json;
 pub mod ledger;
 pub mod merkle;

@@ -1,1 +1,52 @@
-//! stub
+//! # fund
+//!
+//! The fund function: `/api/freedom-fund`. One router factory, [`app`], serves
+//! the local listener, the tests and (with Lambda packaging) the Lambda
+//! runtime. Handlers are thin: they translate HTTP to the shared crate's use
+//! cases ([`freedom_shared::ledger`], [`freedom_shared::dashboard`]) and its
+//! errors back through [`freedom_shared::http::ApiError`].
+//!
+//! - [`routes`]: the handlers for GET (dashboard, ledger, contract, OpenAPI)
+//!   and POST (append).
+//! - [`contract`]: the contract view and the OpenAPI 3.1 document.
+
+pub mod contract;
+pub mod routes;
+
+use axum::Router;
+use freedom_shared::config::WriteToken;
+use freedom_shared::ledger::Ledger;
+use freedom_shared::record::guard::Guard;
+use freedom_shared::store::LedgerStore;
+use std::sync::Arc;
+
+/// What the fund handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// The ledger, on whichever store is configured.
+    pub ledger: Ledger,
+    /// The write token; `None` disables writes (503 `writes_disabled`).
+    pub write_token: Option<WriteToken>,
+}
+
+impl AppState {
+    /// State on `store`; the guard also refuses records containing the token.
+    pub fn new(store: Arc<dyn LedgerStore>, write_token: Option<WriteToken>) -> AppState {
+        let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
+        AppState {
+            ledger: Ledger::new(store, guard),
+            write_token,
+        }
+    }
+}
+
+/// The fund's routes, without a fallback (so they can be merged with the
+/// scanner's on one local port).
+pub fn routes(state: AppState) -> Router {
+    routes::router(state)
+}
+
+/// The fund function's router: its routes plus a JSON 404 for anything else.
+pub fn app(state: AppState) -> Router {
+    routes(state).fallback(freedom_shared::http::not_found)
+}

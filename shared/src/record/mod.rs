@@ -13,6 +13,7 @@
 //! text, which is what the ledger stores and hashes.
 
 pub mod guard;
+pub mod schema;
 
 use crate::canonical::{canonical_json, format_number};
 use crate::json::{ExactJson, MalformedJson, parse_exact};

@@ -1,0 +1,331 @@
+//! The contract view (`?view=contract`) and the OpenAPI 3.1 document
+//! (`?view=openapi`): the interface described for clients, built from the
+//! same constants the code enforces.
+
+use freedom_shared::dashboard::{DEFAULT_PERIOD, PERIODS};
+use freedom_shared::ledger::{DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use freedom_shared::record::schema::{decision_schema, snapshot_schema};
+use freedom_shared::record::{
+    MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS, MAX_TEXT_CHARS, MAX_URL_CHARS,
+};
+use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
+use serde_json::{Value, json};
+
+/// The append statuses: (status, code, when).
+const WRITE_STATUSES: &[(u16, &str, &str)] = &[
+    (
+        201,
+        "",
+        "appended; body {status: created, seq, leafHash, head, record}",
+    ),
+    (
+        200,
+        "",
+        "same id, identical content (after canonicalisation): nothing new is stored; body {status: unchanged, ...}",
+    ),
+    (400, "malformed_json", "the body is not JSON"),
+    (400, "invalid_query", "POST takes no query parameters"),
+    (
+        401,
+        "unauthorized",
+        "missing or wrong bearer token, another scheme, or a token in the URL (WWW-Authenticate: Bearer)",
+    ),
+    (409, "id_conflict", "the id exists with different content"),
+    (
+        409,
+        "duplicate_snapshot",
+        "a snapshot exists for the same strategy, mode and instant",
+    ),
+    (
+        409,
+        "out_of_order",
+        "the snapshot is older than the latest of its strategy and mode",
+    ),
+    (413, "payload_too_large", "the body is over 64 KiB"),
+    (
+        415,
+        "unsupported_media_type",
+        "Content-Type is not application/json (a charset=utf-8 parameter is allowed)",
+    ),
+    (
+        422,
+        "validation_failed",
+        "fields break the rules; details list each field path and rule",
+    ),
+    (
+        422,
+        "sensitive_content",
+        "fields carry credentials or private identifiers; details name the field and rule, never the value",
+    ),
+    (
+        503,
+        "writes_disabled",
+        "the service has no write token configured",
+    ),
+    (
+        503,
+        "storage_unavailable",
+        "the store is not configured or failing; nothing was stored",
+    ),
+];
+
+const READ_STATUSES: &[(u16, &str, &str)] = &[
+    (200, "", "the view"),
+    (
+        304,
+        "",
+        "If-None-Match matched the ETag (the ledger's root hash); dashboard and ledger only",
+    ),
+    (
+        400,
+        "invalid_query",
+        "an unknown, repeated or invalid query parameter (e.g. a period not in 21, 63, 126, 252)",
+    ),
+    (
+        503,
+        "storage_unavailable",
+        "the store is not configured or failing",
+    ),
+];
+
+fn statuses(list: &[(u16, &str, &str)]) -> Vec<Value> {
+    list.iter()
+        .map(|(status, code, when)| {
+            if code.is_empty() {
+                json!({"status": status, "when": when})
+            } else {
+                json!({"status": status, "code": code, "when": when})
+            }
+        })
+        .collect()
+}
+
+/// The sensitive-content rules, as the guard names them.
+const SENSITIVE_RULES: &[&str] = &[
+    "private_key",
+    "seed_phrase",
+    "aws_key",
+    "api_key",
+    "jwt",
+    "bearer_token",
+    "write_token",
+    "url_credentials",
+    "url_secret_parameter",
+    "card_number",
+    "iban",
+    "email",
+];
+
+/// The contract view.
+pub fn contract() -> Value {
+    json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "service": "freedom-fund",
+        "description": "A public, append-only record of a small long-only USD fund and its paper experiments. The service never trades, signs, or approves anything, and stores no private data.",
+        "records": {"snapshot": snapshot_schema(), "decision": decision_schema()},
+        "endpoints": [
+            {"method": "GET", "path": "/api/freedom-fund", "auth": "none",
+             "query": {"period": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": "tradingDays"}},
+             "purpose": "the dashboard for the period", "statuses": statuses(READ_STATUSES)},
+            {"method": "GET", "path": "/api/freedom-fund", "auth": "none",
+             "query": {"view": "ledger", "limit": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT},
+                       "before": "a seq: entries with a smaller seq (the `next` cursor)",
+                       "strategyId": "filter", "type": "filter: snapshot | decision", "mode": "filter: live | paper"},
+             "purpose": "the ledger, newest first: {schemaVersion, head, entries: [{seq, leafHash, record}], next}",
+             "statuses": statuses(READ_STATUSES)},
+            {"method": "GET", "path": "/api/freedom-fund", "auth": "none", "query": {"view": "contract"},
+             "purpose": "this document", "statuses": statuses(&READ_STATUSES[..1])},
+            {"method": "GET", "path": "/api/freedom-fund", "auth": "none", "query": {"view": "openapi"},
+             "purpose": "OpenAPI 3.1 description of the whole interface", "statuses": statuses(&READ_STATUSES[..1])},
+            {"method": "POST", "path": "/api/freedom-fund", "auth": "Authorization: Bearer <FF_AGENT_WRITE_TOKEN>",
+             "body": "one snapshot or decision record, Content-Type: application/json",
+             "purpose": "append a record (append-only: never updated or removed)", "statuses": statuses(WRITE_STATUSES)},
+            {"method": "GET", "path": "/api/freedom-scanner", "auth": "none",
+             "purpose": "the latest scanner report; never triggers a run"},
+            {"method": "POST", "path": "/api/freedom-scanner", "auth": "Authorization: Bearer <FF_AGENT_WRITE_TOKEN>",
+             "purpose": "run the scanner once (public data, paper experiments only); 409 scanner_busy while a run holds the lock"}
+        ],
+        "errors": {
+            "shape": {"error": {"code": "string", "message": "string", "details": "array"}},
+            "codes": ["malformed_json", "invalid_query", "unauthorized", "not_found", "method_not_allowed", "id_conflict",
+                      "duplicate_snapshot", "out_of_order", "scanner_busy", "payload_too_large", "unsupported_media_type",
+                      "validation_failed", "sensitive_content", "writes_disabled", "storage_unavailable"]
+        },
+        "rules": {
+            "identifiers": format!("id and strategyId: 1 to {MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ : -"),
+            "unknownFields": "refused: a public record carries nothing the contract does not name; duplicate keys are refused too",
+            "numbers": "JSON numbers only (never strings, NaN or Infinity), exact decimals; a number must keep its exact value as an IEEE double (at most 15 significant digits) and stay below 1e15 in magnitude. equity, cash, cost, mark >= 0; quantity > 0 (long-only); flowSincePrevious any sign",
+            "timestamps": "asOf is RFC 3339 with an explicit offset (Z or ±HH:MM), years 1970 to 2200; kept as written, compared as an instant",
+            "reconciliation": {"tolerance": 0.02, "formula": "when positions is present, cash is required and |equity - (cash + sum(quantity * mark))| <= 0.02, computed in exact decimals"},
+            "baseline": "the first snapshot of a strategy establishes its baseline; it cannot establish a return",
+            "ordering": "snapshots of one (strategyId, mode) are appended in increasing asOf: the same instant is duplicate_snapshot, an older one out_of_order; the id is checked first, so replaying an old record answers 200 unchanged; decisions may come in any order",
+            "idempotency": "the same id with identical content (equal after RFC 8785 canonicalisation: key order, white space and number spelling such as 100 vs 100.00 do not matter) answers 200 unchanged and stores nothing; different content is 409 id_conflict",
+            "comparisons": "use the same valuation timestamps across strategies for fair comparisons",
+            "sensitiveContent": {"status": 422, "code": "sensitive_content", "rules": SENSITIVE_RULES,
+                                 "note": "credentials, keys, seed phrases, the write token, URLs with credentials or secret parameters, card and bank account numbers and e-mail addresses are refused; the error names the field and rule, never the value"},
+            "merkleLog": {
+                "standard": "RFC 9162 section 2.1 (Certificate Transparency v2) Merkle Tree Hash",
+                "leaf": "leaf bytes = RFC 8785 canonical JSON of the record as returned in `record`; leaf hash = SHA-256(0x00 || leaf bytes)",
+                "node": "SHA-256(0x01 || left || right), the left subtree holding the largest power of two below n leaves",
+                "emptyRoot": "SHA-256(\"\")",
+                "seq": "records are numbered 1, 2, 3, ...; leaf index = seq - 1",
+                "head": "{size, rootHash}: the Merkle Tree Hash of all size leaves; lowercase hex",
+                "etag": "dashboard and ledger responses carry ETag: \"<rootHash>\" and answer 304 to a matching If-None-Match"
+            },
+            "periods": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": "trading days (Monday to Friday by UTC date; holidays are not removed)"},
+            "never": "the service executes no orders, approves nothing, signs nothing, copies no wallet, and holds no broker credentials"
+        },
+        "limits": {
+            "maxBodyBytes": MAX_BODY_BYTES,
+            "ledgerPage": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT},
+            "idLength": MAX_ID_CHARS,
+            "nameLength": MAX_NAME_CHARS,
+            "textLength": MAX_TEXT_CHARS,
+            "urlLength": MAX_URL_CHARS,
+            "positions": MAX_POSITIONS,
+            "reconciliationTolerance": 0.02,
+            "dashboardPeriods": PERIODS,
+            "scannerSchedule": "every 15 minutes",
+            "scannerConcurrency": "one run at a time (lock); others answer 409 scanner_busy",
+            "observationDedupMinutes": 10
+        },
+        "scanner": {"version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner"}
+    })
+}
+
+fn error_response(description: &str) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+}
+
+fn json_response(description: &str, schema: Value) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": schema}}})
+}
+
+/// The OpenAPI 3.1 document of the whole interface.
+pub fn openapi() -> Value {
+    let etag_header = json!({"ETag": {"description": "\"<rootHash>\" of the ledger head", "schema": {"type": "string"}}});
+    let mut snapshot = snapshot_schema();
+    let mut decision = decision_schema();
+    for schema in [&mut snapshot, &mut decision] {
+        let object = schema.as_object_mut().expect("schemas are objects");
+        object.remove("$schema");
+        object.remove("$id");
+    }
+    let string_param = |name: &str, description: &str, schema: Value| json!({"name": name, "in": "query", "required": false, "description": description, "schema": schema});
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Freedom Fund",
+            "version": format!("{SCHEMA_VERSION}.0.0"),
+            "description": "Public, append-only fund record (snapshots and decisions in a verifiable Merkle log) and a paper-only market scanner. Nothing here trades, signs or approves anything."
+        },
+        "servers": [{"url": "/"}],
+        "paths": {
+            "/api/freedom-fund": {
+                "get": {
+                    "operationId": "readFund",
+                    "summary": "Dashboard (default), ledger, contract or OpenAPI view",
+                    "parameters": [
+                        string_param("view", "omit for the dashboard", json!({"enum": ["ledger", "contract", "openapi"]})),
+                        string_param("period", "dashboard period in trading days", json!({"type": "integer", "enum": PERIODS, "default": DEFAULT_PERIOD})),
+                        string_param("limit", "ledger page size", json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT, "default": DEFAULT_PAGE_LIMIT})),
+                        string_param("before", "ledger cursor: entries with a smaller seq", json!({"type": "integer", "minimum": 1})),
+                        string_param("strategyId", "ledger filter", json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"})),
+                        string_param("type", "ledger filter", json!({"enum": ["snapshot", "decision"]})),
+                        string_param("mode", "ledger filter", json!({"enum": ["live", "paper"]})),
+                        {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}}
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "the requested view",
+                            "headers": etag_header,
+                            "content": {"application/json": {"schema": {"oneOf": [
+                                {"$ref": "#/components/schemas/Dashboard"},
+                                {"$ref": "#/components/schemas/LedgerView"},
+                                {"type": "object", "description": "contract view or OpenAPI document"}
+                            ]}}}
+                        },
+                        "304": {"description": "not modified (ETag matched)", "headers": etag_header},
+                        "400": error_response("invalid_query"),
+                        "503": error_response("storage_unavailable")
+                    }
+                },
+                "post": {
+                    "operationId": "appendRecord",
+                    "summary": "Append one snapshot or decision (append-only, idempotent by id)",
+                    "security": [{"bearer": []}],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"oneOf": [
+                        {"$ref": "#/components/schemas/Snapshot"}, {"$ref": "#/components/schemas/Decision"}
+                    ]}}}},
+                    "responses": {
+                        "201": json_response("appended", json!({"$ref": "#/components/schemas/AppendReceipt"})),
+                        "200": json_response("identical record already stored; nothing changed", json!({"$ref": "#/components/schemas/AppendReceipt"})),
+                        "400": error_response("malformed_json or invalid_query"),
+                        "401": error_response("unauthorized"),
+                        "409": error_response("id_conflict, duplicate_snapshot or out_of_order"),
+                        "413": error_response("payload_too_large"),
+                        "415": error_response("unsupported_media_type"),
+                        "422": error_response("validation_failed or sensitive_content"),
+                        "503": error_response("writes_disabled or storage_unavailable")
+                    }
+                }
+            },
+            "/api/freedom-scanner": {
+                "get": {
+                    "operationId": "readScanner",
+                    "summary": "The latest scanner report (never triggers a run)",
+                    "responses": {"200": json_response("the report", json!({"$ref": "#/components/schemas/ScannerReport"}))}
+                },
+                "post": {
+                    "operationId": "runScanner",
+                    "summary": "Run the scanner once: public data, paper experiments only",
+                    "security": [{"bearer": []}],
+                    "responses": {
+                        "200": json_response("the new report", json!({"$ref": "#/components/schemas/ScannerReport"})),
+                        "401": error_response("unauthorized"),
+                        "409": error_response("scanner_busy"),
+                        "503": error_response("writes_disabled or storage_unavailable")
+                    }
+                }
+            }
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "FF_AGENT_WRITE_TOKEN"}},
+            "schemas": {
+                "Snapshot": snapshot,
+                "Decision": decision,
+                "Head": {"type": "object", "required": ["size", "rootHash"], "properties": {
+                    "size": {"type": "integer", "minimum": 0},
+                    "rootHash": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}},
+                "LedgerEntry": {"type": "object", "required": ["seq", "leafHash", "record"], "properties": {
+                    "seq": {"type": "integer", "minimum": 1},
+                    "leafHash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                    "record": {"oneOf": [{"$ref": "#/components/schemas/Snapshot"}, {"$ref": "#/components/schemas/Decision"}]}}},
+                "LedgerView": {"type": "object", "required": ["schemaVersion", "head", "entries", "next"], "properties": {
+                    "schemaVersion": {"const": SCHEMA_VERSION},
+                    "head": {"$ref": "#/components/schemas/Head"},
+                    "entries": {"type": "array", "items": {"$ref": "#/components/schemas/LedgerEntry"}},
+                    "next": {"type": ["integer", "null"]}}},
+                "AppendReceipt": {"type": "object", "required": ["status", "seq", "leafHash", "head", "record"], "properties": {
+                    "status": {"enum": ["created", "unchanged"]},
+                    "seq": {"type": "integer", "minimum": 1},
+                    "leafHash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                    "head": {"$ref": "#/components/schemas/Head"},
+                    "record": {"type": "object"}}},
+                "Dashboard": {"type": "object", "required": ["schemaVersion", "period", "unit", "window", "head", "strategies"], "properties": {
+                    "schemaVersion": {"const": SCHEMA_VERSION},
+                    "period": {"type": "integer", "enum": PERIODS},
+                    "unit": {"const": "tradingDays"},
+                    "window": {"type": "object", "properties": {
+                        "start": {"type": ["string", "null"]}, "end": {"type": ["string", "null"]}}},
+                    "head": {"$ref": "#/components/schemas/Head"},
+                    "strategies": {"type": "array", "items": {"type": "object"}}}},
+                "ScannerReport": {"type": "object", "required": ["version", "mode"], "properties": {
+                    "version": {"const": SCANNER_VERSION}, "mode": {"const": SCANNER_MODE}}},
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {
+                    "type": "object", "required": ["code", "message", "details"], "properties": {
+                        "code": {"type": "string"}, "message": {"type": "string"}, "details": {"type": "array"}}}}}
+            }
+        }
+    })
+}

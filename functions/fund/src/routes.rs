@@ -1,0 +1,310 @@
+//! The fund's handlers.
+//!
+//! `GET /api/freedom-fund` picks a view from the query: no `view` → the
+//! dashboard (`period`), `view=ledger`, `view=contract`, `view=openapi`.
+//! Each view accepts only its own parameters. `POST /api/freedom-fund`
+//! appends one record: writes enabled → bearer token → no query → JSON
+//! content type → size → the ledger's own checks.
+
+use crate::AppState;
+use crate::contract;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{RawQuery, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use freedom_shared::dashboard::{Period, dashboard};
+use freedom_shared::http::{ApiError, QueryParams, authorize};
+use freedom_shared::ledger::{AppendStatus, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use freedom_shared::merkle::{Digest, Head};
+use freedom_shared::record::{Mode, RecordKind, StrategyId};
+use freedom_shared::store::{Entry, PageQuery};
+use http_body_util::BodyExt;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tracing::instrument;
+
+/// The fund API's path.
+pub const FUND_PATH: &str = "/api/freedom-fund";
+
+pub(crate) fn router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            FUND_PATH,
+            get(read).post(append).fallback(|| async {
+                ApiError::MethodNotAllowed {
+                    allow: "GET, HEAD, POST",
+                }
+            }),
+        )
+        .with_state(state)
+}
+
+const DASHBOARD_PARAMETERS: &[&str] = &["period"];
+const LEDGER_PARAMETERS: &[&str] = &["view", "limit", "before", "strategyId", "type", "mode"];
+const DOCUMENT_PARAMETERS: &[&str] = &["view"];
+
+#[instrument(skip_all, fields(query = query.as_deref().unwrap_or("")))]
+async fn read(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let view = url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
+        .find(|(name, _)| name == "view")
+        .map(|(_, value)| value.into_owned());
+    match view.as_deref() {
+        None => {
+            let params = QueryParams::parse(query.as_deref(), DASHBOARD_PARAMETERS)?;
+            let period = Period::parse(params.get("period"))
+                .map_err(|e| ApiError::invalid_query("period", e.to_string()))?;
+            let body = dashboard(state.ledger.store().as_ref(), period).await?;
+            let head = body.head;
+            Ok(with_etag(&headers, &head, axum::Json(body)))
+        }
+        Some("ledger") => {
+            let params = QueryParams::parse(query.as_deref(), LEDGER_PARAMETERS)?;
+            ledger(&state, &params, &headers).await
+        }
+        Some("contract") => {
+            QueryParams::parse(query.as_deref(), DOCUMENT_PARAMETERS)?;
+            Ok(document(axum::Json(contract::contract())))
+        }
+        Some("openapi") => {
+            QueryParams::parse(query.as_deref(), DOCUMENT_PARAMETERS)?;
+            Ok(document(axum::Json(contract::openapi())))
+        }
+        Some(_) => Err(ApiError::invalid_query(
+            "view",
+            "view must be ledger, contract or openapi; omit it for the dashboard",
+        )),
+    }
+}
+
+fn document(body: impl IntoResponse) -> Response {
+    let mut response = body.into_response();
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    response
+}
+
+/// The ledger view's body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LedgerView {
+    schema_version: u32,
+    head: Head,
+    entries: Vec<EntryView>,
+    next: Option<u64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryView {
+    seq: u64,
+    leaf_hash: Digest,
+    record: Box<RawValue>,
+}
+
+impl EntryView {
+    fn new(entry: Entry) -> Result<EntryView, ApiError> {
+        let record = RawValue::from_string(entry.canonical).map_err(|e| {
+            ApiError::StorageUnavailable(freedom_shared::store::StoreError::Corrupt(format!(
+                "stored record is not JSON: {e}"
+            )))
+        })?;
+        Ok(EntryView {
+            seq: entry.seq,
+            leaf_hash: entry.leaf_hash,
+            record,
+        })
+    }
+}
+
+fn page_query(params: &QueryParams) -> Result<PageQuery, ApiError> {
+    let limit = match params.get("limit") {
+        None => DEFAULT_PAGE_LIMIT,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_PAGE_LIMIT).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid_query(
+                    "limit",
+                    format!("limit must be a whole number from 1 to {MAX_PAGE_LIMIT}"),
+                )
+            })?,
+    };
+    let before = params
+        .get("before")
+        .map(|text| {
+            text.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                ApiError::invalid_query("before", "before must be a sequence number (1 or more)")
+            })
+        })
+        .transpose()?;
+    let strategy_id = params
+        .get("strategyId")
+        .map(|text| {
+            StrategyId::parse(text).ok_or_else(|| {
+                ApiError::invalid_query(
+                    "strategyId",
+                    "strategyId must be 1 to 128 characters of A-Z a-z 0-9 . _ : -",
+                )
+            })
+        })
+        .transpose()?;
+    let kind = params
+        .get("type")
+        .map(|text| {
+            RecordKind::parse(text)
+                .ok_or_else(|| ApiError::invalid_query("type", "type must be snapshot or decision"))
+        })
+        .transpose()?;
+    let mode = params
+        .get("mode")
+        .map(|text| {
+            Mode::parse(text)
+                .ok_or_else(|| ApiError::invalid_query("mode", "mode must be live or paper"))
+        })
+        .transpose()?;
+    Ok(PageQuery {
+        before,
+        limit,
+        strategy_id,
+        kind,
+        mode,
+    })
+}
+
+async fn ledger(
+    state: &AppState,
+    params: &QueryParams,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let query = page_query(params)?;
+    let page = state.ledger.page(&query).await?;
+    let entries = page
+        .entries
+        .into_iter()
+        .map(EntryView::new)
+        .collect::<Result<Vec<_>, _>>()?;
+    let body = LedgerView {
+        schema_version: freedom_shared::SCHEMA_VERSION,
+        head: page.head,
+        entries,
+        next: page.next,
+    };
+    Ok(with_etag(headers, &page.head, axum::Json(body)))
+}
+
+/// Adds `ETag: "<rootHash>"`, or answers 304 when `If-None-Match` has it.
+fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> Response {
+    let etag = format!("\"{}\"", head.root_hash);
+    let matches = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == etag || tag == "*");
+    let mut response = if matches {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        body.into_response()
+    };
+    let response_headers = response.headers_mut();
+    response_headers.insert(
+        header::ETAG,
+        HeaderValue::from_str(&etag).expect("hex is a valid header value"),
+    );
+    response_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The append response's body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AppendBody {
+    status: &'static str,
+    seq: u64,
+    leaf_hash: Digest,
+    head: Head,
+    record: Box<RawValue>,
+}
+
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let mut parts = value.split(';');
+    let essence = parts.next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
+        && parts.all(|parameter| {
+            let (name, value) = parameter.split_once('=').unwrap_or((parameter, ""));
+            !name.trim().eq_ignore_ascii_case("charset")
+                || value.trim().trim_matches('"').eq_ignore_ascii_case("utf-8")
+        })
+}
+
+async fn read_body(body: Body, headers: &HeaderMap) -> Result<axum::body::Bytes, ApiError> {
+    let too_large = ApiError::PayloadTooLarge {
+        limit: MAX_BODY_BYTES,
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(too_large);
+    }
+    match http_body_util::Limited::new(body, MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error)
+            if error
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(too_large)
+        }
+        Err(_) => Err(ApiError::MalformedJson(
+            "the body could not be read completely".into(),
+        )),
+    }
+}
+
+#[instrument(skip_all)]
+async fn append(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let query = parts.uri.query();
+    authorize(&parts.headers, query, state.write_token.as_ref())?;
+    QueryParams::parse(query, &[])?;
+    if !is_json_content_type(&parts.headers) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let bytes = read_body(body, &parts.headers).await?;
+    let receipt = state.ledger.append(&bytes).await?;
+    let (status, word) = match receipt.status {
+        AppendStatus::Created => (StatusCode::CREATED, "created"),
+        AppendStatus::Unchanged => (StatusCode::OK, "unchanged"),
+    };
+    tracing::info!(seq = receipt.entry.seq, status = word, "append");
+    let entry = EntryView::new(receipt.entry)?;
+    let body = AppendBody {
+        status: word,
+        seq: entry.seq,
+        leaf_hash: entry.leaf_hash,
+        head: receipt.head,
+        record: entry.record,
+    };
+    Ok((status, axum::Json(body)).into_response())
+}

@@ -1,0 +1,332 @@
+//! The API's errors and their one mapping to HTTP.
+//!
+//! Every error body is `{"error": {"code", "message", "details"}}` with the
+//! status and code of DESIGN.md "Writes". The client sees a stable code and a
+//! plain message; causes (store errors) go to the log, never to the client.
+
+use crate::ledger::AppendError;
+use crate::record::{FieldIssue, RecordError};
+use crate::store::{Refusal, StoreError};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// Everything a request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the body is not JSON.
+    #[error("{0}")]
+    MalformedJson(String),
+    /// 400: a query parameter is unknown, repeated or invalid.
+    #[error("{message}")]
+    InvalidQuery {
+        /// What is wrong.
+        message: String,
+        /// One entry per offending parameter.
+        details: Vec<Value>,
+    },
+    /// 401: missing or wrong bearer token (or a token in the URL).
+    #[error("{message}")]
+    Unauthorized {
+        /// What is wrong.
+        message: &'static str,
+        /// Whether a token was presented (then the challenge says `invalid_token`).
+        presented: bool,
+    },
+    /// 404: no such path.
+    #[error("no such resource; the API is at /api/freedom-fund and /api/freedom-scanner")]
+    NotFound,
+    /// 405: the path exists, the method does not.
+    #[error("method not allowed; use {allow}")]
+    MethodNotAllowed {
+        /// The methods the path accepts.
+        allow: &'static str,
+    },
+    /// 409: the id exists with different content.
+    #[error(
+        "a record with this id already exists with different content (seq {existing_seq}); records are never changed"
+    )]
+    IdConflict {
+        /// Where the existing record is.
+        existing_seq: u64,
+    },
+    /// 409: a snapshot exists for the same strategy, mode and instant.
+    #[error("a snapshot already exists for this strategy, mode and instant (seq {existing_seq})")]
+    DuplicateSnapshot {
+        /// Where the existing snapshot is.
+        existing_seq: u64,
+    },
+    /// 409: the snapshot is older than the latest of its strategy and mode.
+    #[error(
+        "this snapshot is older than the latest snapshot of its strategy and mode (seq {latest_seq}); snapshots are appended in time order"
+    )]
+    OutOfOrder {
+        /// Where the latest snapshot is.
+        latest_seq: u64,
+    },
+    /// 409: a scanner run is in progress.
+    #[error("a scanner run is already in progress; try again after it finishes")]
+    ScannerBusy,
+    /// 413: body over the limit.
+    #[error("the body is larger than {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// 415: not `application/json`.
+    #[error("send the record with Content-Type: application/json")]
+    UnsupportedMediaType,
+    /// 422: fields break the contract's rules.
+    #[error("the record breaks the contract's rules; see details")]
+    ValidationFailed(Vec<FieldIssue>),
+    /// 422: fields carry credentials or private data.
+    #[error(
+        "the record carries content that must never be public (credentials, keys or private identifiers); see details"
+    )]
+    SensitiveContent(Vec<FieldIssue>),
+    /// 503: no write token configured.
+    #[error("writes are disabled: the service has no write token configured")]
+    WritesDisabled,
+    /// 503: the store is not configured or failing.
+    #[error("the store is unavailable; nothing was stored, try again later")]
+    StorageUnavailable(#[source] StoreError),
+}
+
+impl ApiError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::MalformedJson(_) | ApiError::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::IdConflict { .. }
+            | ApiError::DuplicateSnapshot { .. }
+            | ApiError::OutOfOrder { .. }
+            | ApiError::ScannerBusy => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::ValidationFailed(_) | ApiError::SensitiveContent(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            ApiError::WritesDisabled | ApiError::StorageUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+        }
+    }
+
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::MalformedJson(_) => "malformed_json",
+            ApiError::InvalidQuery { .. } => "invalid_query",
+            ApiError::Unauthorized { .. } => "unauthorized",
+            ApiError::NotFound => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::IdConflict { .. } => "id_conflict",
+            ApiError::DuplicateSnapshot { .. } => "duplicate_snapshot",
+            ApiError::OutOfOrder { .. } => "out_of_order",
+            ApiError::ScannerBusy => "scanner_busy",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::ValidationFailed(_) => "validation_failed",
+            ApiError::SensitiveContent(_) => "sensitive_content",
+            ApiError::WritesDisabled => "writes_disabled",
+            ApiError::StorageUnavailable(_) => "storage_unavailable",
+        }
+    }
+
+    fn details(&self) -> Vec<Value> {
+        let issues = |list: &[FieldIssue]| list.iter().map(|i| json!(i)).collect();
+        match self {
+            ApiError::InvalidQuery { details, .. } => details.clone(),
+            ApiError::ValidationFailed(list) | ApiError::SensitiveContent(list) => issues(list),
+            ApiError::IdConflict { existing_seq }
+            | ApiError::DuplicateSnapshot { existing_seq } => {
+                vec![json!({"existingSeq": existing_seq})]
+            }
+            ApiError::OutOfOrder { latest_seq } => vec![json!({"latestSeq": latest_seq})],
+            _ => Vec::new(),
+        }
+    }
+
+    /// A 400 `invalid_query` about one parameter.
+    pub fn invalid_query(parameter: &str, message: impl Into<String>) -> ApiError {
+        let message = message.into();
+        ApiError::InvalidQuery {
+            details: vec![json!({"parameter": parameter, "message": message})],
+            message,
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        ApiError::StorageUnavailable(error)
+    }
+}
+
+impl From<AppendError> for ApiError {
+    fn from(error: AppendError) -> ApiError {
+        match error {
+            AppendError::Record(RecordError::Malformed(e)) => {
+                ApiError::MalformedJson(e.to_string())
+            }
+            AppendError::Record(RecordError::Invalid(list)) => ApiError::ValidationFailed(list),
+            AppendError::Record(RecordError::Sensitive(list)) => ApiError::SensitiveContent(list),
+            AppendError::Refused(Refusal::IdConflict { existing_seq }) => {
+                ApiError::IdConflict { existing_seq }
+            }
+            AppendError::Refused(Refusal::DuplicateSnapshot { existing_seq }) => {
+                ApiError::DuplicateSnapshot { existing_seq }
+            }
+            AppendError::Refused(Refusal::OutOfOrder { latest_seq }) => {
+                ApiError::OutOfOrder { latest_seq }
+            }
+            AppendError::Store(e) => ApiError::StorageUnavailable(e),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if let ApiError::StorageUnavailable(cause) = &self {
+            tracing::error!(error = %cause, "store failed");
+        } else if status.is_client_error() {
+            tracing::info!(code = self.code(), "request refused");
+        }
+        let body = json!({"error": {"code": self.code(), "message": self.to_string(), "details": self.details()}});
+        let mut response = (status, axum::Json(body)).into_response();
+        let headers = response.headers_mut();
+        match &self {
+            ApiError::Unauthorized { presented, .. } => {
+                let challenge = if *presented {
+                    "Bearer realm=\"freedom-fund\", error=\"invalid_token\""
+                } else {
+                    "Bearer realm=\"freedom-fund\""
+                };
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(challenge),
+                );
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            ApiError::StorageUnavailable(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            _ => {}
+        }
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+}
+
+/// Parameters whose name says they carry a credential: never accepted in a URL.
+const CREDENTIAL_PARAMETERS: &[&str] = &[
+    "token",
+    "access_token",
+    "auth",
+    "authorization",
+    "bearer",
+    "api_key",
+    "apikey",
+    "key",
+];
+
+/// A request's query parameters, each at most once, each one the endpoint knows.
+#[derive(Debug, Default)]
+pub struct QueryParams(Vec<(String, String)>);
+
+impl QueryParams {
+    /// Parses `raw` (the URL's query) and checks every name is in `allowed`
+    /// and appears once. Names are echoed in errors only when they are known.
+    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<QueryParams, ApiError> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (name, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+            if !allowed.contains(&name.as_ref()) {
+                let listed = if allowed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    allowed.join(", ")
+                };
+                return Err(ApiError::InvalidQuery {
+                    message: format!("unknown query parameter; this endpoint accepts: {listed}"),
+                    details: vec![json!({"allowed": allowed})],
+                });
+            }
+            if pairs.iter().any(|(n, _)| n == &name) {
+                return Err(ApiError::invalid_query(
+                    &name,
+                    format!("{name} is given more than once"),
+                ));
+            }
+            pairs.push((name.into_owned(), value.into_owned()));
+        }
+        Ok(QueryParams(pairs))
+    }
+
+    /// The value of `name`, if given.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether no parameter was given.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Checks a write request's bearer token (constant-time comparison).
+///
+/// Order: no token configured → 503 `writes_disabled`; a credential in the
+/// URL's query → 401 (URLs end up in logs); no `Authorization`, another
+/// scheme, or the wrong token → 401.
+pub fn authorize(
+    headers: &axum::http::HeaderMap,
+    raw_query: Option<&str>,
+    token: Option<&crate::config::WriteToken>,
+) -> Result<(), ApiError> {
+    let Some(token) = token else {
+        return Err(ApiError::WritesDisabled);
+    };
+    let in_query = url::form_urlencoded::parse(raw_query.unwrap_or("").as_bytes())
+        .any(|(name, _)| CREDENTIAL_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()));
+    if in_query {
+        return Err(ApiError::Unauthorized {
+            message: "send the token in the Authorization header (Bearer), never in the URL",
+            presented: true,
+        });
+    }
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(ApiError::Unauthorized {
+            message: "this endpoint needs Authorization: Bearer <token>",
+            presented: false,
+        });
+    };
+    let text = value.to_str().unwrap_or("");
+    let (scheme, credential) = text.trim().split_once(' ').unwrap_or((text, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") || credential.trim().is_empty() {
+        return Err(ApiError::Unauthorized {
+            message: "use the Bearer scheme: Authorization: Bearer <token>",
+            presented: true,
+        });
+    }
+    if !token.verify(credential.trim()) {
+        return Err(ApiError::Unauthorized {
+            message: "the bearer token is not valid",
+            presented: true,
+        });
+    }
+    Ok(())
+}
+
+/// The fallback handler: a JSON 404.
+pub async fn not_found() -> ApiError {
+    ApiError::NotFound
+}
