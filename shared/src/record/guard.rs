@@ -114,7 +114,7 @@ impl Guard {
         if self.contains_write_token(text) {
             return Some(SensitiveRule::WriteToken);
         }
-        let checks: [(fn(&str) -> bool, SensitiveRule); 11] = [
+        let checks: [(Detector, SensitiveRule); 11] = [
             (has_private_key, SensitiveRule::PrivateKey),
             (has_aws_key, SensitiveRule::AwsKey),
             (has_jwt, SensitiveRule::Jwt),
@@ -150,6 +150,9 @@ impl Guard {
         found.into()
     }
 }
+
+/// A format detector: whether a text contains one instance of the format.
+type Detector = fn(&str) -> bool;
 
 fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("guard patterns are valid")
