@@ -35,15 +35,24 @@ fn start(data_dir: &Path) -> Running {
         .expect("freedom-local starts");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let addr = loop {
-        let line = lines.next().expect("freedom-local logs before exiting").unwrap();
+        let line = lines
+            .next()
+            .expect("freedom-local logs before exiting")
+            .unwrap();
         if line.contains("freedom-local listening") {
-            let at = line.find("addr=").expect("the listening line names the address") + 5;
+            let at = line
+                .find("addr=")
+                .expect("the listening line names the address")
+                + 5;
             break line[at..].split_whitespace().next().unwrap().to_owned();
         }
     };
     // Keep draining the log so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    Running { child, base: format!("http://{addr}") }
+    Running {
+        child,
+        base: format!("http://{addr}"),
+    }
 }
 
 fn record(i: usize) -> Value {
@@ -56,7 +65,12 @@ fn record(i: usize) -> Value {
 }
 
 async fn ledger(base: &str) -> Value {
-    reqwest::get(format!("{base}/api/freedom-fund?view=ledger&limit=1000")).await.unwrap().json().await.unwrap()
+    reqwest::get(format!("{base}/api/freedom-fund?view=ledger&limit=1000"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -69,7 +83,13 @@ async fn acknowledged_appends_survive_kill_9_and_the_root_re_derives() {
             let client = client.clone();
             let url = format!("{}/api/freedom-fund", server.base);
             tokio::spawn(async move {
-                let response = client.post(url).bearer_auth(TOKEN).json(&record(i)).send().await.unwrap();
+                let response = client
+                    .post(url)
+                    .bearer_auth(TOKEN)
+                    .json(&record(i))
+                    .send()
+                    .await
+                    .unwrap();
                 (i, response.status().as_u16())
             })
         })
@@ -87,11 +107,21 @@ async fn acknowledged_appends_survive_kill_9_and_the_root_re_derives() {
     let server = start(dir.path());
     let page = ledger(&server.base).await;
     let entries = page["entries"].as_array().unwrap();
-    let ids: Vec<&str> = entries.iter().map(|e| e["record"]["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|e| e["record"]["id"].as_str().unwrap())
+        .collect();
     for id in &acknowledged {
-        assert!(ids.contains(&id.as_str()), "{id} was acknowledged but is missing after kill -9");
+        assert!(
+            ids.contains(&id.as_str()),
+            "{id} was acknowledged but is missing after kill -9"
+        );
     }
-    let leaves: Vec<_> = entries.iter().rev().map(|e| leaf_hash(canonical_json(&e["record"]).as_bytes())).collect();
+    let leaves: Vec<_> = entries
+        .iter()
+        .rev()
+        .map(|e| leaf_hash(canonical_json(&e["record"]).as_bytes()))
+        .collect();
     assert_eq!(page["head"]["rootHash"], root_of(&leaves).to_hex());
 
     let verifier = Command::new("python3")
@@ -99,23 +129,38 @@ async fn acknowledged_appends_survive_kill_9_and_the_root_re_derives() {
         .arg(&server.base)
         .output()
         .expect("python3 runs the verifier");
-    assert!(verifier.status.success(), "{}", String::from_utf8_lossy(&verifier.stdout));
+    assert!(
+        verifier.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verifier.stdout)
+    );
     assert!(String::from_utf8_lossy(&verifier.stdout).starts_with("OK 40 records"));
     stop(server);
 }
 
 fn stop(mut server: Running) {
-    let status = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let exit = server.child.wait().unwrap();
-    assert!(exit.success(), "freedom-local exits cleanly on SIGTERM: {exit:?}");
+    assert!(
+        exit.success(),
+        "freedom-local exits cleanly on SIGTERM: {exit:?}"
+    );
 }
 
 #[tokio::test]
 async fn sigterm_shuts_down_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path());
-    let answer: Value = reqwest::get(format!("{}/api/freedom-scanner", server.base)).await.unwrap().json().await.unwrap();
+    let answer: Value = reqwest::get(format!("{}/api/freedom-scanner", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(answer["version"], "scanner-1.0");
     stop(server);
 }

@@ -48,9 +48,13 @@ fn decision(id: u64) -> Candidate {
 fn records(c: &mut Criterion) {
     let guard = Guard::new(Some("bench-write-token-0123456789"));
     let body = snapshot_body(1);
-    c.bench_function("record/parse+guard", |b| b.iter(|| Record::parse(black_box(&body), &guard).unwrap()));
+    c.bench_function("record/parse+guard", |b| {
+        b.iter(|| Record::parse(black_box(&body), &guard).unwrap())
+    });
     let record = Record::parse(&body, &guard).unwrap();
-    c.bench_function("record/canonical+leaf_hash", |b| b.iter(|| Candidate::new(black_box(&record))));
+    c.bench_function("record/canonical+leaf_hash", |b| {
+        b.iter(|| Candidate::new(black_box(&record)))
+    });
 }
 
 fn embedded(c: &mut Criterion) {
@@ -73,8 +77,17 @@ fn embedded(c: &mut Criterion) {
             store.append(decision(id)).await.unwrap();
         }
     });
-    let query = PageQuery { before: Some(5_000), limit: 100, strategy_id: None, kind: None, mode: None };
-    c.bench_function("embedded/page_100", |b| b.to_async(&runtime).iter(|| async { store.page(&query).await.unwrap() }));
+    let query = PageQuery {
+        before: Some(5_000),
+        limit: 100,
+        strategy_id: None,
+        kind: None,
+        mode: None,
+    };
+    c.bench_function("embedded/page_100", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { store.page(&query).await.unwrap() })
+    });
 }
 
 criterion_group! {

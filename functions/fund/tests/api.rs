@@ -27,7 +27,10 @@ fn spawn_app_with_token(token: Option<&str>) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path()).unwrap();
     let state = fund::AppState::new(Arc::new(store), token.and_then(WriteToken::new));
-    TestApp { router: fund::app(state), _dir: dir }
+    TestApp {
+        router: fund::app(state),
+        _dir: dir,
+    }
 }
 
 fn spawn_app() -> TestApp {
@@ -52,8 +55,16 @@ impl TestApp {
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        let body = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).expect("every answer is JSON") };
-        Answer { status, headers, body }
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).expect("every answer is JSON")
+        };
+        Answer {
+            status,
+            headers,
+            body,
+        }
     }
 
     async fn post_raw(&self, body: impl Into<Body>) -> Answer {
@@ -72,7 +83,12 @@ impl TestApp {
     }
 
     async fn get(&self, query: &str) -> Answer {
-        self.send(Request::get(format!("{PATH}{query}")).body(Body::empty()).unwrap()).await
+        self.send(
+            Request::get(format!("{PATH}{query}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
     }
 }
 
@@ -95,13 +111,17 @@ fn decision(id: &str) -> Value {
 }
 
 async fn ledger_size(app: &TestApp) -> u64 {
-    app.get("?view=ledger").await.body["head"]["size"].as_u64().unwrap()
+    app.get("?view=ledger").await.body["head"]["size"]
+        .as_u64()
+        .unwrap()
 }
 
 #[tokio::test]
 async fn a_valid_snapshot_is_created_with_its_leaf_and_head() {
     let app = spawn_app();
-    let answer = app.post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 1000.0)).await;
+    let answer = app
+        .post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 1000.0))
+        .await;
     assert_eq!(answer.status, StatusCode::CREATED);
     assert_eq!(answer.body["status"], "created");
     assert_eq!(answer.body["seq"], 1);
@@ -110,13 +130,18 @@ async fn a_valid_snapshot_is_created_with_its_leaf_and_head() {
     assert_eq!(answer.body["leafHash"], leaf);
     assert_eq!(answer.body["head"], json!({"size": 1, "rootHash": leaf}));
     let answer = app.post(&decision("d1")).await;
-    assert_eq!((answer.status, answer.body["seq"].as_u64()), (StatusCode::CREATED, Some(2)));
+    assert_eq!(
+        (answer.status, answer.body["seq"].as_u64()),
+        (StatusCode::CREATED, Some(2))
+    );
 }
 
 #[tokio::test]
 async fn replays_with_reordered_keys_and_other_number_spellings_are_unchanged() {
     let app = spawn_app();
-    let first = app.post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0)).await;
+    let first = app
+        .post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0))
+        .await;
     assert_eq!(first.status, StatusCode::CREATED);
     let reordered = r#"{"flowSincePrevious":0.00,"equity":100.00,"currency":"USD",
         "source":{"url":"https://example.com/statement","name":"broker"},"asOf":"2026-05-04T16:00:00Z",
@@ -132,18 +157,37 @@ async fn replays_with_reordered_keys_and_other_number_spellings_are_unchanged() 
 #[tokio::test]
 async fn conflicts_duplicates_and_out_of_order_snapshots_are_409_and_store_nothing() {
     let app = spawn_app();
-    app.post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0)).await;
-    app.post(&snapshot("s2", "core", "2026-05-05T16:00:00Z", 101.0)).await;
+    app.post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0))
+        .await;
+    app.post(&snapshot("s2", "core", "2026-05-05T16:00:00Z", 101.0))
+        .await;
 
-    let conflict = app.post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 999.0)).await;
-    assert_eq!((conflict.status, conflict.code()), (StatusCode::CONFLICT, "id_conflict"));
+    let conflict = app
+        .post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 999.0))
+        .await;
+    assert_eq!(
+        (conflict.status, conflict.code()),
+        (StatusCode::CONFLICT, "id_conflict")
+    );
     // Same instant written with another offset is the same slot.
-    let duplicate = app.post(&snapshot("s3", "core", "2026-05-05T12:00:00-04:00", 101.0)).await;
-    assert_eq!((duplicate.status, duplicate.code()), (StatusCode::CONFLICT, "duplicate_snapshot"));
-    let older = app.post(&snapshot("s4", "core", "2026-05-04T18:00:00Z", 101.0)).await;
-    assert_eq!((older.status, older.code()), (StatusCode::CONFLICT, "out_of_order"));
+    let duplicate = app
+        .post(&snapshot("s3", "core", "2026-05-05T12:00:00-04:00", 101.0))
+        .await;
+    assert_eq!(
+        (duplicate.status, duplicate.code()),
+        (StatusCode::CONFLICT, "duplicate_snapshot")
+    );
+    let older = app
+        .post(&snapshot("s4", "core", "2026-05-04T18:00:00Z", 101.0))
+        .await;
+    assert_eq!(
+        (older.status, older.code()),
+        (StatusCode::CONFLICT, "out_of_order")
+    );
     // The old record replayed is still unchanged (id first).
-    let replay = app.post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0)).await;
+    let replay = app
+        .post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0))
+        .await;
     assert_eq!(replay.status, StatusCode::OK);
     assert_eq!(ledger_size(&app).await, 2);
 }
@@ -153,7 +197,10 @@ async fn auth_failures_are_401_with_a_bearer_challenge() {
     let app = spawn_app();
     let body = snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0).to_string();
     let attempts: Vec<Request<Body>> = vec![
-        Request::post(PATH).header(header::CONTENT_TYPE, "application/json").body(Body::from(body.clone())).unwrap(),
+        Request::post(PATH)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.clone()))
+            .unwrap(),
         Request::post(PATH)
             .header(header::AUTHORIZATION, "Bearer wrong-token")
             .header(header::CONTENT_TYPE, "application/json")
@@ -181,9 +228,20 @@ async fn auth_failures_are_401_with_a_bearer_challenge() {
     ];
     for request in attempts {
         let answer = app.send(request).await;
-        assert_eq!((answer.status, answer.code()), (StatusCode::UNAUTHORIZED, "unauthorized"));
-        assert!(answer.headers[header::WWW_AUTHENTICATE].to_str().unwrap().starts_with("Bearer"));
-        assert!(!answer.body.to_string().contains(TOKEN), "the token is never echoed");
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::UNAUTHORIZED, "unauthorized")
+        );
+        assert!(
+            answer.headers[header::WWW_AUTHENTICATE]
+                .to_str()
+                .unwrap()
+                .starts_with("Bearer")
+        );
+        assert!(
+            !answer.body.to_string().contains(TOKEN),
+            "the token is never echoed"
+        );
     }
     assert_eq!(ledger_size(&app).await, 0);
 }
@@ -207,19 +265,38 @@ async fn the_scheme_is_case_insensitive() {
 async fn writes_without_a_configured_token_are_503_writes_disabled() {
     let app = spawn_app_with_token(None);
     let answer = app.post(&decision("d1")).await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::SERVICE_UNAVAILABLE, "writes_disabled"));
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::SERVICE_UNAVAILABLE, "writes_disabled")
+    );
 }
 
 #[tokio::test]
 async fn only_json_content_is_accepted() {
     let app = spawn_app();
-    for content_type in [None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("application/json; charset=latin1")] {
-        let mut request = Request::post(PATH).header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+    for content_type in [
+        None,
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        Some("application/json; charset=latin1"),
+    ] {
+        let mut request =
+            Request::post(PATH).header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
         if let Some(value) = content_type {
             request = request.header(header::CONTENT_TYPE, value);
         }
-        let answer = app.send(request.body(Body::from(decision("d1").to_string())).unwrap()).await;
-        assert_eq!((answer.status, answer.code()), (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"), "{content_type:?}");
+        let answer = app
+            .send(
+                request
+                    .body(Body::from(decision("d1").to_string()))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            "{content_type:?}"
+        );
     }
 }
 
@@ -229,9 +306,13 @@ async fn bodies_over_64_kib_are_413() {
     let mut record = decision("big");
     record["summary"] = json!("x".repeat(70 * 1024));
     let answer = app.post(&record).await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"));
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+    );
     // A streamed body with no Content-Length is cut off at the limit too.
-    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = (0..80).map(|_| Ok(vec![b' '; 1024])).collect();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        (0..80).map(|_| Ok(vec![b' '; 1024])).collect();
     let stream = Body::from_stream(futures_util::stream::iter(chunks));
     let answer = app.post_raw(stream).await;
     assert_eq!(answer.code(), "payload_too_large");
@@ -242,7 +323,10 @@ async fn bodies_over_64_kib_are_413() {
 async fn malformed_json_is_400_and_invalid_records_are_422_with_details() {
     let app = spawn_app();
     let answer = app.post_raw("{\"id\": ").await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::BAD_REQUEST, "malformed_json"));
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::BAD_REQUEST, "malformed_json")
+    );
     let answer = app.post_raw("{\"a\":1} trailing").await;
     assert_eq!(answer.code(), "malformed_json");
 
@@ -250,7 +334,10 @@ async fn malformed_json_is_400_and_invalid_records_are_422_with_details() {
     record["equity"] = json!("100");
     record["extra"] = json!(true);
     let answer = app.post(&record).await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"));
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+    );
     let fields: Vec<(&str, &str)> = answer.body["error"]["details"]
         .as_array()
         .unwrap()
@@ -266,9 +353,15 @@ async fn malformed_json_is_400_and_invalid_records_are_422_with_details() {
 #[tokio::test]
 async fn duplicate_keys_are_refused() {
     let app = spawn_app();
-    let body = decision("d1").to_string().replacen("\"id\":\"d1\"", "\"id\":\"d1\",\"id\":\"d2\"", 1);
+    let body =
+        decision("d1")
+            .to_string()
+            .replacen("\"id\":\"d1\"", "\"id\":\"d1\",\"id\":\"d2\"", 1);
     let answer = app.post_raw(body).await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"));
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+    );
     assert_eq!(answer.body["error"]["details"][0]["rule"], "duplicate_key");
 }
 
@@ -276,7 +369,11 @@ async fn duplicate_keys_are_refused() {
 async fn secrets_are_422_sensitive_content_and_never_echoed() {
     let app = spawn_app();
     let secrets = [
-        ("summary", "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about", "seed_phrase"),
+        (
+            "summary",
+            "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about",
+            "seed_phrase",
+        ),
         ("thesis", "use AKIAIOSFODNN7EXAMPLE", "aws_key"),
         ("summary", TOKEN, "write_token"),
         ("counterEvidence", "mail bob@example.org", "email"),
@@ -286,7 +383,11 @@ async fn secrets_are_422_sensitive_content_and_never_echoed() {
         let mut record = decision("d1");
         record[field] = json!(secret);
         let answer = app.post(&record).await;
-        assert_eq!((answer.status, answer.code()), (StatusCode::UNPROCESSABLE_ENTITY, "sensitive_content"), "{rule}");
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::UNPROCESSABLE_ENTITY, "sensitive_content"),
+            "{rule}"
+        );
         assert_eq!(answer.body["error"]["details"][0]["field"], field);
         assert_eq!(answer.body["error"]["details"][0]["rule"], rule);
         assert!(!answer.body.to_string().contains(secret), "echoed {rule}");
@@ -310,7 +411,10 @@ async fn post_takes_no_query_parameters() {
                 .unwrap(),
         )
         .await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::BAD_REQUEST, "invalid_query"));
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::BAD_REQUEST, "invalid_query")
+    );
 }
 
 #[tokio::test]
@@ -331,17 +435,44 @@ async fn forty_concurrent_posts_store_exactly_what_the_rules_allow() {
         answers
     }
     let count = |answers: &[Answer], status: StatusCode, code: &str| {
-        answers.iter().filter(|a| a.status == status && (code.is_empty() || a.code() == code)).count()
+        answers
+            .iter()
+            .filter(|a| a.status == status && (code.is_empty() || a.code() == code))
+            .count()
     };
 
-    let same = burst(&app, (0..40).map(|_| snapshot("same", "a", "2026-05-04T16:00:00Z", 100.0)).collect()).await;
-    assert_eq!((count(&same, StatusCode::CREATED, ""), count(&same, StatusCode::OK, "")), (1, 39));
+    let same = burst(
+        &app,
+        (0..40)
+            .map(|_| snapshot("same", "a", "2026-05-04T16:00:00Z", 100.0))
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        (
+            count(&same, StatusCode::CREATED, ""),
+            count(&same, StatusCode::OK, "")
+        ),
+        (1, 39)
+    );
 
-    let conflicting = burst(&app, (0..40).map(|i| snapshot("contested", "b", "2026-05-04T16:00:00Z", 100.0 + i as f64)).collect()).await;
+    let conflicting = burst(
+        &app,
+        (0..40)
+            .map(|i| snapshot("contested", "b", "2026-05-04T16:00:00Z", 100.0 + i as f64))
+            .collect(),
+    )
+    .await;
     assert_eq!(count(&conflicting, StatusCode::CREATED, ""), 1);
     assert_eq!(count(&conflicting, StatusCode::CONFLICT, "id_conflict"), 39);
 
-    let slot = burst(&app, (0..40).map(|i| snapshot(&format!("slot{i}"), "c", "2026-05-04T16:00:00Z", 100.0)).collect()).await;
+    let slot = burst(
+        &app,
+        (0..40)
+            .map(|i| snapshot(&format!("slot{i}"), "c", "2026-05-04T16:00:00Z", 100.0))
+            .collect(),
+    )
+    .await;
     assert_eq!(count(&slot, StatusCode::CREATED, ""), 1);
     assert_eq!(count(&slot, StatusCode::CONFLICT, "duplicate_snapshot"), 39);
 
@@ -352,13 +483,24 @@ async fn forty_concurrent_posts_store_exactly_what_the_rules_allow() {
 async fn the_ledger_pages_newest_first_and_its_root_re_derives_from_the_records() {
     let app = spawn_app();
     for day in 1..=9 {
-        app.post(&snapshot(&format!("s{day}"), if day % 2 == 0 { "even" } else { "odd" }, &format!("2026-05-0{day}T16:00:00Z"), 100.0 + day as f64)).await;
+        app.post(&snapshot(
+            &format!("s{day}"),
+            if day % 2 == 0 { "even" } else { "odd" },
+            &format!("2026-05-0{day}T16:00:00Z"),
+            100.0 + day as f64,
+        ))
+        .await;
     }
     app.post(&decision("d1")).await;
 
     let page = app.get("?view=ledger&limit=4").await;
     assert_eq!(page.status, StatusCode::OK);
-    let seqs: Vec<u64> = page.body["entries"].as_array().unwrap().iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = page.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
     assert_eq!(seqs, vec![10, 9, 8, 7]);
     assert_eq!(page.body["next"], 7);
     let rest = app.get("?view=ledger&limit=100&before=7").await;
@@ -388,17 +530,30 @@ async fn the_ledger_and_dashboard_carry_the_root_as_etag_and_answer_304() {
     app.post(&decision("d1")).await;
     let page = app.get("?view=ledger").await;
     let etag = page.headers[header::ETAG].to_str().unwrap().to_owned();
-    assert_eq!(etag, format!("\"{}\"", page.body["head"]["rootHash"].as_str().unwrap()));
+    assert_eq!(
+        etag,
+        format!("\"{}\"", page.body["head"]["rootHash"].as_str().unwrap())
+    );
     for query in ["?view=ledger", "", "?period=21"] {
         let answer = app
-            .send(Request::get(format!("{PATH}{query}")).header(header::IF_NONE_MATCH, &etag).body(Body::empty()).unwrap())
+            .send(
+                Request::get(format!("{PATH}{query}"))
+                    .header(header::IF_NONE_MATCH, &etag)
+                    .body(Body::empty())
+                    .unwrap(),
+            )
             .await;
         assert_eq!(answer.status, StatusCode::NOT_MODIFIED, "{query}");
         assert_eq!(answer.headers[header::ETAG], etag.as_str());
     }
     app.post(&decision("d2")).await;
     let answer = app
-        .send(Request::get(format!("{PATH}?view=ledger")).header(header::IF_NONE_MATCH, &etag).body(Body::empty()).unwrap())
+        .send(
+            Request::get(format!("{PATH}?view=ledger"))
+                .header(header::IF_NONE_MATCH, &etag)
+                .body(Body::empty())
+                .unwrap(),
+        )
         .await;
     assert_eq!(answer.status, StatusCode::OK);
 }
@@ -423,18 +578,30 @@ async fn bad_queries_are_400_invalid_query() {
         "?foo=bar",
     ] {
         let answer = app.get(query).await;
-        assert_eq!((answer.status, answer.code()), (StatusCode::BAD_REQUEST, "invalid_query"), "{query}");
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::BAD_REQUEST, "invalid_query"),
+            "{query}"
+        );
     }
 }
 
 #[tokio::test]
 async fn the_dashboard_answers_each_period_and_defaults_to_63() {
     let app = spawn_app();
-    app.post(&snapshot("s1", "core", "2026-05-29T20:00:00Z", 1000.0)).await;
-    app.post(&snapshot("p1", "alt", "2026-05-28T20:00:00Z", 500.0)).await;
+    app.post(&snapshot("s1", "core", "2026-05-29T20:00:00Z", 1000.0))
+        .await;
+    app.post(&snapshot("p1", "alt", "2026-05-28T20:00:00Z", 500.0))
+        .await;
     let default = app.get("").await;
     assert_eq!(default.status, StatusCode::OK);
-    assert_eq!((default.body["period"].as_u64(), default.body["unit"].as_str()), (Some(63), Some("tradingDays")));
+    assert_eq!(
+        (
+            default.body["period"].as_u64(),
+            default.body["unit"].as_str()
+        ),
+        (Some(63), Some("tradingDays"))
+    );
     assert_eq!(default.body["window"]["end"], "2026-05-29T20:00:00Z");
     assert_eq!(default.body["strategies"].as_array().unwrap().len(), 2);
     assert_eq!(default.body["strategies"][1]["latest"]["equity"], 1000);
@@ -449,10 +616,20 @@ async fn the_dashboard_answers_each_period_and_defaults_to_63() {
 #[tokio::test]
 async fn unknown_paths_and_methods_answer_json_errors() {
     let app = spawn_app();
-    let answer = app.send(Request::get("/nope").body(Body::empty()).unwrap()).await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::NOT_FOUND, "not_found"));
-    let answer = app.send(Request::delete(PATH).body(Body::empty()).unwrap()).await;
-    assert_eq!((answer.status, answer.code()), (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"));
+    let answer = app
+        .send(Request::get("/nope").body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::NOT_FOUND, "not_found")
+    );
+    let answer = app
+        .send(Request::delete(PATH).body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+    );
 }
 
 #[tokio::test]
@@ -463,10 +640,22 @@ async fn the_contract_view_states_the_interface() {
     assert_eq!(contract.body["schemaVersion"], 1);
     assert_eq!(contract.body["scanner"]["version"], "scanner-1.0");
     assert_eq!(contract.body["rules"]["reconciliation"]["tolerance"], 0.02);
-    assert_eq!(contract.body["limits"]["dashboardPeriods"], json!([21, 63, 126, 252]));
-    assert_eq!(contract.body["records"]["snapshot"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        contract.body["limits"]["dashboardPeriods"],
+        json!([21, 63, 126, 252])
+    );
+    assert_eq!(
+        contract.body["records"]["snapshot"]["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     let codes = contract.body["errors"]["codes"].as_array().unwrap();
-    for code in ["id_conflict", "duplicate_snapshot", "out_of_order", "sensitive_content", "writes_disabled"] {
+    for code in [
+        "id_conflict",
+        "duplicate_snapshot",
+        "out_of_order",
+        "sensitive_content",
+        "writes_disabled",
+    ] {
         assert!(codes.contains(&json!(code)), "{code}");
     }
 }
@@ -481,9 +670,18 @@ fn python_check(script: &str, document: &Value) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("python3 is needed (scripts/test installs what it needs)");
-    child.stdin.take().unwrap().write_all(document.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(document.to_string().as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[tokio::test]
