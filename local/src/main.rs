@@ -55,8 +55,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let store = SqliteStore::open(&options.data_dir)?;
     let write_token = config::write_token(lookup);
-    if write_token.is_none() {
-        tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
+    match &write_token {
+        None => tracing::warn!(
+            "FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled"
+        ),
+        // Records containing the token are refused; a short token would refuse ordinary words.
+        Some(token) if token.expose().chars().count() < 16 => {
+            tracing::warn!(
+                "FF_AGENT_WRITE_TOKEN is shorter than 16 characters: use a long random token"
+            )
+        }
+        Some(_) => {}
     }
     let fund_state = fund::AppState::new(Arc::new(store), write_token);
     let app = fund::routes(fund_state)

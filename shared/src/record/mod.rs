@@ -217,12 +217,13 @@ pub struct AsOf {
 }
 
 static RFC3339: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
+    Regex::new(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
         .expect("valid")
 });
 
 impl AsOf {
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, within the years
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (`t` and `z` may be
+    /// lower case, as RFC 3339 §5.6 allows), within the years
     /// 1970–2200 (the range the ledger indexes to the nanosecond).
     pub fn parse(text: &str) -> Option<AsOf> {
         if !RFC3339.is_match(text) {
