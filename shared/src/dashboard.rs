@@ -1,21 +1,37 @@
-//! The dashboard's period, window and (first version) response: each
-//! strategy's latest snapshot. The analytics (returns net of flows, drawdown,
-//! volatility, ratios) build on the same window rule.
+//! The dashboard read model (DESIGN.md "Dashboard").
+//!
+//! [`Dashboards::get`] makes at most two store calls on a miss and one on a
+//! repeat: (1) the latest snapshot of every strategy with the head, which
+//! fixes the window's end; (2) [`LedgerStore::window`]: each strategy's
+//! baseline and window snapshots plus the window's decisions. Nothing else
+//! is read, so the cost follows the window, not the ledger's length. A warm
+//! process answers the same head and period from memory, and the same head
+//! always gives byte-identical JSON (everything is sorted, and entries
+//! appended after the head are left out).
 
-use crate::merkle::Head;
-use crate::record::{Record, Snapshot};
-use crate::store::{LedgerStore, StoreError};
-use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
+use crate::analytics::{self, Valuation};
+use crate::merkle::{Digest, Head};
+use crate::record::{Decision, Mode, Record, Snapshot, StrategyId, decimal_json};
+use crate::store::{Entry, LedgerStore, StoreError};
+use axum::body::Bytes;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
 
 /// The allowed periods, in trading days.
 pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
 /// The period when none is asked for.
 pub const DEFAULT_PERIOD: u32 = 63;
+/// Most decisions a dashboard lists (newest first).
+pub const MAX_DECISIONS: usize = 200;
+
+pub use crate::analytics::window_start;
 
 /// A dashboard period: a count of trading days, one of [`PERIODS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Period(u32);
 
@@ -44,47 +60,209 @@ impl Period {
     }
 }
 
-/// The window's start: step back from `end` one calendar day at a time,
-/// counting the steps that land on a weekday (by UTC date), until `days`
-/// are counted.
-pub fn window_start(end: DateTime<Utc>, days: u32) -> DateTime<Utc> {
-    let mut at = end;
-    let mut counted = 0;
-    while counted < days {
-        at -= Duration::days(1);
-        if !matches!(at.weekday(), Weekday::Sat | Weekday::Sun) {
-            counted += 1;
+/// A rendered dashboard: its head (for the ETag) and its JSON bytes.
+#[derive(Debug, Clone)]
+pub struct RenderedDashboard {
+    /// The head it was computed at.
+    pub head: Head,
+    /// The response body.
+    pub json: Bytes,
+}
+
+/// The dashboards of the latest head, kept in memory by period.
+#[derive(Debug, Default)]
+pub struct Dashboards {
+    latest: Mutex<Option<(Digest, HashMap<Period, Bytes>)>>,
+}
+
+impl Dashboards {
+    /// The dashboard for `period` at the store's current head.
+    pub async fn get(
+        &self,
+        store: &dyn LedgerStore,
+        period: Period,
+    ) -> Result<RenderedDashboard, StoreError> {
+        let latest = store.latest_snapshots().await?;
+        let head = latest.head;
+        if let Some(json) = self.cached(&head.root_hash, period) {
+            return Ok(RenderedDashboard { head, json });
+        }
+        let dashboard = compute(store, period, head, latest.entries).await?;
+        let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
+        self.remember(head.root_hash, period, json.clone());
+        Ok(RenderedDashboard { head, json })
+    }
+
+    fn cached(&self, root: &Digest, period: Period) -> Option<Bytes> {
+        let guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        guard
+            .as_ref()
+            .filter(|(r, _)| r == root)
+            .and_then(|(_, by_period)| by_period.get(&period).cloned())
+    }
+
+    fn remember(&self, root: Digest, period: Period, json: Bytes) {
+        let mut guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_mut() {
+            Some((r, by_period)) if *r == root => {
+                by_period.insert(period, json);
+            }
+            _ => *guard = Some((root, HashMap::from([(period, json)]))),
         }
     }
-    at
 }
 
 /// The dashboard's window.
 #[derive(Debug, Clone, Serialize)]
 pub struct Window {
-    /// Start instant (RFC 3339), or null before the first snapshot.
+    /// Start instant (RFC 3339, UTC), or null before the first snapshot.
     pub start: Option<String>,
-    /// The fund's latest snapshot instant (RFC 3339), or null.
+    /// The fund's latest snapshot instant (RFC 3339, UTC), or null.
     pub end: Option<String>,
 }
 
-/// One strategy's line in the first dashboard.
+/// A valuation point shown in the response.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StrategyLine {
-    /// Strategy id.
-    pub strategy_id: String,
-    /// Strategy name from its latest snapshot.
-    pub strategy_name: String,
-    /// live or paper.
-    pub mode: &'static str,
-    /// The latest snapshot: asOf, equity, cash, positions.
-    pub latest: Value,
-    /// Ledger position of that snapshot.
+pub struct Point {
+    /// `asOf` as written.
+    pub as_of: String,
+    /// Equity.
+    pub equity: Value,
+    /// Ledger position.
     pub seq: u64,
 }
 
-/// The dashboard response (first version: latest snapshot per strategy).
+/// One position of the latest snapshot, with its value and weight.
+#[derive(Debug, Clone, Serialize)]
+pub struct PositionView {
+    /// Symbol.
+    pub symbol: String,
+    /// Units.
+    pub quantity: Value,
+    /// Cost basis.
+    pub cost: Value,
+    /// Mark price.
+    pub mark: Value,
+    /// quantity × mark, exact.
+    pub value: Value,
+    /// value / equity (null when equity is 0).
+    pub weight: Option<f64>,
+}
+
+/// The latest snapshot of a strategy.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Latest {
+    /// `asOf` as written.
+    pub as_of: String,
+    /// Equity.
+    pub equity: Value,
+    /// Cash, when given.
+    pub cash: Option<Value>,
+    /// cash / equity, when cash is given and equity is not 0.
+    pub cash_weight: Option<f64>,
+    /// Positions with value and weight, when given.
+    pub positions: Option<Vec<PositionView>>,
+    /// Ledger position.
+    pub seq: u64,
+}
+
+/// A strategy's metrics over the window (null where not computable).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsView {
+    /// Time-weighted return (fraction).
+    pub twr: Option<f64>,
+    /// Annualised return; only for a span of 252 trading days or more.
+    pub annualized_return: Option<f64>,
+    /// E_end − E_baseline − ΣF.
+    pub pnl: Option<Value>,
+    /// ΣF.
+    pub net_flows: Option<Value>,
+    /// Maximum drawdown of the growth index (≤ 0).
+    pub max_drawdown: Option<f64>,
+    /// Annualised volatility of daily returns.
+    pub volatility: Option<f64>,
+    /// Sharpe ratio (risk-free 0).
+    pub sharpe: Option<f64>,
+    /// Sortino ratio.
+    pub sortino: Option<f64>,
+    /// Number of intervals after the baseline.
+    pub intervals: usize,
+}
+
+/// A point of the chart series.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeriesPoint {
+    /// `asOf` as written.
+    pub as_of: String,
+    /// Equity.
+    pub equity: Value,
+    /// Growth index (1 at the baseline).
+    pub index: Option<f64>,
+}
+
+/// One (strategyId, mode) on the dashboard.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyView {
+    /// Strategy id.
+    pub strategy_id: String,
+    /// Name from the latest snapshot.
+    pub strategy_name: String,
+    /// live or paper.
+    pub mode: Mode,
+    /// The baseline: last snapshot at or before the start, or the first one.
+    pub baseline: Point,
+    /// The latest snapshot.
+    pub latest: Latest,
+    /// Metrics over the window.
+    pub metrics: MetricsView,
+    /// The growth index at each snapshot from the baseline.
+    pub series: Vec<SeriesPoint>,
+    /// True when the latest snapshot is more than one trading day older than
+    /// the fund's latest.
+    pub stale: bool,
+    /// True when only the baseline is known: no return yet.
+    pub baseline_only: bool,
+}
+
+/// One strategy's return over the shared timestamps only.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedReturn {
+    /// Strategy id.
+    pub strategy_id: String,
+    /// live or paper.
+    pub mode: Mode,
+    /// index(last shared) / index(first shared) − 1; null with fewer than two.
+    pub twr: Option<f64>,
+}
+
+/// How the strategies line up.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    /// Timestamps (instants in the window) that every strategy has.
+    pub shared_timestamps: usize,
+    /// Strategies missing a timestamp another strategy has (sorted ids).
+    pub misaligned: Vec<String>,
+    /// Returns measured between the first and last shared timestamps.
+    pub strategies: Vec<SharedReturn>,
+}
+
+/// A decision in the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionView {
+    /// Ledger position.
+    pub seq: u64,
+    /// The record as stored.
+    pub record: Box<RawValue>,
+}
+
+/// The dashboard response.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dashboard {
@@ -98,53 +276,267 @@ pub struct Dashboard {
     pub window: Window,
     /// The ledger head the dashboard was computed at.
     pub head: Head,
-    /// One line per (strategyId, mode), sorted by strategy id then mode.
-    pub strategies: Vec<StrategyLine>,
+    /// One per (strategyId, mode), sorted by id then mode.
+    pub strategies: Vec<StrategyView>,
+    /// How the strategies line up.
+    pub comparison: Comparison,
+    /// Decisions in the window, newest first (at most [`MAX_DECISIONS`]).
+    pub decisions: Vec<DecisionView>,
 }
 
-fn latest_view(snapshot: &Snapshot) -> Value {
-    let mut value = Record::Snapshot(snapshot.clone()).to_json();
-    let object = value.as_object_mut().expect("a record is an object");
-    let keep = ["asOf", "equity", "cash", "positions", "flowSincePrevious"];
-    object.retain(|k, _| keep.contains(&k.as_str()));
-    value
+fn corrupt(entry: &Entry, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!(
+        "stored record {} does not parse: {error}",
+        entry.seq
+    ))
 }
 
-/// Builds the first dashboard from the store.
-pub async fn dashboard(store: &dyn LedgerStore, period: Period) -> Result<Dashboard, StoreError> {
-    let head = store.head().await?;
-    let mut lines = Vec::new();
-    let mut end: Option<DateTime<Utc>> = None;
-    for entry in store.latest_snapshots().await? {
-        let record = Record::from_canonical(&entry.canonical).map_err(|e| {
-            StoreError::Corrupt(format!("stored record {} does not parse: {e}", entry.seq))
-        })?;
-        let Record::Snapshot(snapshot) = record else {
-            continue;
-        };
-        let instant = snapshot.header.as_of.instant();
-        end = Some(end.map_or(instant, |e| e.max(instant)));
-        lines.push(StrategyLine {
-            strategy_id: snapshot.header.strategy_id.to_string(),
-            strategy_name: snapshot.header.strategy_name.clone(),
-            mode: snapshot.header.mode.as_str(),
-            latest: latest_view(&snapshot),
-            seq: entry.seq,
-        });
+fn snapshot_of(entry: &Entry) -> Result<Snapshot, StoreError> {
+    match Record::from_canonical(&entry.canonical).map_err(|e| corrupt(entry, e))? {
+        Record::Snapshot(snapshot) => Ok(snapshot),
+        Record::Decision(_) => Err(corrupt(entry, "expected a snapshot")),
     }
-    lines.sort_by(|a, b| (&a.strategy_id, a.mode).cmp(&(&b.strategy_id, b.mode)));
-    let rfc3339 = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+}
+
+fn decision_of(entry: &Entry) -> Result<Decision, StoreError> {
+    match Record::from_canonical(&entry.canonical).map_err(|e| corrupt(entry, e))? {
+        Record::Decision(decision) => Ok(decision),
+        Record::Snapshot(_) => Err(corrupt(entry, "expected a decision")),
+    }
+}
+
+fn rfc3339(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+fn nanos(instant: DateTime<Utc>) -> i64 {
+    instant.timestamp_nanos_opt().unwrap_or(i64::MAX)
+}
+
+async fn compute(
+    store: &dyn LedgerStore,
+    period: Period,
+    head: Head,
+    latest: Vec<Entry>,
+) -> Result<Dashboard, StoreError> {
+    let mut latest: Vec<(Entry, Snapshot)> = latest
+        .into_iter()
+        .map(|e| snapshot_of(&e).map(|s| (e, s)))
+        .collect::<Result<_, _>>()?;
+    latest.sort_by(|(_, a), (_, b)| {
+        (a.header.strategy_id.as_str(), a.header.mode)
+            .cmp(&(b.header.strategy_id.as_str(), b.header.mode))
+    });
+    let Some(end) = latest.iter().map(|(_, s)| s.header.as_of.instant()).max() else {
+        return Ok(Dashboard {
+            schema_version: crate::SCHEMA_VERSION,
+            period,
+            unit: "tradingDays",
+            window: Window {
+                start: None,
+                end: None,
+            },
+            head,
+            strategies: Vec::new(),
+            comparison: Comparison {
+                shared_timestamps: 0,
+                misaligned: Vec::new(),
+                strategies: Vec::new(),
+            },
+            decisions: Vec::new(),
+        });
+    };
+    let start = analytics::window_start(end, period.days());
+    let keys: Vec<(StrategyId, Mode)> = latest
+        .iter()
+        .map(|(_, s)| (s.header.strategy_id.clone(), s.header.mode))
+        .collect();
+    let window = store
+        .window(&keys, nanos(start), nanos(end), MAX_DECISIONS)
+        .await?;
+    // Entries appended after `head` are not part of this dashboard.
+    let at_head = |entry: &Entry| entry.seq <= head.size;
+
+    let mut strategies = Vec::with_capacity(latest.len());
+    let mut timestamps: Vec<BTreeMap<DateTime<Utc>, Option<f64>>> = Vec::new();
+    for ((latest_entry, latest_snapshot), series_entries) in latest.iter().zip(&window.series) {
+        let series: Vec<(u64, Snapshot)> = series_entries
+            .iter()
+            .filter(|e| at_head(e))
+            .map(|e| snapshot_of(e).map(|s| (e.seq, s)))
+            .collect::<Result<_, _>>()?;
+        let view = strategy_view(latest_entry.seq, latest_snapshot, &series, end);
+        timestamps.push(
+            series
+                .iter()
+                .zip(&view.series)
+                .filter(|((_, s), _)| s.header.as_of.instant() >= start)
+                .map(|((_, s), point)| (s.header.as_of.instant(), point.index))
+                .collect(),
+        );
+        strategies.push(view);
+    }
+    let comparison = compare(&strategies, &timestamps);
+    let decisions = window
+        .decisions
+        .into_iter()
+        .filter(at_head)
+        .map(|e| {
+            decision_of(&e)?;
+            let record =
+                RawValue::from_string(e.canonical.clone()).map_err(|err| corrupt(&e, err))?;
+            Ok(DecisionView { seq: e.seq, record })
+        })
+        .collect::<Result<_, StoreError>>()?;
     Ok(Dashboard {
         schema_version: crate::SCHEMA_VERSION,
         period,
         unit: "tradingDays",
         window: Window {
-            start: end.map(|e| rfc3339(window_start(e, period.days()))),
-            end: end.map(rfc3339),
+            start: Some(rfc3339(start)),
+            end: Some(rfc3339(end)),
         },
         head,
-        strategies: lines,
+        strategies,
+        comparison,
+        decisions,
     })
+}
+
+fn strategy_view(
+    latest_seq: u64,
+    latest: &Snapshot,
+    series: &[(u64, Snapshot)],
+    end: DateTime<Utc>,
+) -> StrategyView {
+    // The series always holds the latest snapshot; fall back to it alone.
+    let fallback = [(latest_seq, latest.clone())];
+    let series = if series.is_empty() {
+        &fallback[..]
+    } else {
+        series
+    };
+    let valuations: Vec<Valuation> = series
+        .iter()
+        .map(|(_, s)| Valuation {
+            at: s.header.as_of.instant(),
+            equity: s.equity,
+            flow: s.flow_since_previous,
+        })
+        .collect();
+    let metrics = analytics::metrics(&valuations);
+    let (baseline_seq, baseline) = &series[0];
+    StrategyView {
+        strategy_id: latest.header.strategy_id.to_string(),
+        strategy_name: latest.header.strategy_name.clone(),
+        mode: latest.header.mode,
+        baseline: Point {
+            as_of: baseline.header.as_of.as_str().to_owned(),
+            equity: decimal_json(baseline.equity),
+            seq: *baseline_seq,
+        },
+        latest: latest_view(latest_seq, latest),
+        metrics: MetricsView {
+            twr: metrics.twr,
+            annualized_return: metrics.annualized_return,
+            pnl: metrics.pnl.map(decimal_json),
+            net_flows: metrics.net_flows.map(decimal_json),
+            max_drawdown: metrics.max_drawdown,
+            volatility: metrics.volatility,
+            sharpe: metrics.sharpe,
+            sortino: metrics.sortino,
+            intervals: metrics.intervals,
+        },
+        series: series
+            .iter()
+            .zip(&metrics.index)
+            .map(|((_, s), index)| SeriesPoint {
+                as_of: s.header.as_of.as_str().to_owned(),
+                equity: decimal_json(s.equity),
+                index: *index,
+            })
+            .collect(),
+        stale: analytics::is_stale(latest.header.as_of.instant(), end),
+        baseline_only: metrics.intervals == 0,
+    }
+}
+
+fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
+    let weight = |value: rust_decimal::Decimal| {
+        if snapshot.equity.is_zero() {
+            None
+        } else {
+            rust_decimal::prelude::ToPrimitive::to_f64(&(value / snapshot.equity))
+        }
+    };
+    Latest {
+        as_of: snapshot.header.as_of.as_str().to_owned(),
+        equity: decimal_json(snapshot.equity),
+        cash: snapshot.cash.map(decimal_json),
+        cash_weight: snapshot.cash.and_then(weight),
+        positions: snapshot.positions.as_ref().map(|positions| {
+            positions
+                .iter()
+                .map(|p| {
+                    let value = p.market_value().unwrap_or_default();
+                    PositionView {
+                        symbol: p.symbol.clone(),
+                        quantity: decimal_json(p.quantity),
+                        cost: decimal_json(p.cost),
+                        mark: decimal_json(p.mark),
+                        value: decimal_json(value),
+                        weight: weight(value),
+                    }
+                })
+                .collect()
+        }),
+        seq,
+    }
+}
+
+/// Shared timestamps, misaligned strategies, and returns over the shared span.
+fn compare(
+    strategies: &[StrategyView],
+    timestamps: &[BTreeMap<DateTime<Utc>, Option<f64>>],
+) -> Comparison {
+    let union: BTreeSet<DateTime<Utc>> =
+        timestamps.iter().flat_map(|t| t.keys().copied()).collect();
+    let shared: BTreeSet<DateTime<Utc>> = union
+        .iter()
+        .copied()
+        .filter(|instant| timestamps.iter().all(|t| t.contains_key(instant)))
+        .collect();
+    let mut misaligned: Vec<String> = strategies
+        .iter()
+        .zip(timestamps)
+        .filter(|(_, t)| t.len() < union.len())
+        .map(|(s, _)| s.strategy_id.clone())
+        .collect();
+    misaligned.dedup();
+    let returns = strategies
+        .iter()
+        .zip(timestamps)
+        .map(|(s, t)| {
+            let first = shared.first().and_then(|i| t.get(i).copied().flatten());
+            let last = shared.last().and_then(|i| t.get(i).copied().flatten());
+            let twr = match (first, last) {
+                (Some(a), Some(b)) if shared.len() >= 2 && a > 0.0 => {
+                    Some(b / a - 1.0).filter(|x| x.is_finite())
+                }
+                _ => None,
+            };
+            SharedReturn {
+                strategy_id: s.strategy_id.clone(),
+                mode: s.mode,
+                twr,
+            }
+        })
+        .collect();
+    Comparison {
+        shared_timestamps: shared.len(),
+        misaligned,
+        strategies: returns,
+    }
 }
 
 #[cfg(test)]
@@ -172,22 +564,5 @@ mod tests {
         ] {
             assert_eq!(Period::parse(Some(bad)), Err(InvalidPeriod), "{bad}");
         }
-    }
-
-    #[test]
-    fn twenty_one_weekdays_back_from_a_friday_is_four_weeks_and_a_day() {
-        // Friday 2026-05-29 → 21 weekdays back lands on Thursday 2026-04-30:
-        // with daily weekday snapshots that is exactly 21 intervals.
-        let end: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
-        assert_eq!(
-            window_start(end, 21),
-            "2026-04-30T20:00:00Z".parse::<DateTime<Utc>>().unwrap()
-        );
-        // From a Monday, one trading day back is the Friday before.
-        let monday: DateTime<Utc> = "2026-06-01T20:00:00Z".parse().unwrap();
-        assert_eq!(
-            window_start(monday, 1),
-            "2026-05-29T20:00:00Z".parse::<DateTime<Utc>>().unwrap()
-        );
     }
 }

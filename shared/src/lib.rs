@@ -12,10 +12,13 @@
 //! - [`store`]: the storage port ([`store::LedgerStore`]), its embedded SQLite
 //!   adapter, and the conformance suite every adapter runs.
 //! - [`ledger`]: the append and read use cases on top of a store.
-//! - [`dashboard`]: the dashboard's period and its response.
+//! - [`analytics`]: the dashboard's formulas as pure functions (TWR net of flows,
+//!   drawdown, volatility, Sharpe, Sortino, the trading-day window).
+//! - [`dashboard`]: the dashboard read model: period, window, response.
 //! - [`http`]: the API error type and its one mapping to HTTP statuses and codes.
 //! - [`config`]: configuration from the environment, secrets wrapped.
 
+pub mod analytics;
 pub mod canonical;
 pub mod config;
 pub mod dashboard;

@@ -15,6 +15,7 @@ pub mod routes;
 
 use axum::Router;
 use freedom_shared::config::WriteToken;
+use freedom_shared::dashboard::Dashboards;
 use freedom_shared::ledger::Ledger;
 use freedom_shared::record::guard::Guard;
 use freedom_shared::store::LedgerStore;
@@ -27,6 +28,8 @@ pub struct AppState {
     pub ledger: Ledger,
     /// The write token; `None` disables writes (503 `writes_disabled`).
     pub write_token: Option<WriteToken>,
+    /// Dashboards of the latest head, answered from memory when repeated.
+    pub dashboards: Arc<Dashboards>,
 }
 
 impl AppState {
@@ -36,6 +39,7 @@ impl AppState {
         AppState {
             ledger: Ledger::new(store, guard),
             write_token,
+            dashboards: Arc::new(Dashboards::default()),
         }
     }
 }

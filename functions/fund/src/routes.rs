@@ -14,7 +14,7 @@ use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use freedom_shared::dashboard::{Period, dashboard};
+use freedom_shared::dashboard::Period;
 use freedom_shared::http::{ApiError, QueryParams, authorize};
 use freedom_shared::ledger::{AppendStatus, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::merkle::{Digest, Head};
@@ -59,9 +59,12 @@ async fn read(
             let params = QueryParams::parse(query.as_deref(), DASHBOARD_PARAMETERS)?;
             let period = Period::parse(params.get("period"))
                 .map_err(|e| ApiError::invalid_query("period", e.to_string()))?;
-            let body = dashboard(state.ledger.store().as_ref(), period).await?;
-            let head = body.head;
-            Ok(with_etag(&headers, &head, axum::Json(body)))
+            let rendered = state
+                .dashboards
+                .get(state.ledger.store().as_ref(), period)
+                .await?;
+            let body = ([(header::CONTENT_TYPE, "application/json")], rendered.json);
+            Ok(with_etag(&headers, &rendered.head, body))
         }
         Some("ledger") => {
             let params = QueryParams::parse(query.as_deref(), LEDGER_PARAMETERS)?;

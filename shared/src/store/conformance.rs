@@ -100,6 +100,8 @@ where
     pages_are_newest_first_with_cursor_and_filters(make_store().await).await;
     series_starts_at_the_baseline(make_store().await).await;
     latest_snapshots_has_one_per_strategy_and_mode(make_store().await).await;
+    decisions_in_range_are_newest_first(make_store().await).await;
+    window_reads_every_series_and_the_decisions(make_store().await).await;
     concurrent_appends_are_serialised(make_store().await).await;
 }
 
@@ -107,7 +109,16 @@ async fn empty_store_has_the_empty_head<S: LedgerStore>(store: S) {
     assert_eq!(store.head().await.unwrap(), Head::empty());
     let page = store.page(&all(10)).await.unwrap();
     assert!(page.entries.is_empty() && page.next.is_none());
-    assert!(store.latest_snapshots().await.unwrap().is_empty());
+    let latest = store.latest_snapshots().await.unwrap();
+    assert!(latest.entries.is_empty());
+    assert_eq!(latest.head, Head::empty());
+    assert!(
+        store
+            .decisions_in_range(i64::MIN, i64::MAX, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn append_assigns_sequence_numbers_and_heads<S: LedgerStore>(store: S) {
@@ -379,11 +390,11 @@ async fn latest_snapshots_has_one_per_strategy_and_mode<S: LedgerStore>(store: S
     created(&store, snapshot("a2", "a", "live", 1, 101)).await;
     created(&store, snapshot("a3", "a", "paper", 0, 100)).await;
     created(&store, snapshot("b1", "b", "live", 2, 100)).await;
-    created(&store, decision("d", "a", 9)).await;
-    let mut ids: Vec<String> = store
-        .latest_snapshots()
-        .await
-        .unwrap()
+    let (_, head) = created(&store, decision("d", "a", 9)).await;
+    let latest = store.latest_snapshots().await.unwrap();
+    assert_eq!(latest.head, head);
+    let mut ids: Vec<String> = latest
+        .entries
         .iter()
         .map(|e| {
             serde_json::from_str::<serde_json::Value>(&e.canonical).unwrap()["id"]
@@ -496,4 +507,67 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
     let mut leaves: Vec<_> = page.entries.iter().map(|e| e.leaf_hash).collect();
     leaves.reverse();
     assert_eq!(page.head.root_hash, root_of(&leaves));
+}
+
+fn ids(entries: &[Entry]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| {
+            serde_json::from_str::<serde_json::Value>(&e.canonical).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+async fn decisions_in_range_are_newest_first<S: LedgerStore>(store: S) {
+    for (id, day) in [("d1", 1), ("d5", 5), ("d3", 3), ("d3b", 3), ("d9", 9)] {
+        created(&store, decision(id, "s", day)).await;
+    }
+    created(&store, snapshot("s4", "s", "live", 4, 100)).await;
+    // After the start, up to and including the end.
+    assert_eq!(
+        ids(&store
+            .decisions_in_range(day_nanos(1), day_nanos(5), 10)
+            .await
+            .unwrap()),
+        ["d5", "d3b", "d3"]
+    );
+    assert_eq!(
+        ids(&store
+            .decisions_in_range(day_nanos(0), day_nanos(9), 2)
+            .await
+            .unwrap()),
+        ["d9", "d5"]
+    );
+    assert!(
+        store
+            .decisions_in_range(day_nanos(9), day_nanos(20), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn window_reads_every_series_and_the_decisions<S: LedgerStore>(store: S) {
+    for day in 0..6 {
+        created(&store, snapshot(&format!("a{day}"), "a", "live", day, 100)).await;
+        created(&store, snapshot(&format!("b{day}"), "b", "paper", day, 100)).await;
+    }
+    created(&store, decision("d", "a", 4)).await;
+    let keys = [
+        (strategy("b"), Mode::Paper),
+        (strategy("a"), Mode::Live),
+        (strategy("none"), Mode::Live),
+    ];
+    let window = store
+        .window(&keys, day_nanos(3), day_nanos(5), 10)
+        .await
+        .unwrap();
+    assert_eq!(window.series.len(), 3);
+    assert_eq!(ids(&window.series[0]), ["b3", "b4", "b5"]);
+    assert_eq!(ids(&window.series[1]), ["a3", "a4", "a5"]);
+    assert!(window.series[2].is_empty());
+    assert_eq!(ids(&window.decisions), ["d"]);
 }

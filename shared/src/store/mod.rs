@@ -6,7 +6,11 @@
 //!   strategy, mode and instant → `duplicate_snapshot`; older than the latest
 //!   of its strategy and mode → `out_of_order`), then writes record, leaf and
 //!   head in one step. Reads: ledger pages newest first, one strategy's
-//!   snapshots around a time window, the latest snapshot of each strategy.
+//!   snapshots around a time window, the latest snapshot of each strategy
+//!   (with the head it was read at), decisions in a time range, and the
+//!   dashboard's whole window in one call ([`LedgerStore::window`]).
+//!   Every read the dashboard makes costs O(window + strategies), never
+//!   O(history).
 //! - [`sqlite::SqliteStore`]: the embedded adapter (one file in the data dir).
 //! - `conformance` (feature `conformance`): the one suite every adapter passes.
 
@@ -134,6 +138,26 @@ pub struct Page {
     pub next: Option<u64>,
 }
 
+/// The latest snapshot of every (strategy, mode), read at one head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatestSnapshots {
+    /// The head the entries were read at.
+    pub head: Head,
+    /// One entry per (strategy, mode), in no particular order.
+    pub entries: Vec<Entry>,
+}
+
+/// What the dashboard reads for one window.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WindowEntries {
+    /// Per requested strategy, in request order: its series as
+    /// [`LedgerStore::snapshot_series`] returns it.
+    pub series: Vec<Vec<Entry>>,
+    /// Decisions in the window, newest first, as
+    /// [`LedgerStore::decisions_in_range`] returns them.
+    pub decisions: Vec<Entry>,
+}
+
 /// A store failed; the client sees 503 and nothing is half-written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -168,6 +192,39 @@ pub trait LedgerStore: Send + Sync + 'static {
         end_nanos: i64,
     ) -> Result<Vec<Entry>, StoreError>;
 
-    /// The latest snapshot of every (strategy, mode), in no particular order.
-    async fn latest_snapshots(&self) -> Result<Vec<Entry>, StoreError>;
+    /// The latest snapshot of every (strategy, mode), with the head read at
+    /// the same moment. Costs O(strategies).
+    async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError>;
+
+    /// Decisions whose `asOf` is after `start_nanos` and at most `end_nanos`,
+    /// newest first (ties: higher seq first), at most `limit`.
+    async fn decisions_in_range(
+        &self,
+        start_nanos: i64,
+        end_nanos: i64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, StoreError>;
+
+    /// The dashboard's window in one call: each strategy's series and the
+    /// window's decisions. The default makes one call per part; an adapter
+    /// with round trips to save (the KV store) batches them.
+    async fn window(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        start_nanos: i64,
+        end_nanos: i64,
+        decision_limit: usize,
+    ) -> Result<WindowEntries, StoreError> {
+        let mut series = Vec::with_capacity(strategies.len());
+        for (strategy_id, mode) in strategies {
+            series.push(
+                self.snapshot_series(strategy_id, *mode, start_nanos, end_nanos)
+                    .await?,
+            );
+        }
+        let decisions = self
+            .decisions_in_range(start_nanos, end_nanos, decision_limit)
+            .await?;
+        Ok(WindowEntries { series, decisions })
+    }
 }

@@ -9,9 +9,16 @@
 //!
 //! Tables: `records(seq, id UNIQUE, kind, strategy_id, mode, as_of_ns,
 //! leaf_hash, canonical)` with a unique index on snapshot slots
-//! `(strategy_id, mode, as_of_ns)`, and `head(size, root, frontier)`.
+//! `(strategy_id, mode, as_of_ns)` (which also serves series reads) and an
+//! index on `(kind, as_of_ns)` (decisions by time); `strategies(strategy_id,
+//! mode, latest_seq)`, kept by append, so the latest snapshot of every
+//! strategy is read without scanning history; and `head(size, root,
+//! frontier)`.
 
-use super::{AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError};
+use super::{
+    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageQuery, Refusal,
+    StoreError,
+};
 use crate::merkle::{Digest, Frontier, Head};
 use crate::record::{Mode, RecordKind, StrategyId};
 use async_trait::async_trait;
@@ -37,6 +44,19 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE UNIQUE INDEX IF NOT EXISTS snapshot_slot
     ON records (strategy_id, mode, as_of_ns) WHERE kind = 'snapshot';
 CREATE INDEX IF NOT EXISTS by_strategy ON records (strategy_id, seq);
+CREATE INDEX IF NOT EXISTS by_kind_time ON records (kind, as_of_ns);
+CREATE TABLE IF NOT EXISTS strategies (
+    strategy_id TEXT    NOT NULL,
+    mode        TEXT    NOT NULL,
+    latest_seq  INTEGER NOT NULL,
+    PRIMARY KEY (strategy_id, mode)
+) STRICT;
+-- Ledgers written before the strategies table existed: fill it once.
+INSERT INTO strategies (strategy_id, mode, latest_seq)
+    SELECT r.strategy_id, r.mode, r.seq FROM records r
+    WHERE r.kind = 'snapshot' AND NOT EXISTS (SELECT 1 FROM strategies)
+      AND r.as_of_ns = (SELECT MAX(as_of_ns) FROM records x
+                        WHERE x.kind = 'snapshot' AND x.strategy_id = r.strategy_id AND x.mode = r.mode);
 CREATE TABLE IF NOT EXISTS head (
     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
     size      INTEGER NOT NULL,
@@ -246,6 +266,15 @@ fn append_in_transaction(
         ],
     )
     .map_err(unavailable)?;
+    if c.kind == RecordKind::Snapshot {
+        // Appends are in asOf order per strategy and mode, so the new one is the latest.
+        tx.execute(
+            "INSERT INTO strategies (strategy_id, mode, latest_seq) VALUES (?1, ?2, ?3)
+             ON CONFLICT (strategy_id, mode) DO UPDATE SET latest_seq = excluded.latest_seq",
+            params![c.strategy_id.as_str(), c.mode.as_str(), seq as i64],
+        )
+        .map_err(unavailable)?;
+    }
     tx.execute(
         "INSERT INTO head (singleton, size, root, frontier) VALUES (1, ?1, ?2, ?3)
          ON CONFLICT (singleton) DO UPDATE SET size = excluded.size, root = excluded.root, frontier = excluded.frontier",
@@ -365,18 +394,45 @@ impl LedgerStore for SqliteStore {
         .await
     }
 
-    async fn latest_snapshots(&self) -> Result<Vec<Entry>, StoreError> {
+    async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
         Self::with(&self.reader, |conn| {
+            let tx = conn.transaction().map_err(unavailable)?;
+            let head = read_head(&tx)?;
+            let entries = {
+                let mut statement = tx
+                    .prepare_cached(
+                        "SELECT r.seq, r.leaf_hash, r.canonical FROM strategies s JOIN records r ON r.seq = s.latest_seq",
+                    )
+                    .map_err(unavailable)?;
+                let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
+                collect_entries(rows)?
+            };
+            tx.commit().map_err(unavailable)?;
+            Ok(LatestSnapshots { head, entries })
+        })
+        .await
+    }
+
+    async fn decisions_in_range(
+        &self,
+        start_nanos: i64,
+        end_nanos: i64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        Self::with(&self.reader, move |conn| {
             let mut statement = conn
                 .prepare_cached(
-                    "SELECT r.seq, r.leaf_hash, r.canonical FROM records r
-                     JOIN (SELECT strategy_id, mode, MAX(as_of_ns) AS latest FROM records
-                           WHERE kind = 'snapshot' GROUP BY strategy_id, mode) l
-                       ON r.strategy_id = l.strategy_id AND r.mode = l.mode AND r.as_of_ns = l.latest
-                     WHERE r.kind = 'snapshot'",
+                    "SELECT seq, leaf_hash, canonical FROM records
+                     WHERE kind = 'decision' AND as_of_ns > ?1 AND as_of_ns <= ?2
+                     ORDER BY as_of_ns DESC, seq DESC LIMIT ?3",
                 )
                 .map_err(unavailable)?;
-            let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
+            let rows = statement
+                .query_map(
+                    params![start_nanos, end_nanos, limit as i64],
+                    entry_from_row,
+                )
+                .map_err(unavailable)?;
             collect_entries(rows)
         })
         .await

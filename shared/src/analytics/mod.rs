@@ -1,0 +1,281 @@
+//! The dashboard's analytics as pure functions (no I/O), per DESIGN.md
+//! "Dashboard". Each rule answers a mistake well-known trackers make:
+//!
+//! - flows land at interval end and are removed from the gain:
+//!   r_i = (E_i − F_i) / E_{i−1} − 1, so deposits are never counted as returns;
+//! - TWR = Π(1 + r_i) − 1; P&L = E_end − E_baseline − ΣF;
+//! - the growth index starts at 1 *at the baseline*, so a fall on the first
+//!   interval is a drawdown (trackers that start the index after the first
+//!   return lose it);
+//! - daily returns chain the intervals within each UTC date; volatility is
+//!   the sample deviation (n − 1) × √252; Sharpe (risk-free 0) and Sortino
+//!   (downside over *all* days) follow;
+//! - no annualised return unless the window spans at least 252 trading days;
+//! - whatever cannot be computed (too few points, zero deviation, zero
+//!   capital) is `None`, never 0 or NaN.
+//!
+//! Money stays in exact decimals until a ratio is formed; ratios are `f64`.
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+
+/// Trading days in a year, for annualising.
+pub const TRADING_DAYS_PER_YEAR: f64 = 252.0;
+
+/// One valuation of a strategy: when, what it was worth, the flow at its end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Valuation {
+    /// The snapshot's instant.
+    pub at: DateTime<Utc>,
+    /// Equity after the flow.
+    pub equity: Decimal,
+    /// Net flow since the previous snapshot (deposit +, withdrawal −).
+    pub flow: Decimal,
+}
+
+/// Whether `day` is a trading day (Monday to Friday by UTC date).
+pub fn is_trading_day(day: DateTime<Utc>) -> bool {
+    !matches!(day.weekday(), Weekday::Sat | Weekday::Sun)
+}
+
+/// The window's start: step back from `end` one calendar day at a time,
+/// counting the steps that land on a weekday, until `days` are counted.
+pub fn window_start(end: DateTime<Utc>, days: u32) -> DateTime<Utc> {
+    let mut at = end;
+    let mut counted = 0;
+    while counted < days {
+        at -= Duration::days(1);
+        if is_trading_day(at) {
+            counted += 1;
+        }
+    }
+    at
+}
+
+/// How many trading-day steps lie between `from` and `to` (the inverse of
+/// [`window_start`]: `trading_days_between(window_start(e, n), e) == n`).
+pub fn trading_days_between(from: DateTime<Utc>, to: DateTime<Utc>) -> u32 {
+    let mut at = to;
+    let mut counted = 0;
+    while at - Duration::days(1) >= from {
+        at -= Duration::days(1);
+        if is_trading_day(at) {
+            counted += 1;
+        }
+    }
+    counted
+}
+
+/// Whether a strategy whose latest snapshot is `latest` is stale: more than
+/// one trading day older than the fund's latest snapshot `end`.
+pub fn is_stale(latest: DateTime<Utc>, end: DateTime<Utc>) -> bool {
+    latest < window_start(end, 1)
+}
+
+fn ratio(numerator: Decimal, denominator: Decimal) -> Option<f64> {
+    numerator.checked_div(denominator)?.to_f64()
+}
+
+/// Interval returns r_i = (E_i − F_i) / E_{i−1} − 1 for consecutive
+/// valuations (the first is the baseline). An interval that starts from zero
+/// equity has return 0 when nothing was gained either, and is undefined (the
+/// whole series gets `None`) when something was.
+pub fn interval_returns(series: &[Valuation]) -> Option<Vec<f64>> {
+    series
+        .windows(2)
+        .map(|pair| {
+            let (previous, current) = (pair[0], pair[1]);
+            let grown = current.equity - current.flow;
+            if previous.equity.is_zero() {
+                return grown.is_zero().then_some(0.0);
+            }
+            Some(ratio(grown, previous.equity)? - 1.0)
+        })
+        .collect()
+}
+
+/// Time-weighted return: Π(1 + r_i) − 1; `None` without any interval.
+pub fn time_weighted_return(returns: &[f64]) -> Option<f64> {
+    if returns.is_empty() {
+        return None;
+    }
+    finite(returns.iter().map(|r| 1.0 + r).product::<f64>() - 1.0)
+}
+
+/// The growth index at each valuation: 1 at the baseline, then × (1 + r_i).
+pub fn growth_index(returns: &[f64]) -> Vec<f64> {
+    let mut index = Vec::with_capacity(returns.len() + 1);
+    index.push(1.0);
+    let mut level = 1.0;
+    for r in returns {
+        level *= 1.0 + r;
+        index.push(level);
+    }
+    index
+}
+
+/// Maximum drawdown of a growth index: the most negative index / running
+/// peak − 1 (0 when it never fell); `None` for fewer than two points.
+pub fn max_drawdown(index: &[f64]) -> Option<f64> {
+    if index.len() < 2 {
+        return None;
+    }
+    let mut peak = f64::NEG_INFINITY;
+    let mut worst: f64 = 0.0;
+    for &level in index {
+        peak = peak.max(level);
+        if peak > 0.0 {
+            worst = worst.min(level / peak - 1.0);
+        }
+    }
+    finite(worst)
+}
+
+/// Daily returns: the interval returns chained within each UTC date (an
+/// interval belongs to the date of its ending valuation), in date order.
+pub fn daily_returns(series: &[Valuation], returns: &[f64]) -> Vec<f64> {
+    let mut days: Vec<(NaiveDate, f64)> = Vec::new();
+    for (valuation, r) in series.iter().skip(1).zip(returns) {
+        let date = valuation.at.date_naive();
+        match days.last_mut() {
+            Some((last, growth)) if *last == date => *growth *= 1.0 + r,
+            _ => days.push((date, 1.0 + r)),
+        }
+    }
+    days.into_iter().map(|(_, growth)| growth - 1.0).collect()
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Sample standard deviation (n − 1); `None` for fewer than two values.
+pub fn sample_deviation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let m = mean(values);
+    let variance = values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
+    finite(variance.sqrt())
+}
+
+/// Annualised volatility of daily returns: sample deviation × √252.
+pub fn volatility(daily: &[f64]) -> Option<f64> {
+    finite(sample_deviation(daily)? * TRADING_DAYS_PER_YEAR.sqrt())
+}
+
+/// Sharpe ratio with a risk-free rate of 0: mean / sample deviation × √252;
+/// `None` for fewer than two days or zero deviation.
+pub fn sharpe(daily: &[f64]) -> Option<f64> {
+    let deviation = sample_deviation(daily).filter(|d| *d > 0.0)?;
+    finite(mean(daily) / deviation * TRADING_DAYS_PER_YEAR.sqrt())
+}
+
+/// Sortino ratio: mean / √(mean of squared negative daily returns over all
+/// days) × √252; `None` for fewer than two days or no downside at all.
+pub fn sortino(daily: &[f64]) -> Option<f64> {
+    if daily.len() < 2 {
+        return None;
+    }
+    let downside =
+        (daily.iter().map(|r| r.min(0.0).powi(2)).sum::<f64>() / daily.len() as f64).sqrt();
+    if downside <= 0.0 {
+        return None;
+    }
+    finite(mean(daily) / downside * TRADING_DAYS_PER_YEAR.sqrt())
+}
+
+/// Annualised return, only for a span of at least 252 trading days:
+/// (1 + TWR)^(252 / span) − 1.
+pub fn annualized_return(twr: Option<f64>, span_trading_days: u32) -> Option<f64> {
+    if span_trading_days < TRADING_DAYS_PER_YEAR as u32 {
+        return None;
+    }
+    finite((1.0 + twr?).powf(TRADING_DAYS_PER_YEAR / f64::from(span_trading_days)) - 1.0)
+}
+
+fn finite(value: f64) -> Option<f64> {
+    value
+        .is_finite()
+        .then_some(if value == 0.0 { 0.0 } else { value })
+}
+
+/// Every metric of one strategy over its window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metrics {
+    /// Time-weighted return.
+    pub twr: Option<f64>,
+    /// Annualised return (windows of 252 trading days or more).
+    pub annualized_return: Option<f64>,
+    /// E_end − E_baseline − ΣF, exact.
+    pub pnl: Option<Decimal>,
+    /// ΣF over the window, exact.
+    pub net_flows: Option<Decimal>,
+    /// Maximum drawdown of the growth index (≤ 0).
+    pub max_drawdown: Option<f64>,
+    /// Annualised volatility of daily returns.
+    pub volatility: Option<f64>,
+    /// Sharpe ratio (risk-free 0).
+    pub sharpe: Option<f64>,
+    /// Sortino ratio.
+    pub sortino: Option<f64>,
+    /// Number of intervals (snapshots after the baseline).
+    pub intervals: usize,
+    /// The growth index at each valuation (`None` when returns are undefined).
+    pub index: Vec<Option<f64>>,
+}
+
+/// Computes every metric for `series` (baseline first).
+pub fn metrics(series: &[Valuation]) -> Metrics {
+    let intervals = series.len().saturating_sub(1);
+    let (pnl, net_flows) = match (series.first(), series.last()) {
+        (Some(first), Some(last)) if intervals > 0 => {
+            let flows: Decimal = series[1..].iter().map(|v| v.flow).sum();
+            (Some(last.equity - first.equity - flows), Some(flows))
+        }
+        _ => (None, None),
+    };
+    let returns = if intervals > 0 {
+        interval_returns(series)
+    } else {
+        None
+    };
+    let Some(returns) = returns else {
+        return Metrics {
+            twr: None,
+            annualized_return: None,
+            pnl,
+            net_flows,
+            max_drawdown: None,
+            volatility: None,
+            sharpe: None,
+            sortino: None,
+            intervals,
+            index: series
+                .iter()
+                .enumerate()
+                .map(|(i, _)| (i == 0).then_some(1.0))
+                .collect(),
+        };
+    };
+    let twr = time_weighted_return(&returns);
+    let index = growth_index(&returns);
+    let daily = daily_returns(series, &returns);
+    let span = trading_days_between(series[0].at, series[series.len() - 1].at);
+    Metrics {
+        twr,
+        annualized_return: annualized_return(twr, span),
+        pnl,
+        net_flows,
+        max_drawdown: max_drawdown(&index),
+        volatility: volatility(&daily),
+        sharpe: sharpe(&daily),
+        sortino: sortino(&daily),
+        intervals,
+        index: index.into_iter().map(finite).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

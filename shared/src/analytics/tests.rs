@@ -1,0 +1,304 @@
+use super::*;
+use proptest::prelude::*;
+use rust_decimal::Decimal;
+use std::str::FromStr;
+
+fn at(text: &str) -> DateTime<Utc> {
+    text.parse().unwrap()
+}
+
+fn dec(text: &str) -> Decimal {
+    Decimal::from_str(text).unwrap()
+}
+
+fn v(when: &str, equity: &str, flow: &str) -> Valuation {
+    Valuation {
+        at: at(when),
+        equity: dec(equity),
+        flow: dec(flow),
+    }
+}
+
+fn close(a: f64, b: f64, tolerance: f64) -> bool {
+    (a - b).abs() <= tolerance
+}
+
+/// Investopedia, "Time-Weighted Rate of Return" (worked example): $1,000,000
+/// grows to $1,162,484 by 15 August, when $100,000 is added; the year ends at
+/// $1,192,328. Published answer: (1 + 16.25%) × (1 − 5.56%) − 1 = 9.79%.
+#[test]
+fn investopedia_worked_example_is_9_79_percent() {
+    let series = [
+        v("2025-12-31T21:00:00Z", "1000000", "0"),
+        v("2026-08-15T20:00:00Z", "1262484", "100000"),
+        v("2026-12-31T21:00:00Z", "1192328", "0"),
+    ];
+    let m = metrics(&series);
+    assert!(close(m.twr.unwrap(), 0.0979, 0.00005), "{:?}", m.twr);
+    assert_eq!(m.pnl, Some(dec("92328")));
+    assert_eq!(m.net_flows, Some(dec("100000")));
+    assert_eq!(m.intervals, 2);
+}
+
+/// mathcelebrity.com, "Time Weighted Rate of Interest" (worked example):
+/// 100,000 on 1 January; 112,000 on 1 March, then +30,000; 125,000 on
+/// 1 August, then −42,000; 100,000 on 1 January next. Published: 18.78%.
+#[test]
+fn mathcelebrity_worked_example_is_18_78_percent() {
+    let series = [
+        v("2025-01-01T00:00:00Z", "100000", "0"),
+        v("2025-03-01T00:00:00Z", "142000", "30000"),
+        v("2025-08-01T00:00:00Z", "83000", "-42000"),
+        v("2026-01-01T00:00:00Z", "100000", "0"),
+    ];
+    let twr = metrics(&series).twr.unwrap();
+    assert!(close(twr, 0.1878, 0.0001), "{twr}");
+}
+
+#[test]
+fn deposits_are_not_gains() {
+    // +1000 deposited, equity up exactly 1000: no return at all.
+    let series = [
+        v("2026-05-04T20:00:00Z", "1000", "0"),
+        v("2026-05-05T20:00:00Z", "2000", "1000"),
+    ];
+    let m = metrics(&series);
+    assert_eq!(m.twr, Some(0.0));
+    assert_eq!(m.pnl, Some(Decimal::ZERO));
+}
+
+#[test]
+fn a_first_interval_fall_is_a_drawdown() {
+    let series = [
+        v("2026-05-04T20:00:00Z", "100", "0"),
+        v("2026-05-05T20:00:00Z", "90", "0"),
+        v("2026-05-06T20:00:00Z", "95", "0"),
+        v("2026-05-07T20:00:00Z", "110", "0"),
+    ];
+    let m = metrics(&series);
+    assert!(close(m.max_drawdown.unwrap(), -0.10, 1e-12));
+    let index: Vec<f64> = m.index.iter().map(|i| i.unwrap()).collect();
+    for (got, want) in index.iter().zip([1.0, 0.9, 0.95, 1.1]) {
+        assert!(close(*got, want, 1e-12), "{index:?}");
+    }
+}
+
+#[test]
+fn no_fall_is_a_zero_drawdown_and_baseline_only_is_none() {
+    let rising = [
+        v("2026-05-04T20:00:00Z", "100", "0"),
+        v("2026-05-05T20:00:00Z", "101", "0"),
+    ];
+    assert_eq!(metrics(&rising).max_drawdown, Some(0.0));
+    let baseline_only = metrics(&[v("2026-05-04T20:00:00Z", "100", "0")]);
+    assert_eq!(baseline_only.twr, None);
+    assert_eq!(baseline_only.max_drawdown, None);
+    assert_eq!(baseline_only.pnl, None);
+    assert_eq!(baseline_only.intervals, 0);
+    assert_eq!(baseline_only.index, vec![Some(1.0)]);
+}
+
+#[test]
+fn intervals_within_a_utc_date_chain_into_one_daily_return() {
+    let series = [
+        v("2026-05-04T20:00:00Z", "100", "0"),
+        v("2026-05-05T10:00:00Z", "110", "0"),
+        v("2026-05-05T20:00:00Z", "99", "0"),
+        v("2026-05-06T20:00:00Z", "108.9", "0"),
+    ];
+    let returns = interval_returns(&series).unwrap();
+    let daily = daily_returns(&series, &returns);
+    assert_eq!(daily.len(), 2);
+    assert!(close(daily[0], -0.01, 1e-12), "1.1 × 0.9 − 1");
+    assert!(close(daily[1], 0.10, 1e-12));
+}
+
+/// Daily returns +1 %, −1 %, +2 % by hand: mean 0.0066667, sample deviation
+/// 0.0152753, downside √(0.0001 / 3) = 0.0057735.
+#[test]
+fn volatility_sharpe_and_sortino_by_hand() {
+    let daily = [0.01, -0.01, 0.02];
+    assert!(close(
+        volatility(&daily).unwrap(),
+        0.0152753 * 252f64.sqrt(),
+        1e-6
+    ));
+    assert!(close(
+        sharpe(&daily).unwrap(),
+        0.0066667 / 0.0152753 * 252f64.sqrt(),
+        1e-4
+    ));
+    assert!(close(
+        sortino(&daily).unwrap(),
+        0.0066667 / 0.0057735 * 252f64.sqrt(),
+        1e-3
+    ));
+}
+
+#[test]
+fn ratios_that_cannot_be_computed_are_none() {
+    assert_eq!(volatility(&[0.01]), None, "one day has no deviation");
+    assert_eq!(sharpe(&[0.01, 0.01]), None, "zero deviation");
+    assert_eq!(
+        volatility(&[0.01, 0.01]),
+        Some(0.0),
+        "a constant series has zero volatility"
+    );
+    assert_eq!(sortino(&[0.01, 0.02]), None, "no downside");
+    assert_eq!(sortino(&[-0.01]), None, "one day");
+    assert_eq!(time_weighted_return(&[]), None);
+}
+
+#[test]
+fn zero_starting_capital_is_zero_return_or_undefined() {
+    let funded = [
+        v("2026-05-04T20:00:00Z", "0", "0"),
+        v("2026-05-05T20:00:00Z", "1000", "1000"),
+        v("2026-05-06T20:00:00Z", "1100", "0"),
+    ];
+    assert!(close(metrics(&funded).twr.unwrap(), 0.10, 1e-12));
+    let undefined = [
+        v("2026-05-04T20:00:00Z", "0", "0"),
+        v("2026-05-05T20:00:00Z", "1000", "0"),
+    ];
+    let m = metrics(&undefined);
+    assert_eq!((m.twr, m.max_drawdown, m.volatility), (None, None, None));
+    assert_eq!(m.pnl, Some(dec("1000")));
+}
+
+#[test]
+fn annualised_return_needs_252_trading_days() {
+    assert_eq!(annualized_return(Some(0.2), 251), None);
+    assert!(close(
+        annualized_return(Some(0.2), 252).unwrap(),
+        0.2,
+        1e-12
+    ));
+    assert!(close(
+        annualized_return(Some(0.21), 504).unwrap(),
+        0.1,
+        1e-12
+    ));
+    // A 63-day window never annualises, however good the return.
+    let series = [
+        v("2026-02-02T20:00:00Z", "100", "0"),
+        v("2026-05-01T20:00:00Z", "150", "0"),
+    ];
+    assert_eq!(metrics(&series).annualized_return, None);
+}
+
+#[test]
+fn trading_days_count_weekdays_by_utc_date() {
+    let friday = at("2026-05-29T20:00:00Z");
+    assert_eq!(window_start(friday, 21), at("2026-04-30T20:00:00Z"));
+    assert_eq!(window_start(at("2026-06-01T20:00:00Z"), 1), friday);
+    for days in [1, 5, 21, 63, 126, 252] {
+        assert_eq!(
+            trading_days_between(window_start(friday, days), friday),
+            days
+        );
+    }
+    assert!(
+        !is_stale(friday, at("2026-06-01T20:00:00Z")),
+        "Friday is one trading day before Monday"
+    );
+    assert!(is_stale(
+        at("2026-05-28T20:00:00Z"),
+        at("2026-06-01T20:00:00Z")
+    ));
+}
+
+/// A random, always-positive series: hourly valuations with returns in
+/// ±20 % and flows (at most half the equity out, or up to equal in).
+fn series_strategy() -> impl Strategy<Value = Vec<Valuation>> {
+    (
+        100_000i64..100_000_000,
+        prop::collection::vec((-2000i64..2000, -5000i64..10000), 1..40),
+    )
+        .prop_map(|(start_cents, steps)| {
+            let base = at("2026-03-02T14:00:00Z");
+            let mut equity = Decimal::new(start_cents, 2);
+            let mut series = vec![Valuation {
+                at: base,
+                equity,
+                flow: Decimal::ZERO,
+            }];
+            for (i, (return_bp, flow_bp)) in steps.into_iter().enumerate() {
+                let grown = (equity * (Decimal::ONE + Decimal::new(return_bp, 4))).round_dp(2);
+                let flow = (grown * Decimal::new(flow_bp, 4)).round_dp(2);
+                equity = grown + flow;
+                series.push(Valuation {
+                    at: base + Duration::hours(5 * (i as i64 + 1)),
+                    equity,
+                    flow,
+                });
+            }
+            series
+        })
+}
+
+fn relative_close(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+        _ => false,
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_deposit_with_a_matching_equity_rise_leaves_twr_unchanged(
+        series in series_strategy(), at_fraction in 0.0f64..1.0, deposit_cents in 1i64..10_000_000
+    ) {
+        let returns = interval_returns(&series).unwrap();
+        let i = 1 + ((series.len() - 1) as f64 * at_fraction) as usize % (series.len() - 1);
+        let deposit = Decimal::new(deposit_cents, 2);
+        let mut with_deposit = series.clone();
+        with_deposit[i].flow += deposit;
+        // The deposit stays invested: it grows with the strategy's later returns.
+        let mut grown = 1.0;
+        for j in i..series.len() {
+            if j > i {
+                grown *= 1.0 + returns[j - 1];
+            }
+            with_deposit[j].equity += deposit * Decimal::try_from(grown).unwrap();
+        }
+        let before = time_weighted_return(&returns);
+        let after = time_weighted_return(&interval_returns(&with_deposit).unwrap());
+        prop_assert!(relative_close(before, after), "{before:?} vs {after:?}");
+    }
+
+    #[test]
+    fn scaling_equities_and_flows_leaves_every_ratio_unchanged(series in series_strategy(), k in 1u32..1000) {
+        let factor = Decimal::new(i64::from(k), 1);
+        let scaled: Vec<Valuation> = series
+            .iter()
+            .map(|v| Valuation { at: v.at, equity: v.equity * factor, flow: v.flow * factor })
+            .collect();
+        let (a, b) = (metrics(&series), metrics(&scaled));
+        prop_assert!(relative_close(a.twr, b.twr));
+        prop_assert!(relative_close(a.max_drawdown, b.max_drawdown));
+        prop_assert!(relative_close(a.volatility, b.volatility));
+        prop_assert!(relative_close(a.sharpe, b.sharpe));
+        prop_assert!(relative_close(a.sortino, b.sortino));
+        prop_assert_eq!(b.pnl, a.pnl.map(|p| p * factor));
+    }
+
+    #[test]
+    fn splitting_an_interval_without_a_flow_leaves_twr_unchanged(
+        series in series_strategy(), at_fraction in 0.0f64..1.0, mid_bp in -2000i64..2000
+    ) {
+        let i = 1 + ((series.len() - 1) as f64 * at_fraction) as usize % (series.len() - 1);
+        let previous = series[i - 1];
+        let mid = Valuation {
+            at: previous.at + (series[i].at - previous.at) / 2,
+            equity: (previous.equity * (Decimal::ONE + Decimal::new(mid_bp, 4))).round_dp(2),
+            flow: Decimal::ZERO,
+        };
+        let mut split = series.clone();
+        split.insert(i, mid);
+        let before = time_weighted_return(&interval_returns(&series).unwrap());
+        let after = time_weighted_return(&interval_returns(&split).unwrap());
+        prop_assert!(relative_close(before, after), "{before:?} vs {after:?}");
+    }
+}
