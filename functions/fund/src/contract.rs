@@ -173,6 +173,26 @@ pub fn contract() -> Value {
                 "etag": "dashboard and ledger responses carry ETag: \"<rootHash>\" and answer 304 to a matching If-None-Match"
             },
             "periods": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": "trading days (Monday to Friday by UTC date; holidays are not removed)"},
+            "dashboard": {
+                "window": "ends at the fund's latest snapshot (end); its start steps back from end one calendar day at a time, counting steps that land on a weekday, until period are counted",
+                "baseline": "per (strategyId, mode): the last snapshot at or before the start, or its first snapshot if it began inside the window; the window's snapshots are those after the baseline up to end",
+                "intervalReturn": "r_i = (E_i - F_i) / E_(i-1) - 1, with F_i = flowSincePrevious (flows land at interval end); from zero equity: 0 if nothing was gained, else undefined (return metrics null)",
+                "twr": "prod(1 + r_i) - 1",
+                "pnl": "E_end - E_baseline - sum(F), exact decimals",
+                "netFlows": "sum(F) over the window",
+                "maxDrawdown": "most negative growthIndex / runningPeak - 1, the index being 1 at the baseline (a first-interval fall counts); 0 if it never fell",
+                "dailyReturns": "interval returns chained within each UTC date (the date of the interval's ending snapshot)",
+                "volatility": "sample standard deviation (n - 1) of daily returns * sqrt(252); null with fewer than 2 days",
+                "sharpe": "mean(daily) / sampleStd(daily) * sqrt(252), risk-free 0; null with fewer than 2 days or zero deviation",
+                "sortino": "mean(daily) / sqrt(mean over all days of min(r, 0)^2) * sqrt(252); null with fewer than 2 days or no downside",
+                "annualizedReturn": "(1 + twr)^(252 / span) - 1 only when the strategy's span in the window is at least 252 trading days; otherwise null",
+                "nulls": "a metric that cannot be computed is null, never 0 or NaN; a baseline-only strategy has baselineOnly true and null returns",
+                "stale": "the strategy's latest snapshot is more than one trading day older than the fund's latest",
+                "comparison": "sharedTimestamps counts the instants in the window every strategy has; misaligned lists strategies missing an instant another has; comparison.strategies[].twr is measured between the first and last shared instants",
+                "positions": "latest positions with value = quantity * mark and weight = value / equity (cashWeight = cash / equity)",
+                "decisions": "decisions with start < asOf <= end, newest first, at most 200",
+                "caching": "the same head always gives byte-identical JSON; ETag is the root hash"
+            },
             "never": "the service executes no orders, approves nothing, signs nothing, copies no wallet, and holds no broker credentials"
         },
         "limits": {
@@ -312,14 +332,35 @@ pub fn openapi() -> Value {
                     "leafHash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
                     "head": {"$ref": "#/components/schemas/Head"},
                     "record": {"type": "object"}}},
-                "Dashboard": {"type": "object", "required": ["schemaVersion", "period", "unit", "window", "head", "strategies"], "properties": {
+                "Metrics": {"type": "object", "required": ["twr", "annualizedReturn", "pnl", "netFlows", "maxDrawdown", "volatility", "sharpe", "sortino", "intervals"],
+                    "properties": {
+                        "twr": {"type": ["number", "null"]}, "annualizedReturn": {"type": ["number", "null"]},
+                        "pnl": {"type": ["number", "null"]}, "netFlows": {"type": ["number", "null"]},
+                        "maxDrawdown": {"type": ["number", "null"], "maximum": 0}, "volatility": {"type": ["number", "null"]},
+                        "sharpe": {"type": ["number", "null"]}, "sortino": {"type": ["number", "null"]},
+                        "intervals": {"type": "integer", "minimum": 0}}},
+                "DashboardStrategy": {"type": "object", "required": ["strategyId", "strategyName", "mode", "baseline", "latest", "metrics", "series", "stale"],
+                    "properties": {
+                        "strategyId": {"type": "string"}, "strategyName": {"type": "string"}, "mode": {"enum": ["live", "paper"]},
+                        "baseline": {"type": "object"}, "latest": {"type": "object"},
+                        "metrics": {"$ref": "#/components/schemas/Metrics"},
+                        "series": {"type": "array", "items": {"type": "object", "properties": {
+                            "asOf": {"type": "string"}, "equity": {"type": "number"}, "index": {"type": ["number", "null"]}}}},
+                        "stale": {"type": "boolean"}, "baselineOnly": {"type": "boolean"}}},
+                "Dashboard": {"type": "object", "required": ["schemaVersion", "period", "unit", "window", "head", "strategies", "comparison", "decisions"], "properties": {
                     "schemaVersion": {"const": SCHEMA_VERSION},
                     "period": {"type": "integer", "enum": PERIODS},
                     "unit": {"const": "tradingDays"},
                     "window": {"type": "object", "properties": {
                         "start": {"type": ["string", "null"]}, "end": {"type": ["string", "null"]}}},
                     "head": {"$ref": "#/components/schemas/Head"},
-                    "strategies": {"type": "array", "items": {"type": "object"}}}},
+                    "strategies": {"type": "array", "items": {"$ref": "#/components/schemas/DashboardStrategy"}},
+                    "comparison": {"type": "object", "required": ["sharedTimestamps", "misaligned"], "properties": {
+                        "sharedTimestamps": {"type": "integer", "minimum": 0},
+                        "misaligned": {"type": "array", "items": {"type": "string"}},
+                        "strategies": {"type": "array", "items": {"type": "object"}}}},
+                    "decisions": {"type": "array", "items": {"type": "object", "required": ["seq", "record"], "properties": {
+                        "seq": {"type": "integer", "minimum": 1}, "record": {"$ref": "#/components/schemas/Decision"}}}}}},
                 "ScannerReport": {"type": "object", "required": ["version", "mode"], "properties": {
                     "version": {"const": SCANNER_VERSION}, "mode": {"const": SCANNER_MODE}}},
                 "Error": {"type": "object", "required": ["error"], "properties": {"error": {

@@ -17,7 +17,7 @@
 
 use super::{
     AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageQuery, Refusal,
-    StoreError,
+    StoreError, WindowEntries,
 };
 use crate::merkle::{Digest, Frontier, Head};
 use crate::record::{Mode, RecordKind, StrategyId};
@@ -114,6 +114,19 @@ impl SqliteStore {
         })
     }
 
+    /// Appends many records in one transaction (one fsync), each with the
+    /// same checks as [`LedgerStore::append`], in order: for imports and
+    /// benchmarks. Either all outcomes are durable or none is.
+    pub async fn append_batch(
+        &self,
+        candidates: Vec<Candidate>,
+    ) -> Result<Vec<AppendOutcome>, StoreError> {
+        Self::with(&self.writer, move |conn| {
+            append_in_transaction(conn, &candidates)
+        })
+        .await
+    }
+
     async fn with<T: Send + 'static>(
         connection: &Arc<Mutex<Connection>>,
         work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -192,11 +205,37 @@ fn collect_entries(
 
 fn append_in_transaction(
     conn: &mut Connection,
-    c: &Candidate,
-) -> Result<AppendOutcome, StoreError> {
+    candidates: &[Candidate],
+) -> Result<Vec<AppendOutcome>, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(unavailable)?;
+    let mut frontier = read_frontier(&tx)?;
+    let before = frontier.size();
+    let outcomes = candidates
+        .iter()
+        .map(|c| apply(&tx, c, &mut frontier))
+        .collect::<Result<Vec<_>, _>>()?;
+    if frontier.size() != before {
+        let head = frontier.head();
+        tx.execute(
+            "INSERT INTO head (singleton, size, root, frontier) VALUES (1, ?1, ?2, ?3)
+             ON CONFLICT (singleton) DO UPDATE SET size = excluded.size, root = excluded.root, frontier = excluded.frontier",
+            params![head.size as i64, head.root_hash.0.as_slice(), frontier.to_bytes()],
+        )
+        .map_err(unavailable)?;
+        tx.commit().map_err(unavailable)?;
+    }
+    Ok(outcomes)
+}
+
+/// One append's checks and writes inside an open transaction; `frontier`
+/// is the in-memory right edge, written back once by the caller.
+fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    c: &Candidate,
+    frontier: &mut Frontier,
+) -> Result<AppendOutcome, StoreError> {
     let existing: Option<(i64, Vec<u8>, String)> = tx
         .query_row(
             "SELECT seq, leaf_hash, canonical FROM records WHERE id = ?1",
@@ -212,11 +251,12 @@ fn append_in_transaction(
                 existing_seq: entry.seq,
             }));
         }
-        let head = read_head(&tx)?;
-        return Ok(AppendOutcome::Unchanged { entry, head });
+        return Ok(AppendOutcome::Unchanged {
+            entry,
+            head: frontier.head(),
+        });
     }
     if c.kind == RecordKind::Snapshot {
-        let keys = params![c.strategy_id.as_str(), c.mode.as_str()];
         let same_instant: Option<i64> = tx
             .query_row(
                 "SELECT seq FROM records WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns = ?3",
@@ -234,7 +274,7 @@ fn append_in_transaction(
             .query_row(
                 "SELECT seq, as_of_ns FROM records WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2
                  ORDER BY as_of_ns DESC LIMIT 1",
-                keys,
+                params![c.strategy_id.as_str(), c.mode.as_str()],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
@@ -247,7 +287,6 @@ fn append_in_transaction(
             }));
         }
     }
-    let mut frontier = read_frontier(&tx)?;
     frontier.push(c.leaf_hash);
     let head = frontier.head();
     let seq = head.size;
@@ -275,13 +314,6 @@ fn append_in_transaction(
         )
         .map_err(unavailable)?;
     }
-    tx.execute(
-        "INSERT INTO head (singleton, size, root, frontier) VALUES (1, ?1, ?2, ?3)
-         ON CONFLICT (singleton) DO UPDATE SET size = excluded.size, root = excluded.root, frontier = excluded.frontier",
-        params![seq as i64, head.root_hash.0.as_slice(), frontier.to_bytes()],
-    )
-    .map_err(unavailable)?;
-    tx.commit().map_err(unavailable)?;
     let entry = Entry {
         seq,
         leaf_hash: c.leaf_hash,
@@ -362,13 +394,33 @@ fn read_series(
     collect_entries(rows)
 }
 
+fn read_decisions(
+    conn: &Connection,
+    start: i64,
+    end: i64,
+    limit: usize,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT seq, leaf_hash, canonical FROM records
+             WHERE kind = 'decision' AND as_of_ns > ?1 AND as_of_ns <= ?2
+             ORDER BY as_of_ns DESC, seq DESC LIMIT ?3",
+        )
+        .map_err(unavailable)?;
+    let rows = statement
+        .query_map(params![start, end, limit as i64], entry_from_row)
+        .map_err(unavailable)?;
+    collect_entries(rows)
+}
+
 #[async_trait]
 impl LedgerStore for SqliteStore {
     async fn append(&self, candidate: Candidate) -> Result<AppendOutcome, StoreError> {
-        Self::with(&self.writer, move |conn| {
-            append_in_transaction(conn, &candidate)
+        let mut outcomes = Self::with(&self.writer, move |conn| {
+            append_in_transaction(conn, &[candidate])
         })
-        .await
+        .await?;
+        Ok(outcomes.pop().expect("one outcome per candidate"))
     }
 
     async fn head(&self) -> Result<Head, StoreError> {
@@ -420,20 +472,32 @@ impl LedgerStore for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Entry>, StoreError> {
         Self::with(&self.reader, move |conn| {
-            let mut statement = conn
-                .prepare_cached(
-                    "SELECT seq, leaf_hash, canonical FROM records
-                     WHERE kind = 'decision' AND as_of_ns > ?1 AND as_of_ns <= ?2
-                     ORDER BY as_of_ns DESC, seq DESC LIMIT ?3",
-                )
-                .map_err(unavailable)?;
-            let rows = statement
-                .query_map(
-                    params![start_nanos, end_nanos, limit as i64],
-                    entry_from_row,
-                )
-                .map_err(unavailable)?;
-            collect_entries(rows)
+            read_decisions(conn, start_nanos, end_nanos, limit)
+        })
+        .await
+    }
+
+    /// The whole window in one read transaction on one blocking task.
+    async fn window(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        start_nanos: i64,
+        end_nanos: i64,
+        decision_limit: usize,
+    ) -> Result<WindowEntries, StoreError> {
+        let keys: Vec<(String, Mode)> = strategies
+            .iter()
+            .map(|(id, mode)| (id.as_str().to_owned(), *mode))
+            .collect();
+        Self::with(&self.reader, move |conn| {
+            let tx = conn.transaction().map_err(unavailable)?;
+            let series = keys
+                .iter()
+                .map(|(id, mode)| read_series(&tx, id, mode.as_str(), start_nanos, end_nanos))
+                .collect::<Result<Vec<_>, _>>()?;
+            let decisions = read_decisions(&tx, start_nanos, end_nanos, decision_limit)?;
+            tx.commit().map_err(unavailable)?;
+            Ok(WindowEntries { series, decisions })
         })
         .await
     }
@@ -453,6 +517,33 @@ mod tests {
             async move { store }
         })
         .await;
+    }
+
+    #[tokio::test]
+    async fn a_batch_applies_the_same_checks_in_order_and_writes_one_head() {
+        use super::super::conformance::{decision, snapshot};
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let outcomes = store
+            .append_batch(vec![
+                snapshot("a", "s", "live", 2, 100),
+                snapshot("b", "s", "live", 1, 100),
+                snapshot("a", "s", "live", 2, 100),
+                decision("d", "s", 0),
+            ])
+            .await
+            .unwrap();
+        assert!(matches!(outcomes[0], AppendOutcome::Created { .. }));
+        assert!(matches!(
+            outcomes[1],
+            AppendOutcome::Refused(Refusal::OutOfOrder { latest_seq: 1 })
+        ));
+        assert!(matches!(outcomes[2], AppendOutcome::Unchanged { .. }));
+        let AppendOutcome::Created { head, .. } = &outcomes[3] else {
+            panic!("{:?}", outcomes[3])
+        };
+        assert_eq!(store.head().await.unwrap(), *head);
+        assert_eq!(head.size, 2);
     }
 
     #[tokio::test]

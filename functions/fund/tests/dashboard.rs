@@ -1,0 +1,315 @@
+//! The dashboard end to end through the router: each period, the default,
+//! each invalid period, the window rule, metrics against hand-computed
+//! values, stale / baseline-only / misaligned strategies, decisions, weights,
+//! and byte-identical answers for the same head.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
+use freedom_shared::config::WriteToken;
+use freedom_shared::store::sqlite::SqliteStore;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+const TOKEN: &str = "dashboard-test-token-0123456789";
+
+struct App {
+    router: axum::Router,
+    _dir: tempfile::TempDir,
+}
+
+impl App {
+    fn new() -> App {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let state = fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN));
+        App {
+            router: fund::app(state),
+            _dir: dir,
+        }
+    }
+
+    async fn post(&self, record: Value) {
+        let request = Request::post("/api/freedom-fund")
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(record.to_string()))
+            .unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED, "{record}");
+    }
+
+    async fn get_raw(&self, query: &str) -> (StatusCode, Vec<u8>) {
+        let request = Request::get(format!("/api/freedom-fund{query}"))
+            .body(Body::empty())
+            .unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        (
+            status,
+            response
+                .into_body()
+                .collect()
+                .await
+                .unwrap()
+                .to_bytes()
+                .to_vec(),
+        )
+    }
+
+    async fn get(&self, query: &str) -> Value {
+        let (status, body) = self.get_raw(query).await;
+        assert_eq!(status, StatusCode::OK, "{query}");
+        serde_json::from_slice(&body).unwrap()
+    }
+}
+
+fn snapshot(strategy: &str, mode: &str, at: DateTime<Utc>, equity: f64, flow: f64) -> Value {
+    json!({
+        "id": format!("{strategy}-{mode}-{}", at.format("%Y%m%dT%H%M")), "type": "snapshot", "visibility": "public",
+        "mode": mode, "strategyId": strategy, "strategyName": format!("Strategy {strategy}"),
+        "asOf": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "source": {"name": "test", "url": "https://example.com/t"},
+        "currency": "USD", "equity": equity, "flowSincePrevious": flow
+    })
+}
+
+/// Weekday closes (20:00 UTC) going back from Friday 2026-05-29, oldest first.
+fn weekdays(count: usize) -> Vec<DateTime<Utc>> {
+    let mut days = Vec::new();
+    let mut at: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
+    while days.len() < count {
+        if !matches!(at.weekday(), Weekday::Sat | Weekday::Sun) {
+            days.push(at);
+        }
+        at -= Duration::days(1);
+    }
+    days.reverse();
+    days
+}
+
+fn close(value: &Value, want: f64) -> bool {
+    value
+        .as_f64()
+        .is_some_and(|got| (got - want).abs() <= 1e-9 * want.abs().max(1.0))
+}
+
+fn strategy<'a>(dashboard: &'a Value, id: &str) -> &'a Value {
+    dashboard["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["strategyId"] == id)
+        .expect("strategy listed")
+}
+
+/// "steady" gains 0.1 % every weekday for 300 days, with a 1000 deposit on
+/// the last day; "late" starts five days before the end; "gone" stopped two
+/// weeks ago; "fresh" has a single snapshot today.
+async fn fund_with_history() -> App {
+    let app = App::new();
+    let days = weekdays(300);
+    let mut equity = 10_000.0f64;
+    for (i, at) in days.iter().enumerate() {
+        let flow = if i == days.len() - 1 { 1000.0 } else { 0.0 };
+        if i > 0 {
+            equity = (equity * 1.001 * 100.0).round() / 100.0 + flow;
+        }
+        app.post(snapshot("steady", "live", *at, equity, flow))
+            .await;
+    }
+    for (i, at) in days[days.len() - 5..].iter().enumerate() {
+        app.post(snapshot("late", "paper", *at, 500.0 + i as f64 * 5.0, 0.0))
+            .await;
+    }
+    for at in &days[200..days.len() - 10] {
+        app.post(snapshot("gone", "paper", *at, 100.0, 0.0)).await;
+    }
+    app.post(snapshot("fresh", "live", days[days.len() - 1], 42.0, 0.0))
+        .await;
+    app.post(json!({
+        "id": "decision-in-window", "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": "steady", "strategyName": "Strategy steady", "asOf": "2026-05-20T15:00:00Z",
+        "source": {"name": "agent", "url": "https://example.com/a"}, "action": "hold", "summary": "Stay the course."
+    }))
+    .await;
+    app.post(json!({
+        "id": "decision-before-window", "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": "steady", "strategyName": "Strategy steady", "asOf": "2025-01-20T15:00:00Z",
+        "source": {"name": "agent", "url": "https://example.com/a"}, "action": "research", "summary": "Old."
+    }))
+    .await;
+    app
+}
+
+#[tokio::test]
+async fn each_period_has_its_window_and_metrics() {
+    let app = fund_with_history().await;
+    for period in [21u32, 63, 126, 252] {
+        let dashboard = app.get(&format!("?period={period}")).await;
+        assert_eq!(dashboard["period"], period);
+        assert_eq!(dashboard["window"]["end"], "2026-05-29T20:00:00Z");
+        let steady = strategy(&dashboard, "steady");
+        // Daily weekday snapshots ending on a Friday: exactly `period` intervals.
+        assert_eq!(steady["metrics"]["intervals"], period, "period {period}");
+        assert_eq!(
+            steady["series"].as_array().unwrap().len(),
+            period as usize + 1
+        );
+        assert_eq!(steady["series"][0]["index"], 1.0);
+        // The last day's deposit is not a gain: the TWR is the compounded 0.1 % (to the cent).
+        let twr = steady["metrics"]["twr"].as_f64().unwrap();
+        let expected = 1.001f64.powi(period as i32) - 1.0;
+        assert!(
+            (twr - expected).abs() < 1e-5,
+            "period {period}: {twr} vs {expected}"
+        );
+        assert_eq!(steady["metrics"]["netFlows"], 1000);
+        assert_eq!(steady["metrics"]["maxDrawdown"], 0.0);
+        // Constant daily returns (to the cent): near-zero volatility, never NaN.
+        assert!(steady["metrics"]["volatility"].as_f64().unwrap() < 0.001);
+        if period == 252 {
+            assert!(
+                close(&steady["metrics"]["annualizedReturn"], twr),
+                "252 days annualise to the TWR itself"
+            );
+        } else {
+            assert_eq!(
+                steady["metrics"]["annualizedReturn"],
+                Value::Null,
+                "period {period}"
+            );
+        }
+        assert_eq!(steady["stale"], false);
+    }
+}
+
+#[tokio::test]
+async fn the_default_period_is_63_and_invalid_periods_are_400() {
+    let app = fund_with_history().await;
+    let default = app.get("").await;
+    assert_eq!(default["period"], 63);
+    assert_eq!(default["unit"], "tradingDays");
+    assert_eq!(app.get("?period=63").await, default);
+    for bad in ["0", "1", "20", "22", "64", "365", "abc", "-21", "21.5", ""] {
+        let (status, body) = app.get_raw(&format!("?period={bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "invalid_query");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("21, 63, 126, 252")
+        );
+    }
+}
+
+#[tokio::test]
+async fn stale_baseline_only_and_misaligned_strategies_are_shown_as_such() {
+    let app = fund_with_history().await;
+    let dashboard = app.get("?period=21").await;
+    let gone = strategy(&dashboard, "gone");
+    assert_eq!(gone["stale"], true);
+    let fresh = strategy(&dashboard, "fresh");
+    assert_eq!(fresh["baselineOnly"], true);
+    assert_eq!(
+        fresh["metrics"]["twr"],
+        Value::Null,
+        "a baseline has no return, not 0 %"
+    );
+    assert_eq!(fresh["metrics"]["volatility"], Value::Null);
+    let late = strategy(&dashboard, "late");
+    assert_eq!(
+        late["baseline"]["asOf"], "2026-05-25T20:00:00Z",
+        "began inside the window: its first snapshot"
+    );
+    assert!(close(&late["metrics"]["twr"], 520.0 / 500.0 - 1.0));
+    let comparison = &dashboard["comparison"];
+    assert_eq!(
+        comparison["sharedTimestamps"], 0,
+        "'gone' shares no timestamp in the window with 'fresh'"
+    );
+    let misaligned: Vec<&str> = comparison["misaligned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        misaligned.contains(&"fresh")
+            && misaligned.contains(&"late")
+            && !misaligned.contains(&"steady"),
+        "{misaligned:?}"
+    );
+}
+
+#[tokio::test]
+async fn decisions_in_the_window_are_listed_and_older_ones_are_not() {
+    let app = fund_with_history().await;
+    let dashboard = app.get("?period=21").await;
+    let ids: Vec<&str> = dashboard["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["record"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["decision-in-window"]);
+    assert!(dashboard["decisions"][0]["seq"].as_u64().is_some());
+}
+
+#[tokio::test]
+async fn latest_positions_carry_value_and_weight() {
+    let app = App::new();
+    let mut record = snapshot(
+        "core",
+        "live",
+        "2026-05-29T20:00:00Z".parse().unwrap(),
+        1000.0,
+        0.0,
+    );
+    record["cash"] = json!(250);
+    record["positions"] = json!([{"symbol": "VTI", "quantity": 3, "cost": 600, "mark": 250}]);
+    app.post(record).await;
+    let dashboard = app.get("").await;
+    let latest = &strategy(&dashboard, "core")["latest"];
+    assert_eq!(latest["positions"][0]["value"], 750);
+    assert!(close(&latest["positions"][0]["weight"], 0.75));
+    assert!(close(&latest["cashWeight"], 0.25));
+}
+
+#[tokio::test]
+async fn the_same_head_gives_byte_identical_json_and_a_new_record_changes_it() {
+    let app = fund_with_history().await;
+    let (_, first) = app.get_raw("?period=63").await;
+    let (_, second) = app.get_raw("?period=63").await;
+    assert_eq!(first, second);
+    app.post(snapshot(
+        "fresh",
+        "live",
+        "2026-06-01T20:00:00Z".parse().unwrap(),
+        43.0,
+        0.0,
+    ))
+    .await;
+    let (_, third) = app.get_raw("?period=63").await;
+    assert_ne!(first, third);
+    let third: Value = serde_json::from_slice(&third).unwrap();
+    assert_eq!(third["window"]["end"], "2026-06-01T20:00:00Z");
+    assert!(close(
+        &strategy(&third, "fresh")["metrics"]["twr"],
+        43.0 / 42.0 - 1.0
+    ));
+}
+
+#[tokio::test]
+async fn an_empty_ledger_has_an_empty_dashboard() {
+    let app = App::new();
+    let dashboard = app.get("").await;
+    assert_eq!(dashboard["window"], json!({"start": null, "end": null}));
+    assert_eq!(dashboard["strategies"], json!([]));
+    assert_eq!(dashboard["comparison"]["sharedTimestamps"], 0);
+    assert_eq!(dashboard["head"]["size"], 0);
+}
