@@ -336,44 +336,27 @@ async fn series_starts_at_the_baseline<S: LedgerStore>(store: S) {
     created(&store, snapshot("other", "t", "live", 3, 100)).await;
     created(&store, decision("d", "s", 3)).await;
     let s = strategy("s");
-    let days = |entries: Vec<Entry>| -> Vec<String> {
-        entries
-            .iter()
-            .map(|e| {
-                serde_json::from_str::<serde_json::Value>(&e.canonical).unwrap()["id"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect()
-    };
     // Baseline is the last snapshot at or before the start.
     assert_eq!(
-        days(
-            store
-                .snapshot_series(&s, Mode::Live, day_nanos(3), day_nanos(6))
-                .await
-                .unwrap()
-        ),
+        ids(&store
+            .snapshot_series(&s, Mode::Live, day_nanos(3), day_nanos(6))
+            .await
+            .unwrap()),
         ["s2", "s4", "s6"]
     );
     assert_eq!(
-        days(
-            store
-                .snapshot_series(&s, Mode::Live, day_nanos(4), day_nanos(8))
-                .await
-                .unwrap()
-        ),
+        ids(&store
+            .snapshot_series(&s, Mode::Live, day_nanos(4), day_nanos(8))
+            .await
+            .unwrap()),
         ["s4", "s6", "s8"]
     );
     // A strategy that began inside the window has no earlier baseline.
     assert_eq!(
-        days(
-            store
-                .snapshot_series(&s, Mode::Live, day_nanos(-5), day_nanos(2))
-                .await
-                .unwrap()
-        ),
+        ids(&store
+            .snapshot_series(&s, Mode::Live, day_nanos(-5), day_nanos(2))
+            .await
+            .unwrap()),
         ["s0", "s2"]
     );
     assert!(
@@ -393,18 +376,9 @@ async fn latest_snapshots_has_one_per_strategy_and_mode<S: LedgerStore>(store: S
     let (_, head) = created(&store, decision("d", "a", 9)).await;
     let latest = store.latest_snapshots().await.unwrap();
     assert_eq!(latest.head, head);
-    let mut ids: Vec<String> = latest
-        .entries
-        .iter()
-        .map(|e| {
-            serde_json::from_str::<serde_json::Value>(&e.canonical).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    ids.sort();
-    assert_eq!(ids, ["a2", "a3", "b1"]);
+    let mut latest_ids = ids(&latest.entries);
+    latest_ids.sort();
+    assert_eq!(latest_ids, ["a2", "a3", "b1"]);
 }
 
 async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
