@@ -11,7 +11,7 @@
 
 use crate::analytics::{self, Valuation};
 use crate::merkle::{Digest, Head};
-use crate::record::{Decision, Mode, Record, Snapshot, StrategyId, decimal_json};
+use crate::record::{Mode, Record, Snapshot, StrategyId, decimal_json};
 use crate::store::{Entry, LedgerStore, StoreError};
 use axum::body::Bytes;
 use chrono::{DateTime, Utc};
@@ -27,8 +27,6 @@ pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
 pub const DEFAULT_PERIOD: u32 = 63;
 /// Most decisions a dashboard lists (newest first).
 pub const MAX_DECISIONS: usize = 200;
-
-pub use crate::analytics::window_start;
 
 /// A dashboard period: a count of trading days, one of [`PERIODS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -298,13 +296,6 @@ fn snapshot_of(entry: &Entry) -> Result<Snapshot, StoreError> {
     }
 }
 
-fn decision_of(entry: &Entry) -> Result<Decision, StoreError> {
-    match Record::from_canonical(&entry.canonical).map_err(|e| corrupt(entry, e))? {
-        Record::Decision(decision) => Ok(decision),
-        Record::Snapshot(_) => Err(corrupt(entry, "expected a decision")),
-    }
-}
-
 fn rfc3339(instant: DateTime<Utc>) -> String {
     instant.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
@@ -382,7 +373,7 @@ async fn compute(
         .into_iter()
         .filter(at_head)
         .map(|e| {
-            decision_of(&e)?;
+            // The store's query selects decisions; the text is checked to be JSON here.
             let record =
                 RawValue::from_string(e.canonical.clone()).map_err(|err| corrupt(&e, err))?;
             Ok(DecisionView { seq: e.seq, record })

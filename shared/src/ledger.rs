@@ -95,9 +95,4 @@ impl Ledger {
     pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
         self.store.page(query).await
     }
-
-    /// The current head.
-    pub async fn head(&self) -> Result<Head, StoreError> {
-        self.store.head().await
-    }
 }
