@@ -5,28 +5,28 @@
 //! ```
 //!
 //! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
-//! embedded store in the data dir. It logs where it listens and which store
+//! embedded store in the data dir, or on the KV REST store when its variables
+//! are set (DESIGN.md "Configuration"; the data dir is then unused). It logs where it listens and which store
 //! it uses, and shuts down cleanly on SIGINT or SIGTERM (in-flight requests
 //! finish; every acknowledged append is already on disk).
 
 use clap::Parser;
 use freedom_shared::config;
-use freedom_shared::store::sqlite::SqliteStore;
+use freedom_shared::store::Stores;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
 #[command(
     name = "freedom-local",
-    about = "Run Freedom Fund's fund and scanner functions locally on the embedded store"
+    about = "Run Freedom Fund's fund and scanner functions locally (embedded store, or the KV REST store when configured)"
 )]
 struct Options {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:3000")]
     addr: SocketAddr,
-    /// Directory of the embedded store.
+    /// Directory of the embedded store (unused when the KV REST store is configured).
     #[arg(long, default_value = "./data")]
     data_dir: PathBuf,
     /// Do not run the scanner every 15 minutes.
@@ -46,14 +46,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
     let options = Options::parse();
     let lookup = |name: &str| std::env::var(name).ok();
-    if let Some(kv) = config::kv_config(lookup)? {
-        return Err(format!(
-            "{} is set, but the KV REST store is not available in this build yet; unset the KV variables to use the embedded store",
-            kv.source
-        )
-        .into());
-    }
-    let store = SqliteStore::open(&options.data_dir)?;
+    let kv = config::kv_config(lookup)?;
+    let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
     let write_token = config::write_token(lookup);
     match &write_token {
         None => tracing::warn!(
@@ -67,7 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Some(_) => {}
     }
-    let fund_state = fund::AppState::new(Arc::new(store), write_token);
+    let fund_state = fund::AppState::new(stores.ledger, write_token);
     let app = fund::routes(fund_state)
         .merge(scanner::routes())
         .fallback(freedom_shared::http::not_found);
@@ -75,8 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     tracing::info!(
         addr = %listener.local_addr()?,
-        store = "embedded (SQLite)",
-        data_dir = %options.data_dir.display(),
+        store = %stores.description,
         "freedom-local listening"
     );
     if options.no_schedule {

@@ -4,7 +4,9 @@
 //!   root still re-derives (checked here and by the independent Python
 //!   verifier in `scripts/verify-ledger.py`);
 //! - SIGTERM shuts it down cleanly;
-//! - KV variables without the KV adapter stop start-up with a clear message.
+//! - with the KV variables set it uses the KV REST store and says so: two
+//!   processes on fresh data dirs share one ledger; a half pair stops start-up
+//!   naming the missing variable.
 
 use freedom_shared::canonical::canonical_json;
 use freedom_shared::merkle::{leaf_hash, root_of};
@@ -20,21 +22,34 @@ struct Running {
     base: String,
 }
 
+/// A command for `freedom-local` with no KV variables from the environment.
+fn local_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_freedom-local"));
+    for (url, token) in freedom_shared::config::KV_PAIRS {
+        command.env_remove(url).env_remove(token);
+    }
+    command.env_remove("FF_KV_PREFIX");
+    command
+}
+
 /// Starts `freedom-local` on a free port and waits for its "listening" line.
 fn start(data_dir: &Path) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_freedom-local"))
+    start_with(data_dir, &[]).0
+}
+
+/// Starts it with extra environment; also returns the "listening" line.
+fn start_with(data_dir: &Path, env: &[(&str, &str)]) -> (Running, String) {
+    let mut child = local_command()
         .args(["--addr", "127.0.0.1:0", "--no-schedule", "--data-dir"])
         .arg(data_dir)
         .env("FF_AGENT_WRITE_TOKEN", TOKEN)
         .env("RUST_LOG", "info")
-        .env_remove("FF_KV_REST_API_URL")
-        .env_remove("KV_REST_API_URL")
-        .env_remove("UPSTASH_REDIS_REST_URL")
+        .envs(env.iter().copied())
         .stderr(Stdio::piped())
         .spawn()
         .expect("freedom-local starts");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
+    let (addr, listening) = loop {
         let line = lines
             .next()
             .expect("freedom-local logs before exiting")
@@ -44,15 +59,19 @@ fn start(data_dir: &Path) -> Running {
                 .find("addr=")
                 .expect("the listening line names the address")
                 + 5;
-            break line[at..].split_whitespace().next().unwrap().to_owned();
+            break (
+                line[at..].split_whitespace().next().unwrap().to_owned(),
+                line,
+            );
         }
     };
     // Keep draining the log so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    Running {
+    let running = Running {
         child,
         base: format!("http://{addr}"),
-    }
+    };
+    (running, listening)
 }
 
 fn record(i: usize) -> Value {
@@ -166,9 +185,9 @@ async fn sigterm_shuts_down_cleanly() {
 }
 
 #[test]
-fn kv_variables_without_the_adapter_stop_start_up_with_a_clear_message() {
+fn a_half_kv_pair_stops_start_up_naming_the_missing_variable() {
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_freedom-local"))
+    let output = local_command()
         .args(["--addr", "127.0.0.1:0", "--data-dir"])
         .arg(dir.path())
         .env("FF_KV_REST_API_URL", "https://kv.example")
@@ -177,4 +196,53 @@ fn kv_variables_without_the_adapter_stop_start_up_with_a_clear_message() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("FF_KV_REST_API_TOKEN"), "{stderr}");
+}
+
+#[tokio::test]
+async fn with_kv_variables_two_processes_on_fresh_data_dirs_share_one_ledger() {
+    let redis = freedom_testkit::redis_server::RedisServer::start().unwrap();
+    let kv_token = "kv-bridge-secret-value";
+    let bridge = freedom_testkit::upstash_bridge::UpstashBridge::start(&redis.url(), kv_token)
+        .await
+        .unwrap();
+    // The older variable names, to exercise the precedence end to end.
+    let env = [
+        ("KV_REST_API_URL", bridge.url()),
+        ("KV_REST_API_TOKEN", kv_token),
+    ];
+    let (first_dir, second_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (first, listening) = start_with(first_dir.path(), &env);
+    assert!(listening.contains("KV REST store"), "{listening}");
+    assert!(listening.contains("KV_REST_API_URL"), "{listening}");
+    assert!(!listening.contains(kv_token), "the token is never logged");
+    let (second, _) = start_with(second_dir.path(), &env);
+
+    let client = reqwest::Client::new();
+    for i in 0..3 {
+        let response = client
+            .post(format!("{}/api/freedom-fund", first.base))
+            .bearer_auth(TOKEN)
+            .json(&record(i))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+    }
+    let seen = ledger(&second.base).await;
+    assert_eq!(seen["head"]["size"], 3, "{seen}");
+    assert_eq!(seen, ledger(&first.base).await);
+    // Nothing went to either data dir.
+    for dir in [&first_dir, &second_dir] {
+        assert!(!dir.path().join("ledger.sqlite3").exists());
+    }
+    let mut connection = bridge.redis();
+    let size: String = redis::cmd("HGET")
+        .arg("ff:head")
+        .arg("size")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(size, "3");
+    stop(first);
+    stop(second);
 }

@@ -11,6 +11,7 @@
 //! - [`merkle`]: RFC 9162 Merkle Tree Hash, leaf hashes, the append frontier.
 //! - [`store`]: the storage port ([`store::LedgerStore`]), its embedded SQLite
 //!   adapter, and the conformance suite every adapter runs.
+//! - [`kv`]: the Upstash-protocol REST client of the production KV store.
 //! - [`ledger`]: the append and read use cases on top of a store.
 //! - [`analytics`]: the dashboard's formulas as pure functions (TWR net of flows,
 //!   drawdown, volatility, Sharpe, Sortino, the trading-day window).
@@ -24,6 +25,7 @@ pub mod config;
 pub mod dashboard;
 pub mod http;
 pub mod json;
+pub mod kv;
 pub mod ledger;
 pub mod merkle;
 pub mod record;

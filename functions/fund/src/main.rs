@@ -1,12 +1,12 @@
 //! The `fund` binary: the fund function on a local listener.
 //!
 //! `FF_ADDR` (default `127.0.0.1:3001`) and `FF_DATA_DIR` (default `./data`)
-//! choose where it listens and where the embedded store lives. Lambda
+//! choose where it listens and where the embedded store lives; with the KV
+//! variables set it uses the KV REST store instead. Lambda
 //! packaging (running on `lambda_http`) is added beside this entry point.
 
 use freedom_shared::config;
-use freedom_shared::store::sqlite::SqliteStore;
-use std::sync::Arc;
+use freedom_shared::store::Stores;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -14,15 +14,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let lookup = |name: &str| std::env::var(name).ok();
-    if config::kv_config(lookup)?.is_some() {
-        return Err("the KV REST store is configured, but this build has only the embedded store; unset the KV variables".into());
-    }
+    let kv = config::kv_config(lookup)?;
     let data_dir = std::env::var("FF_DATA_DIR").unwrap_or_else(|_| "./data".into());
     let addr = std::env::var("FF_ADDR").unwrap_or_else(|_| "127.0.0.1:3001".into());
-    let store = SqliteStore::open(std::path::Path::new(&data_dir))?;
-    let state = fund::AppState::new(Arc::new(store), config::write_token(lookup));
+    let stores = Stores::open(kv.as_ref(), std::path::Path::new(&data_dir))?;
+    let state = fund::AppState::new(stores.ledger, config::write_token(lookup));
     let listener = tokio::net::TcpListener::bind(&addr).await?;
-    tracing::info!(addr = %listener.local_addr()?, data_dir, "fund listening on the embedded store");
+    tracing::info!(addr = %listener.local_addr()?, store = %stores.description, "fund listening");
     axum::serve(listener, fund::app(state)).await?;
     Ok(())
 }

@@ -5,7 +5,10 @@
 //! append checks and their order, idempotency, the Merkle head against a full
 //! recomputation, paging and filters, the series and latest reads, and
 //! concurrent appends (same id, same slot, different records).
+//! `run_scanner(make_store)` does the same for the scanner's lock and fenced
+//! state ([`ScannerStore`]).
 
+use super::scanner::{LockToken, ScannerStore, StateEntry};
 use super::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
 use crate::merkle::{Head, root_of};
 use crate::record::guard::Guard;
@@ -404,9 +407,9 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
         results.iter().filter(|o| f(o)).count()
     };
 
-    // 40 identical: one created, 39 unchanged.
+    // 50 identical: one created, 49 unchanged.
     let same = outcomes(
-        (0..40)
+        (0..50)
             .map(|_| snapshot("same", "s", "live", 0, 100))
             .collect(),
     )
@@ -417,12 +420,12 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
     );
     assert_eq!(
         count(&same, |o| matches!(o, AppendOutcome::Unchanged { .. })),
-        39
+        49
     );
 
-    // 40 of one id with different content: one created, 39 id conflicts.
+    // 50 of one id with different content: one created, 49 id conflicts.
     let conflicting = outcomes(
-        (0..40)
+        (0..50)
             .map(|i| snapshot("contested", "t", "live", 0, 100 + i))
             .collect(),
     )
@@ -436,12 +439,12 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
             o,
             AppendOutcome::Refused(Refusal::IdConflict { .. })
         )),
-        39
+        49
     );
 
-    // 40 different ids in one snapshot slot: one created, 39 duplicates.
+    // 50 different ids in one snapshot slot: one created, 49 duplicates.
     let slot = outcomes(
-        (0..40)
+        (0..50)
             .map(|i| snapshot(&format!("slot{i}"), "u", "live", 0, 100))
             .collect(),
     )
@@ -455,12 +458,12 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
             o,
             AppendOutcome::Refused(Refusal::DuplicateSnapshot { .. })
         )),
-        39
+        49
     );
 
-    // 40 different records: all created, with distinct sequence numbers.
+    // 50 different records: all created, with distinct sequence numbers.
     let different = outcomes(
-        (0..40)
+        (0..50)
             .map(|i| decision(&format!("d{i}"), "v", i))
             .collect(),
     )
@@ -473,11 +476,11 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
         })
         .collect();
     seqs.sort();
-    assert_eq!(seqs, (4..=43).collect::<Vec<u64>>());
+    assert_eq!(seqs, (4..=53).collect::<Vec<u64>>());
 
     // Every acknowledged record is present and the head re-derives from the leaves.
     let page = store.page(&all(1000)).await.unwrap();
-    assert_eq!(page.head.size, 43);
+    assert_eq!(page.head.size, 53);
     let mut leaves: Vec<_> = page.entries.iter().map(|e| e.leaf_hash).collect();
     leaves.reverse();
     assert_eq!(page.head.root_hash, root_of(&leaves));
@@ -544,4 +547,100 @@ async fn window_reads_every_series_and_the_decisions<S: LedgerStore>(store: S) {
     assert_eq!(ids(&window.series[1]), ["a3", "a4", "a5"]);
     assert!(window.series[2].is_empty());
     assert_eq!(ids(&window.decisions), ["d"]);
+}
+
+/// Runs the scanner lock's cases; `make_store` must give a fresh store each
+/// call. Expiry is adapter-specific (its clock) and tested beside each adapter.
+pub async fn run_scanner<S, F, Fut>(make_store: F)
+where
+    S: ScannerStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    only_the_holder_writes_and_releases(make_store().await).await;
+    exactly_one_of_many_acquires(make_store().await).await;
+}
+
+const LOCK_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn state(name: &str, value: &str) -> Vec<StateEntry> {
+    vec![(name.to_owned(), value.to_owned())]
+}
+
+async fn only_the_holder_writes_and_releases<S: ScannerStore>(store: S) {
+    assert_eq!(
+        store.read(&["report", "books"]).await.unwrap(),
+        vec![None, None]
+    );
+    let holder = store.acquire(LOCK_TTL).await.unwrap().expect("a free lock");
+    assert!(store.acquire(LOCK_TTL).await.unwrap().is_none(), "held");
+    let stranger = LockToken::random().unwrap();
+    assert!(!store.release(&stranger).await.unwrap());
+    assert!(
+        !store
+            .write_fenced(&stranger, &state("report", "x"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
+
+    let entries = vec![
+        ("report".to_owned(), "r1".to_owned()),
+        ("books".to_owned(), "b1".to_owned()),
+    ];
+    assert!(store.write_fenced(&holder, &entries).await.unwrap());
+    assert_eq!(
+        store.read(&["report", "books", "other"]).await.unwrap(),
+        vec![Some("r1".to_owned()), Some("b1".to_owned()), None]
+    );
+    assert!(store.release(&holder).await.unwrap());
+    assert!(!store.release(&holder).await.unwrap(), "released twice");
+    assert!(
+        !store
+            .write_fenced(&holder, &state("report", "r2"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.read(&["report"]).await.unwrap(),
+        vec![Some("r1".to_owned())]
+    );
+
+    let next = store.acquire(LOCK_TTL).await.unwrap().expect("free again");
+    assert_ne!(next, holder);
+    assert!(
+        !store
+            .write_fenced(&holder, &state("report", "r3"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .write_fenced(&next, &state("report", "r4"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.read(&["report"]).await.unwrap(),
+        vec![Some("r4".to_owned())]
+    );
+    assert!(store.release(&next).await.unwrap());
+}
+
+async fn exactly_one_of_many_acquires<S: ScannerStore>(store: S) {
+    let store = Arc::new(store);
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.acquire(LOCK_TTL).await.expect("store available") })
+        })
+        .collect();
+    let mut holders = Vec::new();
+    for task in tasks {
+        if let Some(token) = task.await.expect("task completes") {
+            holders.push(token);
+        }
+    }
+    assert_eq!(holders.len(), 1, "exactly one run holds the lock");
+    assert!(store.release(&holders[0]).await.unwrap());
 }

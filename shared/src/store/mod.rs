@@ -11,17 +11,65 @@
 //!   dashboard's whole window in one call ([`LedgerStore::window`]).
 //!   Every read the dashboard makes costs O(window + strategies), never
 //!   O(history).
-//! - [`sqlite::SqliteStore`]: the embedded adapter (one file in the data dir).
+//! - [`sqlite::SqliteStore`]: the embedded adapter (one file in the data dir);
+//!   [`kv::KvStore`]: the production adapter on the KV REST store.
+//! - [`scanner::ScannerStore`]: the scanner's lock and fenced state, with
+//!   [`sqlite_scanner::SqliteScannerStore`] and [`kv_scanner::KvScannerStore`].
 //! - `conformance` (feature `conformance`): the one suite every adapter passes.
 
+pub mod kv;
+pub mod kv_scanner;
+pub mod scanner;
 pub mod sqlite;
+pub mod sqlite_scanner;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 
+use crate::config::KvConfig;
+use crate::kv::KvClient;
 use crate::merkle::{Digest, Head, leaf_hash};
 use crate::record::{Mode, Record, RecordId, RecordKind, StrategyId};
 use async_trait::async_trait;
+use scanner::ScannerStore;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The stores one process uses, chosen once at start-up.
+#[derive(Clone)]
+pub struct Stores {
+    /// The fund's ledger.
+    pub ledger: Arc<dyn LedgerStore>,
+    /// The scanner's lock and state.
+    pub scanner: Arc<dyn ScannerStore>,
+    /// Which store this is, for the start-up log (never the token).
+    pub description: String,
+}
+
+impl Stores {
+    /// The KV REST store when `kv` is configured (nothing is written to the
+    /// data dir then), else the embedded store in `data_dir`.
+    pub fn open(kv: Option<&KvConfig>, data_dir: &Path) -> Result<Stores, StoreError> {
+        match kv {
+            Some(config) => {
+                let client = KvClient::new(config)?;
+                Ok(Stores {
+                    ledger: Arc::new(kv::KvStore::new(client.clone(), &config.prefix)),
+                    scanner: Arc::new(kv_scanner::KvScannerStore::new(client, &config.prefix)),
+                    description: format!(
+                        "KV REST store at {} (from {}, key prefix {:?})",
+                        config.url, config.source, config.prefix
+                    ),
+                })
+            }
+            None => Ok(Stores {
+                ledger: Arc::new(sqlite::SqliteStore::open(data_dir)?),
+                scanner: Arc::new(sqlite_scanner::SqliteScannerStore::open(data_dir)?),
+                description: format!("embedded store (SQLite) in {}", data_dir.display()),
+            }),
+        }
+    }
+}
 
 /// A record ready to append: its canonical bytes, leaf hash and the keys the
 /// store's checks and indexes need.

@@ -1,0 +1,113 @@
+//! The fund API on the KV REST store (the production client through an
+//! Upstash-protocol bridge to a private redis-server): a failing, hanging or
+//! refusing store answers 503 `storage_unavailable` for reads and writes, the
+//! message shows no internals, nothing is half-written, and a retry of a write
+//! that did land behind a failure answers 200 unchanged.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use freedom_shared::config::WriteToken;
+use freedom_shared::kv::KvClient;
+use freedom_shared::store::kv::KvStore;
+use freedom_testkit::redis_server::RedisServer;
+use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tower::ServiceExt;
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+const KV_TOKEN: &str = "kv-token-never-shown";
+
+async fn app() -> (RedisServer, UpstashBridge, Router) {
+    let server = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&server.url(), KV_TOKEN).await.unwrap();
+    let client =
+        KvClient::with_timeout(&bridge.kv_config("ff:"), Duration::from_millis(300)).unwrap();
+    let state = fund::AppState::new(
+        Arc::new(KvStore::new(client, "ff:")),
+        WriteToken::new(TOKEN),
+    );
+    (server, bridge, fund::app(state))
+}
+
+async fn send(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+fn post(record: &Value) -> Request<Body> {
+    Request::post("/api/freedom-fund")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(record.to_string()))
+        .unwrap()
+}
+
+fn get(query: &str) -> Request<Body> {
+    Request::get(format!("/api/freedom-fund?{query}"))
+        .body(Body::empty())
+        .unwrap()
+}
+
+fn snapshot(id: &str, day: u32) -> Value {
+    json!({
+        "id": id, "type": "snapshot", "visibility": "public", "mode": "live",
+        "strategyId": "core", "strategyName": "Core",
+        "asOf": format!("2026-05-{day:02}T16:00:00Z"),
+        "source": {"name": "broker", "url": "https://example.com/statement"},
+        "currency": "USD", "equity": 1000 + day, "flowSincePrevious": 0
+    })
+}
+
+fn assert_unavailable(status: StatusCode, body: &Value) {
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"]["code"], "storage_unavailable");
+    let text = body.to_string();
+    for internal in [KV_TOKEN, "KV", "500", "redis", "127.0.0.1"] {
+        assert!(!text.contains(internal), "{internal} leaked: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_store_is_503_for_reads_and_writes_and_stores_nothing() {
+    let (_server, bridge, router) = app().await;
+    assert_eq!(
+        send(&router, post(&snapshot("a", 4))).await.0,
+        StatusCode::CREATED
+    );
+
+    for fault in [Fault::FailBefore, Fault::Hang] {
+        bridge.inject(fault);
+        let (status, body) = send(&router, post(&snapshot("b", 5))).await;
+        assert_unavailable(status, &body);
+        for view in ["view=ledger", "period=21"] {
+            bridge.inject(fault);
+            let (status, body) = send(&router, get(view)).await;
+            assert_unavailable(status, &body);
+        }
+    }
+    let (status, ledger) = send(&router, get("view=ledger")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ledger["head"]["size"], 1, "{ledger}");
+}
+
+#[tokio::test]
+async fn a_retry_after_an_applied_write_that_failed_is_200_unchanged() {
+    let (_server, bridge, router) = app().await;
+    assert_eq!(
+        send(&router, post(&snapshot("a", 4))).await.0,
+        StatusCode::CREATED
+    );
+    bridge.inject(Fault::FailAfter);
+    let (status, body) = send(&router, post(&snapshot("b", 5))).await;
+    assert_unavailable(status, &body);
+    let (status, body) = send(&router, post(&snapshot("b", 5))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, ledger) = send(&router, get("view=ledger")).await;
+    assert_eq!(ledger["head"]["size"], 2, "one leaf, not two: {ledger}");
+}

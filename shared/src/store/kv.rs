@@ -1,0 +1,634 @@
+//! The production ledger store: Redis behind the Upstash REST protocol
+//! ([`crate::kv`]).
+//!
+//! # Key layout
+//!
+//! Every key starts with the configured prefix `P` (`FF_KV_PREFIX`, default
+//! `ff:`). Codes are fixed-width lowercase hex so that byte order is number
+//! order: an `asOf` code is the nanoseconds with the sign bit flipped (16
+//! digits), a seq code is the seq (16 digits).
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `P head` | hash | `size`, `root` (hex), `frontier` (hex of the right edge's subtree roots) |
+//! | `P rec:{seq}` | string | leaf hash (64 hex) followed by the canonical record |
+//! | `P ids` | hash | record id → `"{seq} {leaf hex}"` |
+//! | `P series:{mode}:{strategy}` | sorted set, all scores 0 | `"{asOf code}:{seq code}"` per snapshot |
+//! | `P decisions` | sorted set, all scores 0 | `"{asOf code}:{seq code}"` per decision |
+//! | `P strategies` | hash | `"{mode} {strategy}"` → seq of its latest snapshot |
+//! | `P idx:{kind}:{mode}:{strategy}` | sorted set | seq (score = seq) |
+//! | `P idx:{kind}:{mode}` | sorted set | seq (score = seq) |
+//!
+//! So no read scans the ledger: an unfiltered page is a range of seqs below
+//! the head; a filtered page merges at most four `idx` ranges (kind × mode);
+//! a strategy's series in a window is two lexicographic ranges of its
+//! `series` set (the baseline at or before the start, then the window);
+//! decisions in a time range are one range of `decisions`; the latest
+//! snapshot of every strategy is one hash. Times are lexicographic members,
+//! not scores, because nanoseconds since the epoch do not fit a double.
+//!
+//! # Round trips
+//!
+//! - append: one `EVALSHA` of `kv_append.lua` that checks id, slot, order and
+//!   the head and writes record, id, time index, latest, both page indexes and
+//!   the head together; the new root is computed here (Redis Lua has no
+//!   SHA-256) from the head's frontier, read first when this process has not
+//!   seen the head yet. So: two round trips uncontended, one when the cached
+//!   head is current. If the head moved, the script answers the current
+//!   frontier and the append is retried (at most [`MAX_APPEND_ATTEMPTS`]).
+//!   A retry of an append whose write took effect behind a failed answer finds
+//!   its id with the same leaf: `unchanged`, never a second leaf.
+//! - head: one; page, series, decisions, latest snapshots, dashboard window:
+//!   two (the indexes and head in one atomic `multi-exec` or pipeline, then
+//!   one `MGET` of the records).
+
+use super::{
+    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageQuery, Refusal,
+    StoreError, WindowEntries,
+};
+use crate::kv::{Command, KvClient, KvError, Script, as_array, as_string};
+use crate::merkle::{Digest, Frontier, Head};
+use crate::record::{Mode, RecordKind, StrategyId};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::{LazyLock, Mutex};
+
+/// How often an append recomputes its root because others appended first,
+/// before it answers "unavailable" (the client may retry).
+pub const MAX_APPEND_ATTEMPTS: usize = 200;
+
+static APPEND_SCRIPT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("kv_append.lua")));
+
+impl From<KvError> for StoreError {
+    fn from(error: KvError) -> StoreError {
+        StoreError::Unavailable(error.to_string())
+    }
+}
+
+/// The KV REST adapter of [`LedgerStore`].
+#[derive(Debug)]
+pub struct KvStore {
+    client: KvClient,
+    prefix: String,
+    /// The last head this process saw; a hint the append script verifies.
+    cached_frontier: Mutex<Option<Frontier>>,
+}
+
+impl KvStore {
+    /// The ledger under `prefix` on the store `client` talks to.
+    pub fn new(client: KvClient, prefix: impl Into<String>) -> KvStore {
+        KvStore {
+            client,
+            prefix: prefix.into(),
+            cached_frontier: Mutex::new(None),
+        }
+    }
+
+    /// The client (for its round-trip count).
+    pub fn client(&self) -> &KvClient {
+        &self.client
+    }
+
+    fn key(&self, suffix: &str) -> String {
+        format!("{}{suffix}", self.prefix)
+    }
+
+    fn record_key(&self, seq: u64) -> String {
+        self.key(&format!("rec:{seq}"))
+    }
+
+    fn series_key(&self, strategy: &str, mode: Mode) -> String {
+        self.key(&format!("series:{}:{strategy}", mode.as_str()))
+    }
+
+    fn index_key(&self, kind: RecordKind, mode: Mode, strategy: Option<&str>) -> String {
+        match strategy {
+            Some(s) => self.key(&format!("idx:{}:{}:{s}", kind.as_str(), mode.as_str())),
+            None => self.key(&format!("idx:{}:{}", kind.as_str(), mode.as_str())),
+        }
+    }
+
+    fn head_command(&self) -> Command {
+        Command::new("HMGET")
+            .arg(self.key("head"))
+            .arg("size")
+            .arg("root")
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Option<Frontier>> {
+        self.cached_frontier
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn read_frontier(&self) -> Result<Frontier, StoreError> {
+        let value = self
+            .client
+            .command(
+                &Command::new("HMGET")
+                    .arg(self.key("head"))
+                    .arg("size")
+                    .arg("frontier"),
+            )
+            .await?;
+        let fields = as_array(&value)?;
+        let size = optional_field(fields, 0)?;
+        let frontier = optional_field(fields, 1)?;
+        parse_frontier(size.unwrap_or("0"), frontier.unwrap_or(""))
+    }
+
+    /// Fetches records by seq in one `MGET`, in the order given.
+    async fn records(&self, seqs: &[u64]) -> Result<Vec<Entry>, StoreError> {
+        if seqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let value = self
+            .client
+            .command(&Command::new("MGET").args(seqs.iter().map(|s| self.record_key(*s))))
+            .await?;
+        let values = as_array(&value)?;
+        if values.len() != seqs.len() {
+            return Err(StoreError::Corrupt(
+                "MGET answered a different count".into(),
+            ));
+        }
+        seqs.iter()
+            .zip(values)
+            .map(|(seq, value)| match as_string(value)? {
+                Some(text) => parse_record(*seq, text),
+                None => Err(StoreError::Corrupt(format!(
+                    "an index names record {seq}, which is missing"
+                ))),
+            })
+            .collect()
+    }
+
+    fn series_commands(
+        &self,
+        strategy: &StrategyId,
+        mode: Mode,
+        start: i64,
+        end: i64,
+    ) -> [Command; 2] {
+        let key = self.series_key(strategy.as_str(), mode);
+        [
+            Command::new("ZREVRANGEBYLEX")
+                .arg(&key)
+                .arg(below_or_at(start))
+                .arg("-")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(1),
+            Command::new("ZRANGEBYLEX")
+                .arg(&key)
+                .arg(above(start))
+                .arg(below_or_at(end)),
+        ]
+    }
+
+    fn decisions_command(&self, start: i64, end: i64, limit: usize) -> Command {
+        Command::new("ZREVRANGEBYLEX")
+            .arg(self.key("decisions"))
+            .arg(below_or_at(end))
+            .arg(above(start))
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+    }
+}
+
+fn optional_field(fields: &[Value], index: usize) -> Result<Option<&str>, StoreError> {
+    match fields.get(index) {
+        Some(value) => Ok(as_string(value)?),
+        None => Ok(None),
+    }
+}
+
+fn parse_frontier(size: &str, frontier_hex: &str) -> Result<Frontier, StoreError> {
+    let size: u64 = size
+        .parse()
+        .map_err(|_| StoreError::Corrupt("the head's size is not a number".into()))?;
+    let bytes = hex::decode(frontier_hex)
+        .map_err(|_| StoreError::Corrupt("the head's frontier is not hex".into()))?;
+    Frontier::from_bytes(size, &bytes).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn parse_head(fields: &[Value]) -> Result<Head, StoreError> {
+    match (optional_field(fields, 0)?, optional_field(fields, 1)?) {
+        (None, _) => Ok(Head::empty()),
+        (Some(size), Some(root)) => Ok(Head {
+            size: size
+                .parse()
+                .map_err(|_| StoreError::Corrupt("the head's size is not a number".into()))?,
+            root_hash: Digest::from_hex(root)
+                .ok_or_else(|| StoreError::Corrupt("the head's root is not a hash".into()))?,
+        }),
+        (Some(_), None) => Err(StoreError::Corrupt(
+            "the head has a size but no root".into(),
+        )),
+    }
+}
+
+fn parse_record(seq: u64, text: &str) -> Result<Entry, StoreError> {
+    let corrupt = || StoreError::Corrupt(format!("record {seq} is malformed"));
+    let (leaf, canonical) = text.split_at_checked(64).ok_or_else(corrupt)?;
+    Ok(Entry {
+        seq,
+        leaf_hash: Digest::from_hex(leaf).ok_or_else(corrupt)?,
+        canonical: canonical.to_owned(),
+    })
+}
+
+/// The order-preserving code of an instant: sign bit flipped, 16 hex digits.
+fn time_code(nanos: i64) -> String {
+    format!("{:016x}", (nanos as u64) ^ (1 << 63))
+}
+
+fn seq_code(seq: u64) -> String {
+    format!("{seq:016x}")
+}
+
+/// The seq in a time-index member `"{asOf code}:{seq code}"`.
+fn member_seq(member: &str) -> Result<u64, StoreError> {
+    member
+        .split_once(':')
+        .and_then(|(_, seq)| u64::from_str_radix(seq, 16).ok())
+        .ok_or_else(|| StoreError::Corrupt("a time index member is malformed".into()))
+}
+
+fn member_seqs(value: &Value) -> Result<Vec<u64>, StoreError> {
+    as_array(value)?
+        .iter()
+        .map(|m| member_seq(as_string(m)?.unwrap_or_default()))
+        .collect()
+}
+
+/// Lexicographic bound: members at instants `<= nanos`.
+fn below_or_at(nanos: i64) -> String {
+    match nanos.checked_add(1) {
+        Some(next) => format!("({}", time_code(next)),
+        None => "+".to_owned(),
+    }
+}
+
+/// Lexicographic bound: members at instants `> nanos`.
+fn above(nanos: i64) -> String {
+    match nanos.checked_add(1) {
+        Some(next) => format!("[{}", time_code(next)),
+        // Nothing is after the last instant: a bound above every member.
+        None => "+".to_owned(),
+    }
+}
+
+fn command_result(result: crate::kv::CommandResult) -> Result<Value, StoreError> {
+    result.map_err(|message| StoreError::Unavailable(format!("KV command failed: {message}")))
+}
+
+fn script_strings(value: &Value) -> Result<Vec<Option<String>>, StoreError> {
+    as_array(value)?
+        .iter()
+        .map(|v| match v {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            Value::Number(n) => Ok(Some(n.to_string())),
+            _ => Err(StoreError::Corrupt(
+                "the append script answered an unexpected value".into(),
+            )),
+        })
+        .collect()
+}
+
+fn required(parts: &[Option<String>], index: usize) -> Result<&str, StoreError> {
+    parts
+        .get(index)
+        .and_then(|p| p.as_deref())
+        .ok_or_else(|| StoreError::Corrupt("the append script's answer is incomplete".into()))
+}
+
+fn parse_seq(text: &str) -> Result<u64, StoreError> {
+    text.parse()
+        .map_err(|_| StoreError::Corrupt("a stored seq is not a number".into()))
+}
+
+#[async_trait]
+impl LedgerStore for KvStore {
+    async fn append(&self, c: Candidate) -> Result<AppendOutcome, StoreError> {
+        let cached = self.cache().clone();
+        let mut frontier = match cached {
+            Some(frontier) => frontier,
+            None => self.read_frontier().await?,
+        };
+        let strategy = c.strategy_id.as_str();
+        let time_index = match c.kind {
+            RecordKind::Snapshot => self.series_key(strategy, c.mode),
+            RecordKind::Decision => self.key("decisions"),
+        };
+        let leaf_hex = c.leaf_hash.to_hex();
+        for _ in 0..MAX_APPEND_ATTEMPTS {
+            let mut next = frontier.clone();
+            next.push(c.leaf_hash);
+            let new_head = next.head();
+            let seq = new_head.size;
+            let expected_root = if frontier.size() == 0 {
+                String::new()
+            } else {
+                frontier.root().to_hex()
+            };
+            let keys = [
+                self.key("head"),
+                self.key("ids"),
+                self.record_key(seq),
+                time_index.clone(),
+                self.key("strategies"),
+                self.index_key(c.kind, c.mode, Some(strategy)),
+                self.index_key(c.kind, c.mode, None),
+            ];
+            let args = [
+                frontier.size().to_string(),
+                expected_root,
+                c.id.as_str().to_owned(),
+                c.kind.as_str().to_owned(),
+                format!("{} {strategy}", c.mode.as_str()),
+                time_code(c.as_of_nanos),
+                seq_code(seq),
+                leaf_hex.clone(),
+                c.canonical.clone(),
+                seq.to_string(),
+                new_head.root_hash.to_hex(),
+                hex::encode(next.to_bytes()),
+            ];
+            let reply = match APPEND_SCRIPT.run(&self.client, &keys, &args).await {
+                Ok(reply) => reply,
+                Err(error) => {
+                    // The write may or may not have happened: forget the hint.
+                    *self.cache() = None;
+                    return Err(error.into());
+                }
+            };
+            let parts = script_strings(&reply)?;
+            match required(&parts, 0)? {
+                "created" => {
+                    *self.cache() = Some(next);
+                    let entry = Entry {
+                        seq,
+                        leaf_hash: c.leaf_hash,
+                        canonical: c.canonical,
+                    };
+                    return Ok(AppendOutcome::Created {
+                        entry,
+                        head: new_head,
+                    });
+                }
+                "unchanged" => {
+                    let head = parse_head(&[
+                        Value::from(required(&parts, 2)?),
+                        Value::from(required(&parts, 3)?),
+                    ])?;
+                    let entry = Entry {
+                        seq: parse_seq(required(&parts, 1)?)?,
+                        leaf_hash: c.leaf_hash,
+                        canonical: c.canonical,
+                    };
+                    return Ok(AppendOutcome::Unchanged { entry, head });
+                }
+                "id_conflict" => {
+                    return Ok(AppendOutcome::Refused(Refusal::IdConflict {
+                        existing_seq: parse_seq(required(&parts, 1)?)?,
+                    }));
+                }
+                "duplicate_snapshot" => {
+                    return Ok(AppendOutcome::Refused(Refusal::DuplicateSnapshot {
+                        existing_seq: member_seq(required(&parts, 1)?)?,
+                    }));
+                }
+                "out_of_order" => {
+                    return Ok(AppendOutcome::Refused(Refusal::OutOfOrder {
+                        latest_seq: member_seq(required(&parts, 1)?)?,
+                    }));
+                }
+                "moved" => {
+                    let frontier_hex = parts.get(2).and_then(|p| p.as_deref()).unwrap_or("");
+                    frontier = parse_frontier(required(&parts, 1)?, frontier_hex)?;
+                    *self.cache() = Some(frontier.clone());
+                }
+                other => {
+                    return Err(StoreError::Corrupt(format!(
+                        "the append script answered {other:?}"
+                    )));
+                }
+            }
+        }
+        Err(StoreError::Unavailable(
+            "the ledger head kept moving under concurrent appends; try again".into(),
+        ))
+    }
+
+    async fn head(&self) -> Result<Head, StoreError> {
+        let value = self.client.command(&self.head_command()).await?;
+        parse_head(as_array(&value)?)
+    }
+
+    async fn page(&self, q: &PageQuery) -> Result<Page, StoreError> {
+        let filtered = q.strategy_id.is_some() || q.kind.is_some() || q.mode.is_some();
+        let (head, mut seqs) = if filtered {
+            let kinds = q
+                .kind
+                .map_or(vec![RecordKind::Snapshot, RecordKind::Decision], |k| {
+                    vec![k]
+                });
+            let modes = q.mode.map_or(vec![Mode::Live, Mode::Paper], |m| vec![m]);
+            let max = q.before.map_or("+inf".to_owned(), |b| format!("({b}"));
+            let mut commands = vec![self.head_command()];
+            for kind in &kinds {
+                for mode in &modes {
+                    let key =
+                        self.index_key(*kind, *mode, q.strategy_id.as_ref().map(|s| s.as_str()));
+                    commands.push(
+                        Command::new("ZREVRANGEBYSCORE")
+                            .arg(key)
+                            .arg(&max)
+                            .arg("-inf")
+                            .arg("LIMIT")
+                            .arg(0)
+                            .arg(q.limit + 1),
+                    );
+                }
+            }
+            let mut results = self.client.multi_exec(&commands).await?.into_iter();
+            let head_value = command_result(results.next().expect("head command"))?;
+            let head = parse_head(as_array(&head_value)?)?;
+            let mut seqs = Vec::new();
+            for result in results {
+                for seq in as_array(&command_result(result)?)? {
+                    seqs.push(parse_seq(as_string(seq)?.unwrap_or_default())?);
+                }
+            }
+            seqs.sort_unstable_by(|a, b| b.cmp(a));
+            seqs.truncate(q.limit + 1);
+            (head, seqs)
+        } else {
+            let head = self.head().await?;
+            let top = q
+                .before
+                .map_or(head.size, |b| b.saturating_sub(1).min(head.size));
+            let seqs = (1..=top).rev().take(q.limit + 1).collect();
+            (head, seqs)
+        };
+        let next = if seqs.len() > q.limit {
+            seqs.truncate(q.limit);
+            seqs.last().copied()
+        } else {
+            None
+        };
+        let entries = self.records(&seqs).await?;
+        Ok(Page {
+            head,
+            entries,
+            next,
+        })
+    }
+
+    async fn snapshot_series(
+        &self,
+        strategy_id: &StrategyId,
+        mode: Mode,
+        start_nanos: i64,
+        end_nanos: i64,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let window = self
+            .window(&[(strategy_id.clone(), mode)], start_nanos, end_nanos, 0)
+            .await?;
+        Ok(window.series.into_iter().next().unwrap_or_default())
+    }
+
+    async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
+        let results = self
+            .client
+            .multi_exec(&[
+                self.head_command(),
+                Command::new("HVALS").arg(self.key("strategies")),
+            ])
+            .await?;
+        let mut results = results.into_iter();
+        let head = parse_head(as_array(&command_result(results.next().expect("head"))?)?)?;
+        let latest = command_result(results.next().expect("strategies"))?;
+        let seqs = as_array(&latest)?
+            .iter()
+            .map(|s| parse_seq(as_string(s)?.unwrap_or_default()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let entries = self.records(&seqs).await?;
+        Ok(LatestSnapshots { head, entries })
+    }
+
+    async fn decisions_in_range(
+        &self,
+        start_nanos: i64,
+        end_nanos: i64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        Ok(self
+            .window(&[], start_nanos, end_nanos, limit)
+            .await?
+            .decisions)
+    }
+
+    /// Every part's index ranges in one pipeline, then every record in one
+    /// `MGET`: two round trips whatever the number of strategies.
+    async fn window(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        start_nanos: i64,
+        end_nanos: i64,
+        decision_limit: usize,
+    ) -> Result<WindowEntries, StoreError> {
+        let mut commands = Vec::with_capacity(strategies.len() * 2 + 1);
+        for (strategy, mode) in strategies {
+            commands.extend(self.series_commands(strategy, *mode, start_nanos, end_nanos));
+        }
+        let want_decisions = decision_limit > 0 && start_nanos < end_nanos;
+        if want_decisions {
+            commands.push(self.decisions_command(start_nanos, end_nanos, decision_limit));
+        }
+        if commands.is_empty() {
+            return Ok(WindowEntries::default());
+        }
+        let mut results = self.client.pipeline(&commands).await?.into_iter();
+        let mut series_seqs = Vec::with_capacity(strategies.len());
+        for _ in strategies {
+            let mut seqs = member_seqs(&command_result(results.next().expect("baseline"))?)?;
+            seqs.extend(member_seqs(&command_result(
+                results.next().expect("window"),
+            )?)?);
+            series_seqs.push(seqs);
+        }
+        let decision_seqs = match results.next() {
+            Some(result) => member_seqs(&command_result(result)?)?,
+            None => Vec::new(),
+        };
+        let all: Vec<u64> = series_seqs
+            .iter()
+            .flatten()
+            .chain(&decision_seqs)
+            .copied()
+            .collect();
+        let mut fetched = self.records(&all).await?.into_iter();
+        let series = series_seqs
+            .iter()
+            .map(|seqs| fetched.by_ref().take(seqs.len()).collect())
+            .collect();
+        let decisions = fetched.collect();
+        Ok(WindowEntries { series, decisions })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_codes_sort_as_the_instants_do() {
+        let instants = [
+            i64::MIN,
+            -1_000,
+            -1,
+            0,
+            1,
+            1_767_571_200_000_000_000,
+            i64::MAX,
+        ];
+        let codes: Vec<String> = instants.iter().map(|n| time_code(*n)).collect();
+        let mut sorted = codes.clone();
+        sorted.sort();
+        assert_eq!(codes, sorted);
+        assert!(codes.iter().all(|c| c.len() == 16));
+    }
+
+    #[test]
+    fn bounds_include_the_end_and_exclude_the_start() {
+        let member = |t: i64| format!("{}:{}", time_code(t), seq_code(7));
+        let t = 1_000;
+        // "(" bound: strictly below; "[" bound: at or above.
+        assert!(member(t).as_str() < &below_or_at(t)[1..]);
+        assert!(member(t + 1).as_str() > &below_or_at(t)[1..]);
+        assert!(member(t).as_str() < &above(t)[1..]);
+        assert!(member(t + 1).as_str() >= &above(t)[1..]);
+        assert_eq!(below_or_at(i64::MAX), "+");
+    }
+
+    #[test]
+    fn members_and_records_parse_back() {
+        assert_eq!(
+            member_seq(&format!("{}:{}", time_code(5), seq_code(42))).unwrap(),
+            42
+        );
+        assert!(member_seq("garbage").is_err());
+        let leaf = crate::merkle::leaf_hash(b"{}");
+        let entry = parse_record(3, &format!("{}{{}}", leaf.to_hex())).unwrap();
+        assert_eq!(
+            (entry.seq, entry.leaf_hash, entry.canonical.as_str()),
+            (3, leaf, "{}")
+        );
+        assert!(parse_record(3, "short").is_err());
+    }
+}

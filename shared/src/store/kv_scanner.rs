@@ -1,0 +1,118 @@
+//! The KV REST adapter of [`ScannerStore`].
+//!
+//! Keys (under the prefix `P`): `P scanner:lock` holds the holder's token
+//! with a Redis expiry (`SET … NX PX ms`); `P scanner:state:{name}` holds each
+//! state value. Release is a compare-and-delete script, and a fenced write is a
+//! script that checks the lock's token before writing every entry, so both
+//! are atomic on the server.
+
+use super::StoreError;
+use super::scanner::{LockToken, ScannerStore, StateEntry};
+use crate::kv::{Command, KvClient, Script, as_array, as_string};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0",
+    )
+});
+
+static WRITE_FENCED: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[i]) end
+return 1",
+    )
+});
+
+/// The scanner's lock and state on the KV REST store.
+#[derive(Debug, Clone)]
+pub struct KvScannerStore {
+    client: KvClient,
+    prefix: String,
+}
+
+impl KvScannerStore {
+    /// The scanner store under `prefix` on the store `client` talks to.
+    pub fn new(client: KvClient, prefix: impl Into<String>) -> KvScannerStore {
+        KvScannerStore {
+            client,
+            prefix: prefix.into(),
+        }
+    }
+
+    fn lock_key(&self) -> String {
+        format!("{}scanner:lock", self.prefix)
+    }
+
+    fn state_key(&self, name: &str) -> String {
+        format!("{}scanner:state:{name}", self.prefix)
+    }
+}
+
+fn is_one(value: &Value) -> bool {
+    value.as_i64() == Some(1)
+}
+
+#[async_trait]
+impl ScannerStore for KvScannerStore {
+    async fn acquire(&self, ttl: Duration) -> Result<Option<LockToken>, StoreError> {
+        let token = LockToken::random()?;
+        let reply = self
+            .client
+            .command(
+                &Command::new("SET")
+                    .arg(self.lock_key())
+                    .arg(token.as_str())
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(ttl.as_millis().max(1)),
+            )
+            .await?;
+        Ok((as_string(&reply)? == Some("OK")).then_some(token))
+    }
+
+    async fn release(&self, token: &LockToken) -> Result<bool, StoreError> {
+        let reply = RELEASE
+            .run(
+                &self.client,
+                &[self.lock_key()],
+                &[token.as_str().to_owned()],
+            )
+            .await?;
+        Ok(is_one(&reply))
+    }
+
+    async fn write_fenced(
+        &self,
+        token: &LockToken,
+        entries: &[StateEntry],
+    ) -> Result<bool, StoreError> {
+        let mut keys = vec![self.lock_key()];
+        let mut args = vec![token.as_str().to_owned()];
+        for (name, value) in entries {
+            keys.push(self.state_key(name));
+            args.push(value.clone());
+        }
+        let reply = WRITE_FENCED.run(&self.client, &keys, &args).await?;
+        Ok(is_one(&reply))
+    }
+
+    async fn read(&self, names: &[&str]) -> Result<Vec<Option<String>>, StoreError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let reply = self
+            .client
+            .command(&Command::new("MGET").args(names.iter().map(|n| self.state_key(n))))
+            .await?;
+        as_array(&reply)?
+            .iter()
+            .map(|v| Ok(as_string(v)?.map(str::to_owned)))
+            .collect()
+    }
+}

@@ -1,0 +1,68 @@
+//! The scanner's storage port: its lock and its fenced state.
+//!
+//! A run takes the lock with a random token and an expiry longer than a run
+//! may last ([`ScannerStore::acquire`]); only the holder releases it
+//! ([`ScannerStore::release`], compare-and-delete). Every state write the run
+//! makes goes through [`ScannerStore::write_fenced`], which succeeds only while
+//! the token still holds the lock: a run that overran its expiry, after which
+//! another run took the lock, can no longer overwrite the newer run's state.
+//!
+//! Adapters: [`super::sqlite_scanner::SqliteScannerStore`] (one file in the
+//! data dir; the same guarantees across processes sharing it) and
+//! [`super::kv_scanner::KvScannerStore`] (`SET NX PX` and Lua checks).
+
+use super::StoreError;
+use async_trait::async_trait;
+use std::time::Duration;
+
+/// Proof of holding the scanner lock: 128 random bits, as hex.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LockToken(String);
+
+impl std::fmt::Debug for LockToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not a secret, but there is no reason to print it either.
+        f.write_str("LockToken(..)")
+    }
+}
+
+impl LockToken {
+    /// A fresh random token from the operating system's generator.
+    pub fn random() -> Result<LockToken, StoreError> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| StoreError::Unavailable(format!("no randomness for a lock token: {e}")))?;
+        Ok(LockToken(hex::encode(bytes)))
+    }
+
+    /// The token's text, as stored.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// One named value the scanner keeps (its report, its books, its caches).
+pub type StateEntry = (String, String);
+
+/// The scanner's lock and state.
+#[async_trait]
+pub trait ScannerStore: Send + Sync + 'static {
+    /// Takes the lock for `ttl` if nobody holds it or the holder's expiry has
+    /// passed; `None` when another holder has it.
+    async fn acquire(&self, ttl: Duration) -> Result<Option<LockToken>, StoreError>;
+
+    /// Releases the lock if `token` still holds it; `false` (and nothing
+    /// changed) when it does not.
+    async fn release(&self, token: &LockToken) -> Result<bool, StoreError>;
+
+    /// Writes every entry together, only while `token` holds the lock;
+    /// `false` (and nothing written) when it does not.
+    async fn write_fenced(
+        &self,
+        token: &LockToken,
+        entries: &[StateEntry],
+    ) -> Result<bool, StoreError>;
+
+    /// The values stored under `names`, in order (`None` where absent).
+    async fn read(&self, names: &[&str]) -> Result<Vec<Option<String>>, StoreError>;
+}

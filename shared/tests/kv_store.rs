@@ -1,0 +1,364 @@
+//! The KV REST store end to end: the production client, through an
+//! Upstash-protocol bridge, against a real `redis-server` started for these
+//! tests on a free loopback port.
+
+use freedom_shared::kv::{Command, KvClient, KvError};
+use freedom_shared::merkle::{Head, root_of};
+use freedom_shared::store::conformance::{self, decision, snapshot};
+use freedom_shared::store::kv::KvStore;
+use freedom_shared::store::kv_scanner::KvScannerStore;
+use freedom_shared::store::scanner::ScannerStore;
+use freedom_shared::store::{AppendOutcome, LedgerStore, PageQuery, StoreError};
+use freedom_testkit::redis_server::RedisServer;
+use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};
+use redis::AsyncCommands;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const TOKEN: &str = "bridge-token-for-tests";
+
+async fn bridge() -> (RedisServer, UpstashBridge) {
+    let server = RedisServer::start().expect("redis-server starts");
+    let bridge = UpstashBridge::start(&server.url(), TOKEN)
+        .await
+        .expect("bridge starts");
+    (server, bridge)
+}
+
+fn store(bridge: &UpstashBridge, prefix: &str) -> KvStore {
+    let client = KvClient::new(&bridge.kv_config(prefix)).unwrap();
+    KvStore::new(client, prefix)
+}
+
+fn quick_store(bridge: &UpstashBridge, prefix: &str) -> KvStore {
+    let client =
+        KvClient::with_timeout(&bridge.kv_config(prefix), Duration::from_millis(300)).unwrap();
+    KvStore::new(client, prefix)
+}
+
+fn everything(limit: usize) -> PageQuery {
+    PageQuery {
+        before: None,
+        limit,
+        strategy_id: None,
+        kind: None,
+        mode: None,
+    }
+}
+
+async fn assert_consistent(store: &KvStore, size: u64) {
+    let page = store.page(&everything(1000)).await.unwrap();
+    assert_eq!(page.head.size, size);
+    assert_eq!(page.entries.len() as u64, size);
+    let mut leaves: Vec<_> = page.entries.iter().map(|e| e.leaf_hash).collect();
+    leaves.reverse();
+    assert_eq!(page.head.root_hash, root_of(&leaves));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_kv_store_passes_the_conformance_suite() {
+    let (_server, bridge) = bridge().await;
+    let next = AtomicUsize::new(0);
+    conformance::run(|| {
+        // A fresh prefix is a fresh, empty store on the same server.
+        let prefix = format!("suite{}:", next.fetch_add(1, Ordering::SeqCst));
+        let store = store(&bridge, &prefix);
+        async move { store }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_kv_scanner_store_passes_the_lock_suite() {
+    let (_server, bridge) = bridge().await;
+    let next = AtomicUsize::new(0);
+    conformance::run_scanner(|| {
+        let prefix = format!("lock{}:", next.fetch_add(1, Ordering::SeqCst));
+        let client = KvClient::new(&bridge.kv_config(&prefix)).unwrap();
+        async move { KvScannerStore::new(client, prefix) }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn records_live_in_redis_under_the_prefix_and_a_second_store_sees_them() {
+    let (_server, bridge) = bridge().await;
+    let first = store(&bridge, "ff:");
+    first
+        .append(snapshot("a", "s", "live", 0, 100))
+        .await
+        .unwrap();
+    first.append(decision("b", "s", 0)).await.unwrap();
+    let mut redis = bridge.redis();
+    let mut keys: Vec<String> = redis.keys("*").await.unwrap();
+    keys.sort();
+    assert!(keys.iter().all(|k| k.starts_with("ff:")), "{keys:?}");
+    assert!(keys.contains(&"ff:head".to_owned()) && keys.contains(&"ff:rec:2".to_owned()));
+
+    // Another process (another client, nothing cached) reads the same ledger.
+    let second = store(&bridge, "ff:");
+    assert_eq!(second.head().await.unwrap(), first.head().await.unwrap());
+    let (entry, head) = match second.append(decision("c", "s", 1)).await.unwrap() {
+        AppendOutcome::Created { entry, head } => (entry, head),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((entry.seq, head.size), (3, 3));
+    // The first store's cached head is now stale: its next append still lands
+    // at 4 with the right root.
+    first.append(decision("d", "s", 2)).await.unwrap();
+    assert_consistent(&second, 4).await;
+    // Another prefix is another ledger.
+    assert_eq!(
+        store(&bridge, "other:").head().await.unwrap(),
+        Head::empty()
+    );
+}
+
+#[tokio::test]
+async fn appends_and_reads_take_at_most_two_round_trips() {
+    let (_server, bridge) = bridge().await;
+    let warm = store(&bridge, "ff:");
+    for day in 0..5 {
+        warm.append(snapshot(&format!("s{day}"), "s", "paper", day, 100 + day))
+            .await
+            .unwrap();
+    }
+    // A process that has never seen the head: read it, then the script.
+    let fresh = store(&bridge, "ff:");
+    let before = bridge.requests();
+    fresh.append(decision("d1", "s", 5)).await.unwrap();
+    assert_eq!(bridge.requests() - before, 2, "cold append");
+    // With the head it wrote last: the script alone.
+    let before = bridge.requests();
+    fresh.append(decision("d2", "s", 6)).await.unwrap();
+    assert_eq!(bridge.requests() - before, 1, "warm append");
+    // Replays and refusals are also one script call.
+    let before = bridge.requests();
+    let replay = fresh.append(decision("d2", "s", 6)).await.unwrap();
+    assert!(matches!(replay, AppendOutcome::Unchanged { .. }));
+    assert_eq!(bridge.requests() - before, 1, "replay");
+
+    let reads: [(&str, u64); 4] = [
+        ("page", 2),
+        ("filtered page", 2),
+        ("latest", 2),
+        ("window", 2),
+    ];
+    for (what, limit) in reads {
+        let before = bridge.requests();
+        match what {
+            "page" => {
+                fresh.page(&everything(3)).await.unwrap();
+            }
+            "filtered page" => {
+                let query = PageQuery {
+                    strategy_id: Some(freedom_shared::record::StrategyId::parse("s").unwrap()),
+                    ..everything(3)
+                };
+                assert_eq!(fresh.page(&query).await.unwrap().entries.len(), 3);
+            }
+            "latest" => {
+                fresh.latest_snapshots().await.unwrap();
+            }
+            _ => {
+                let strategies = vec![
+                    (
+                        freedom_shared::record::StrategyId::parse("s").unwrap(),
+                        freedom_shared::record::Mode::Paper,
+                    ),
+                    (
+                        freedom_shared::record::StrategyId::parse("t").unwrap(),
+                        freedom_shared::record::Mode::Live,
+                    ),
+                ];
+                let window = fresh
+                    .window(
+                        &strategies,
+                        conformance::day_nanos(1),
+                        conformance::day_nanos(9),
+                        10,
+                    )
+                    .await
+                    .unwrap();
+                assert_eq!(window.series[0].len(), 4);
+                assert_eq!(window.decisions.len(), 2);
+            }
+        }
+        assert!(bridge.requests() - before <= limit, "{what}");
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_a_failed_but_applied_write_is_unchanged() {
+    let (_server, bridge) = bridge().await;
+    let store = store(&bridge, "ff:");
+    store.append(decision("first", "s", 0)).await.unwrap();
+    bridge.inject(Fault::FailAfter);
+    let record = snapshot("second", "s", "live", 1, 100);
+    let failed = store.append(record.clone()).await;
+    assert!(
+        matches!(failed, Err(StoreError::Unavailable(_))),
+        "{failed:?}"
+    );
+    match store.append(record).await.unwrap() {
+        AppendOutcome::Unchanged { entry, head } => {
+            assert_eq!((entry.seq, head.size), (2, 2));
+        }
+        other => panic!("the retry must be unchanged, got {other:?}"),
+    }
+    store.append(decision("third", "s", 2)).await.unwrap();
+    assert_consistent(&store, 3).await;
+}
+
+#[tokio::test]
+async fn a_failed_or_hanging_store_is_unavailable_and_nothing_is_half_written() {
+    let (_server, bridge) = bridge().await;
+    let store = quick_store(&bridge, "ff:");
+    store.append(decision("first", "s", 0)).await.unwrap();
+    let head = store.head().await.unwrap();
+
+    for fault in [Fault::FailBefore, Fault::Hang] {
+        bridge.inject(fault);
+        let result = store.append(snapshot("refused", "s", "live", 1, 100)).await;
+        assert!(
+            matches!(result, Err(StoreError::Unavailable(_))),
+            "{fault:?}: {result:?}"
+        );
+        assert_eq!(store.head().await.unwrap(), head, "{fault:?}");
+        bridge.inject(fault);
+        let read = store.page(&everything(10)).await;
+        assert!(
+            matches!(read, Err(StoreError::Unavailable(_))),
+            "{fault:?}: {read:?}"
+        );
+        bridge.inject(fault);
+        assert!(store.latest_snapshots().await.is_err());
+    }
+    let mut redis = bridge.redis();
+    let ids: Vec<String> = redis.hkeys("ff:ids").await.unwrap();
+    assert_eq!(ids, vec!["first".to_owned()]);
+    // The store works again once the bridge does.
+    store
+        .append(snapshot("after", "s", "live", 1, 100))
+        .await
+        .unwrap();
+    assert_consistent(&store, 2).await;
+}
+
+#[tokio::test]
+async fn scripts_are_reloaded_after_the_server_forgets_them() {
+    let (_server, bridge) = bridge().await;
+    let store = store(&bridge, "ff:");
+    store.append(decision("a", "s", 0)).await.unwrap();
+    store.append(decision("b", "s", 1)).await.unwrap();
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut bridge.redis())
+        .await
+        .unwrap();
+    let before = bridge.requests();
+    store.append(decision("c", "s", 2)).await.unwrap();
+    assert_eq!(
+        bridge.requests() - before,
+        2,
+        "EVALSHA, NOSCRIPT, then EVAL"
+    );
+    assert_consistent(&store, 3).await;
+}
+
+#[tokio::test]
+async fn fifty_concurrent_appends_through_separate_clients_stay_consistent() {
+    let (_server, bridge) = bridge().await;
+    // Each task is its own client, as separate function instances would be.
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let store = store(&bridge, "ff:");
+            tokio::spawn(async move { store.append(decision(&format!("d{i}"), "s", i)).await })
+        })
+        .collect();
+    for task in tasks {
+        assert!(matches!(
+            task.await.unwrap().unwrap(),
+            AppendOutcome::Created { .. }
+        ));
+    }
+    assert_consistent(&store(&bridge, "ff:"), 50).await;
+}
+
+#[tokio::test]
+async fn a_bad_token_or_a_bad_command_is_an_error_without_the_token() {
+    let (_server, bridge) = bridge().await;
+    let mut config = bridge.kv_config("ff:");
+    config = freedom_shared::config::kv_config(|name| match name {
+        "FF_KV_REST_API_URL" => Some(config.url.clone()),
+        "FF_KV_REST_API_TOKEN" => Some("wrong-token-value".into()),
+        _ => None,
+    })
+    .unwrap()
+    .unwrap();
+    let client = KvClient::new(&config).unwrap();
+    let error = client.command(&Command::new("PING")).await.unwrap_err();
+    assert_eq!(error, KvError::Unauthorized);
+    let store_error = StoreError::from(error);
+    assert!(!store_error.to_string().contains("wrong-token-value"));
+
+    let client = KvClient::new(&bridge.kv_config("ff:")).unwrap();
+    assert_eq!(
+        client.command(&Command::new("PING")).await.unwrap(),
+        serde_json::json!("PONG")
+    );
+    let error = client
+        .command(&Command::new("NOSUCHCOMMAND"))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, KvError::Command(_)), "{error:?}");
+    let items = client
+        .pipeline(&[
+            Command::new("SET").arg("k").arg("v"),
+            Command::new("INCR").arg("k"),
+            Command::new("GET").arg("k"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(items[0], Ok(serde_json::json!("OK")));
+    assert!(items[1].is_err());
+    assert_eq!(items[2], Ok(serde_json::json!("v")));
+}
+
+#[tokio::test]
+async fn an_expired_kv_lock_passes_on_and_fences_out_its_old_holder() {
+    let (_server, bridge) = bridge().await;
+    let client = KvClient::new(&bridge.kv_config("ff:")).unwrap();
+    let store = Arc::new(KvScannerStore::new(client, "ff:"));
+    let stale = store
+        .acquire(Duration::from_millis(100))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        store
+            .acquire(Duration::from_secs(60))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Redis expires the key on its own clock; wait for that by polling the
+    // lock itself (each attempt is an immediate answer), with a deadline.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let fresh = loop {
+        if let Some(token) = store.acquire(Duration::from_secs(60)).await.unwrap() {
+            break token;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the lock never expired"
+        );
+        tokio::task::yield_now().await;
+    };
+    let entry = vec![("report".to_owned(), "stale".to_owned())];
+    assert!(!store.write_fenced(&stale, &entry).await.unwrap());
+    assert!(!store.release(&stale).await.unwrap());
+    assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
+    assert!(store.release(&fresh).await.unwrap());
+}

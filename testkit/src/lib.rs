@@ -1,0 +1,15 @@
+//! # freedom-testkit
+//!
+//! Test support shared by the workspace's tests and benchmarks. Nothing here
+//! ships in the functions.
+//!
+//! - [`redis_server::RedisServer`]: a private `redis-server` on a free
+//!   loopback port, with nothing kept on disk, stopped on drop.
+//! - [`upstash_bridge::UpstashBridge`]: the Upstash REST protocol in front of
+//!   that server (JSON command arrays in, `{"result"}` / `{"error"}` out,
+//!   Bearer auth, `/pipeline`, `/multi-exec`), counting round trips and able to
+//!   fail on demand: answer 500 before or after executing, or never answer.
+//!   The production KV client talks to it exactly as it talks to Upstash.
+
+pub mod redis_server;
+pub mod upstash_bridge;
