@@ -14,8 +14,8 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use freedom_shared::kv::KvClient;
-use freedom_shared::record::{Record, StrategyId};
 use freedom_shared::record::guard::Guard;
+use freedom_shared::record::{Record, StrategyId};
 use freedom_shared::store::kv::KvStore;
 use freedom_shared::store::{Candidate, LedgerStore, PageQuery};
 use freedom_testkit::redis_server::RedisServer;
@@ -56,7 +56,10 @@ fn kv(c: &mut Criterion) {
     let next = AtomicU64::new(0);
     runtime.block_on(async {
         for _ in 0..10_000 {
-            store.append(decision(next.fetch_add(1, Ordering::Relaxed))).await.unwrap();
+            store
+                .append(decision(next.fetch_add(1, Ordering::Relaxed)))
+                .await
+                .unwrap();
         }
     });
 
@@ -67,16 +70,22 @@ fn kv(c: &mut Criterion) {
         bridge.requests() - before
     };
     let warm = count(&|| {
-        runtime.block_on(store.append(decision(next.fetch_add(1, Ordering::Relaxed)))).unwrap();
+        runtime
+            .block_on(store.append(decision(next.fetch_add(1, Ordering::Relaxed))))
+            .unwrap();
     });
     let cold = count(&|| {
-        runtime.block_on(new_store().append(decision(next.fetch_add(1, Ordering::Relaxed)))).unwrap();
+        runtime
+            .block_on(new_store().append(decision(next.fetch_add(1, Ordering::Relaxed))))
+            .unwrap();
     });
     let paged = count(&|| {
         runtime.block_on(store.page(&page(None))).unwrap();
     });
     let filtered = count(&|| {
-        runtime.block_on(store.page(&page(Some("bench-3")))).unwrap();
+        runtime
+            .block_on(store.page(&page(Some("bench-3"))))
+            .unwrap();
     });
     println!(
         "round trips: append warm {warm}, append cold {cold}, page_100 {paged}, page_100_filtered {filtered}"
@@ -98,11 +107,13 @@ fn kv(c: &mut Criterion) {
     });
     let query = page(None);
     c.bench_function("kv/page_100", |b| {
-        b.to_async(&runtime).iter(|| async { store.page(&query).await.unwrap() })
+        b.to_async(&runtime)
+            .iter(|| async { store.page(&query).await.unwrap() })
     });
     let query = page(Some("bench-3"));
     c.bench_function("kv/page_100_filtered", |b| {
-        b.to_async(&runtime).iter(|| async { store.page(&query).await.unwrap() })
+        b.to_async(&runtime)
+            .iter(|| async { store.page(&query).await.unwrap() })
     });
 }
 
