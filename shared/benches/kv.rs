@@ -64,7 +64,7 @@ fn kv(c: &mut Criterion) {
     });
 
     // Round trips per operation, counted at the bridge.
-    let count = |work: &dyn Fn() -> ()| {
+    let count = |work: &dyn Fn()| {
         let before = bridge.requests();
         work();
         bridge.requests() - before
