@@ -82,16 +82,35 @@ fn unavailable(error: rusqlite::Error) -> StoreError {
     StoreError::Unavailable(format!("embedded store: {error}"))
 }
 
-fn open_connection(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open(path).map_err(unavailable)?;
-    conn.busy_timeout(Duration::from_secs(10))
-        .map_err(unavailable)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(unavailable)?;
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(unavailable)?;
-    conn.pragma_update(None, "foreign_keys", "ON")
-        .map_err(unavailable)?;
+/// Opens a connection in WAL mode with `synchronous = FULL` and runs
+/// `schema`. Switching to WAL and creating tables need a moment of exclusive
+/// access, and SQLite answers `SQLITE_BUSY` there without waiting on the busy
+/// timeout, so processes opening the same data dir at once retry for up to
+/// 10 s.
+pub(super) fn open_database(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
+    let started = std::time::Instant::now();
+    loop {
+        match try_open(path, schema) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && started.elapsed() < Duration::from_secs(10) =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn try_open(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.execute_batch(schema)?;
     Ok(conn)
 }
 
@@ -105,9 +124,8 @@ impl SqliteStore {
             ))
         })?;
         let path = data_dir.join(DATABASE_FILE);
-        let writer = open_connection(&path)?;
-        writer.execute_batch(SCHEMA).map_err(unavailable)?;
-        let reader = open_connection(&path)?;
+        let writer = open_database(&path, SCHEMA).map_err(unavailable)?;
+        let reader = open_database(&path, "").map_err(unavailable)?;
         Ok(SqliteStore {
             writer: Arc::new(Mutex::new(writer)),
             reader: Arc::new(Mutex::new(reader)),

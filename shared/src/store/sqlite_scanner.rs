@@ -69,17 +69,8 @@ impl SqliteScannerStore {
                 data_dir.display()
             ))
         })?;
-        let connection = Connection::open(data_dir.join(DATABASE_FILE)).map_err(unavailable)?;
-        connection
-            .busy_timeout(Duration::from_secs(10))
+        let connection = super::sqlite::open_database(&data_dir.join(DATABASE_FILE), SCHEMA)
             .map_err(unavailable)?;
-        connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(unavailable)?;
-        connection
-            .pragma_update(None, "synchronous", "FULL")
-            .map_err(unavailable)?;
-        connection.execute_batch(SCHEMA).map_err(unavailable)?;
         Ok(SqliteScannerStore {
             connection: Arc::new(Mutex::new(connection)),
             clock,
