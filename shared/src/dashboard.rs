@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The allowed periods, in trading days.
 pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
@@ -58,19 +58,24 @@ impl Period {
     }
 }
 
-/// A rendered dashboard: its head (for the ETag) and its JSON bytes.
+/// A rendered dashboard: its head (for the ETag), the typed view (for the
+/// page) and its JSON bytes (for the API).
 #[derive(Debug, Clone)]
 pub struct RenderedDashboard {
     /// The head it was computed at.
     pub head: Head,
+    /// The dashboard itself.
+    pub view: Arc<Dashboard>,
     /// The response body.
     pub json: Bytes,
 }
 
+type Cached = (Arc<Dashboard>, Bytes);
+
 /// The dashboards of the latest head, kept in memory by period.
 #[derive(Debug, Default)]
 pub struct Dashboards {
-    latest: Mutex<Option<(Digest, HashMap<Period, Bytes>)>>,
+    latest: Mutex<Option<(Digest, HashMap<Period, Cached>)>>,
 }
 
 impl Dashboards {
@@ -82,16 +87,17 @@ impl Dashboards {
     ) -> Result<RenderedDashboard, StoreError> {
         let latest = store.latest_snapshots().await?;
         let head = latest.head;
-        if let Some(json) = self.cached(&head.root_hash, period) {
-            return Ok(RenderedDashboard { head, json });
+        if let Some((view, json)) = self.cached(&head.root_hash, period) {
+            return Ok(RenderedDashboard { head, view, json });
         }
         let dashboard = compute(store, period, head, latest.entries).await?;
         let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
-        self.remember(head.root_hash, period, json.clone());
-        Ok(RenderedDashboard { head, json })
+        let view = Arc::new(dashboard);
+        self.remember(head.root_hash, period, (Arc::clone(&view), json.clone()));
+        Ok(RenderedDashboard { head, view, json })
     }
 
-    fn cached(&self, root: &Digest, period: Period) -> Option<Bytes> {
+    fn cached(&self, root: &Digest, period: Period) -> Option<Cached> {
         let guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
         guard
             .as_ref()
@@ -99,7 +105,7 @@ impl Dashboards {
             .and_then(|(_, by_period)| by_period.get(&period).cloned())
     }
 
-    fn remember(&self, root: Digest, period: Period, json: Bytes) {
+    fn remember(&self, root: Digest, period: Period, json: Cached) {
         let mut guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_mut() {
             Some((r, by_period)) if *r == root => {

@@ -124,6 +124,10 @@ pub fn contract() -> Value {
         "description": "A public, append-only record of a small long-only USD fund and its paper experiments. The service never trades, signs, or approves anything, and stores no private data.",
         "records": {"snapshot": snapshot_schema(), "decision": decision_schema()},
         "endpoints": [
+            {"method": "GET", "path": "/", "auth": "none",
+             "query": {"period": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": "tradingDays"}},
+             "purpose": "the public page: the dashboard as server-rendered HTML (no scripts), ETag = root hash",
+             "statuses": {"200": "text/html", "304": "If-None-Match matched the root", "400": "bad period (HTML)", "503": "store unavailable (HTML)"}},
             {"method": "GET", "path": "/api/freedom-fund", "auth": "none",
              "query": {"period": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": "tradingDays"}},
              "purpose": "the dashboard for the period", "statuses": statuses(READ_STATUSES)},
@@ -241,6 +245,21 @@ pub fn openapi() -> Value {
         },
         "servers": [{"url": "/"}],
         "paths": {
+            "/": {
+                "get": {
+                    "operationId": "readPage",
+                    "summary": "The public page: the dashboard as server-rendered HTML",
+                    "parameters": [
+                        string_param("period", "dashboard period in trading days", json!({"type": "integer", "enum": PERIODS, "default": DEFAULT_PERIOD}))
+                    ],
+                    "responses": {
+                        "200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}},
+                        "304": {"description": "If-None-Match matched the root hash"},
+                        "400": {"description": "a bad period", "content": {"text/html": {"schema": {"type": "string"}}}},
+                        "503": {"description": "the store is unavailable", "content": {"text/html": {"schema": {"type": "string"}}}}
+                    }
+                }
+            },
             "/api/freedom-fund": {
                 "get": {
                     "operationId": "readFund",

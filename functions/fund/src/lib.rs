@@ -9,8 +9,10 @@
 //! - [`routes`]: the handlers for GET (dashboard, ledger, contract, OpenAPI)
 //!   and POST (append).
 //! - [`contract`]: the contract view and the OpenAPI 3.1 document.
+//! - [`page`]: the public page at `GET /`, server-rendered HTML.
 
 pub mod contract;
+pub mod page;
 pub mod routes;
 
 use axum::Router;

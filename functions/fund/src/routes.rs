@@ -31,6 +31,11 @@ pub const FUND_PATH: &str = "/api/freedom-fund";
 pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .route(
+            "/",
+            get(crate::page::show)
+                .fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } }),
+        )
+        .route(
             FUND_PATH,
             get(read).post(append).fallback(|| async {
                 ApiError::MethodNotAllowed {
@@ -205,7 +210,9 @@ async fn ledger(
 }
 
 /// Adds `ETag: "<rootHash>"`, or answers 304 when `If-None-Match` has it.
-fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> Response {
+/// Answers `304` when `If-None-Match` names the head's root, else `body`; both
+/// carry the root as ETag.
+pub(crate) fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> Response {
     let etag = format!("\"{}\"", head.root_hash);
     let matches = headers
         .get_all(header::IF_NONE_MATCH)

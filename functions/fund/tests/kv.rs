@@ -2,7 +2,8 @@
 //! Upstash-protocol bridge to a private redis-server): a failing, hanging or
 //! refusing store answers 503 `storage_unavailable` for reads and writes, the
 //! message shows no internals, nothing is half-written, and a retry of a write
-//! that did land behind a failure answers 200 unchanged.
+//! that did land behind a failure answers 200 unchanged. The public page
+//! answers an HTML 503 in the same cases.
 
 use axum::Router;
 use axum::body::Body;
@@ -90,6 +91,21 @@ async fn a_failing_store_is_503_for_reads_and_writes_and_stores_nothing() {
             let (status, body) = send(&router, get(view)).await;
             assert_unavailable(status, &body);
         }
+        bridge.inject(fault);
+        let response = router
+            .clone()
+            .oneshot(Request::get("/").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "text/html; charset=utf-8"
+        );
+        assert_eq!(response.headers()[header::RETRY_AFTER], "5");
+        let page = response.into_body().collect().await.unwrap().to_bytes();
+        let page = String::from_utf8_lossy(&page);
+        assert!(page.contains("Temporarily unavailable") && !page.contains(KV_TOKEN));
     }
     let (status, ledger) = send(&router, get("view=ledger")).await;
     assert_eq!(status, StatusCode::OK);

@@ -1,0 +1,71 @@
+//! The public page in a real browser: headless Chromium driven by
+//! playwright-core (`scripts/browser/page-check.mjs`) against the fund router
+//! on a loopback port, over the sample ledger. `scripts/test` installs
+//! Chromium and the npm package when missing.
+//!
+//! The screenshots go to `$FF_SCREENSHOT_DIR` when set (the README's come
+//! from `FF_SCREENSHOT_DIR=docs cargo test -p fund --test browser`), else to a
+//! temporary directory.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use freedom_shared::config::WriteToken;
+use freedom_shared::store::sqlite::SqliteStore;
+use freedom_testkit::sample_ledger;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+const TOKEN: &str = "browser-test-token-0123456789";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_works_in_headless_chromium() {
+    let script_dir = workspace_root().join("scripts/browser");
+    assert!(
+        script_dir.join("node_modules/playwright-core").exists(),
+        "playwright-core is not installed: run `npm ci` in scripts/browser (scripts/test does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).unwrap();
+    let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
+    for record in sample_ledger::records() {
+        let request = Request::post("/api/freedom-fund")
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(record.to_string()))
+            .unwrap();
+        let status = router.clone().oneshot(request).await.unwrap().status();
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let screenshots = tempfile::tempdir().unwrap();
+    let screenshot_dir = std::env::var_os("FF_SCREENSHOT_DIR")
+        .map(|d| workspace_root().join(d))
+        .unwrap_or_else(|| screenshots.path().to_owned());
+    let mut command = Command::new("node");
+    command
+        .arg("page-check.mjs")
+        .arg(&base)
+        .arg(&screenshot_dir)
+        .current_dir(&script_dir);
+    // The server runs on this runtime's other worker while node waits.
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "browser checks failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(screenshot_dir.join("page.png").exists());
+}

@@ -1,0 +1,270 @@
+//! The public page at `GET /`, read as HTML with scripts off: what it says
+//! about each strategy, the chart, the period switch, the journal and the
+//! ledger, its headers (CSP, ETag), and its answers to bad input.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode, header};
+use freedom_shared::config::WriteToken;
+use freedom_shared::store::sqlite::SqliteStore;
+use freedom_testkit::sample_ledger;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+const TOKEN: &str = "page-test-token-0123456789";
+
+struct App {
+    router: Router,
+    _dir: tempfile::TempDir,
+}
+
+async fn send(router: &Router, request: Request<Body>) -> (StatusCode, HeaderMap, String) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, headers, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::get(uri).body(Body::empty()).unwrap()
+}
+
+async fn app_with(records: &[Value]) -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path()).unwrap();
+    let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
+    for record in records {
+        let request = Request::post("/api/freedom-fund")
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(record.to_string()))
+            .unwrap();
+        let (status, _, body) = send(&router, request).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    App { router, _dir: dir }
+}
+
+async fn sample() -> App {
+    app_with(&sample_ledger::records()).await
+}
+
+async fn dashboard_json(router: &Router, period: u32) -> Value {
+    let (_, _, body) = send(router, get(&format!("/api/freedom-fund?period={period}"))).await;
+    serde_json::from_str(&body).unwrap()
+}
+
+/// The text of the element whose `id` is given, tags stripped.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let end = html[start..]
+        .find("</section>")
+        .map_or(html.len(), |e| start + e);
+    &html[start..end]
+}
+
+#[tokio::test]
+async fn the_page_is_html_with_a_tight_policy_and_the_roots_etag() {
+    let app = sample().await;
+    let (status, headers, html) = send(&app.router, get("/")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers[header::CONTENT_TYPE], "text/html; charset=utf-8");
+    let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(
+        csp.starts_with("default-src 'none'; style-src 'sha256-"),
+        "{csp}"
+    );
+    assert!(!csp.contains("unsafe") && !csp.contains("script-src") && !csp.contains("http"));
+    assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert!(html.starts_with("<!DOCTYPE html><html lang=\"en\">"));
+    assert!(!html.contains("<script"), "no scripts at all");
+
+    let dashboard = dashboard_json(&app.router, 63).await;
+    let root = dashboard["head"]["rootHash"].as_str().unwrap();
+    assert_eq!(headers[header::ETAG], format!("\"{root}\""));
+    assert!(
+        section(&html, "ledger").contains(root),
+        "the page shows the current root"
+    );
+    let revalidate = Request::get("/")
+        .header(header::IF_NONE_MATCH, format!("\"{root}\""))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(
+        send(&app.router, revalidate).await.0,
+        StatusCode::NOT_MODIFIED
+    );
+}
+
+#[tokio::test]
+async fn nothing_on_the_page_points_to_another_host() {
+    let app = sample().await;
+    let (_, _, html) = send(&app.router, get("/?period=21")).await;
+    for attribute in ["href=\"", "src=\""] {
+        for (at, _) in html.match_indices(attribute) {
+            let value = &html[at + attribute.len()..];
+            let value = &value[..value.find('"').unwrap()];
+            assert!(
+                value.starts_with('/') || value.starts_with('#') || value == "data:,",
+                "{attribute}{value}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_chart_draws_one_curve_per_strategy_live_solid_and_paper_dashed() {
+    let app = sample().await;
+    let (_, _, html) = send(&app.router, get("/")).await;
+    let dashboard = dashboard_json(&app.router, 63).await;
+    let strategies = dashboard["strategies"].as_array().unwrap();
+    assert_eq!(strategies.len(), 5);
+    let chart = section(&html, "chart-title");
+    for strategy in strategies {
+        let (id, mode) = (
+            strategy["strategyId"].as_str().unwrap(),
+            strategy["mode"].as_str().unwrap(),
+        );
+        let group = format!("<g data-strategy=\"{id}\" data-mode=\"{mode}\"><path class=\"curve c");
+        let at = chart
+            .find(&group)
+            .unwrap_or_else(|| panic!("no curve for {id}"));
+        let class_end = chart[at + group.len()..].find('"').unwrap();
+        let class = &chart[at + group.len()..at + group.len() + class_end];
+        assert!(class.ends_with(mode), "{id}: {class}");
+    }
+    assert_eq!(chart.matches("<path class=\"curve").count(), 5);
+    assert!(
+        chart.contains("<title id=\"chart-svg-title\">"),
+        "the chart has an accessible name"
+    );
+}
+
+#[tokio::test]
+async fn the_period_switch_links_every_period_and_marks_the_current_one() {
+    let app = sample().await;
+    for (period, label) in [(21, "1M"), (63, "3M"), (126, "6M"), (252, "1Y")] {
+        let (status, _, html) = send(&app.router, get(&format!("/?period={period}"))).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(html.contains(&format!(
+            "<a href=\"/?period={period}\" aria-current=\"page\" title=\"{period} trading days\">{label}</a>"
+        )));
+        assert_eq!(html.matches("aria-current=\"page\"").count(), 1);
+        for other in [21, 63, 126, 252] {
+            assert!(html.contains(&format!("href=\"/?period={other}\"")));
+        }
+    }
+    let (_, _, short) = send(&app.router, get("/?period=21")).await;
+    let (_, _, long) = send(&app.router, get("/?period=63")).await;
+    assert_ne!(short, long, "the period changes what is shown");
+}
+
+#[tokio::test]
+async fn strategies_show_their_metrics_and_their_states_never_as_zero() {
+    let app = sample().await;
+    let (_, _, html) = send(&app.router, get("/")).await;
+    let dashboard = dashboard_json(&app.router, 63).await;
+    let core = dashboard["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["strategyId"] == "core")
+        .unwrap();
+    let twr = core["metrics"]["twr"].as_f64().unwrap();
+    let card = section(&html, "strategies");
+    assert!(
+        card.contains(&format!("{:+.2} %", twr * 100.0)),
+        "core's TWR is shown"
+    );
+    assert!(
+        card.contains("href=\"#formula-twr\""),
+        "the formula is one click away"
+    );
+    assert!(html.contains("id=\"formula-twr\""));
+
+    let newcomer_start = card.find("id=\"strategy-paper-newcomer\"").unwrap();
+    let newcomer = &card[newcomer_start..];
+    let newcomer = &newcomer[..newcomer.find("</article>").unwrap()];
+    assert!(newcomer.contains("baseline only"));
+    assert!(newcomer.contains("n/a"));
+    assert!(
+        !newcomer.contains("+0.00 %"),
+        "a baseline is not a 0 % return"
+    );
+
+    let income_start = card.find("id=\"strategy-live-income\"").unwrap();
+    assert!(card[income_start..].contains(">stale<"));
+    let equal_start = card.find("id=\"strategy-paper-equal-weight\"").unwrap();
+    assert!(card[equal_start..].contains(">misaligned<"));
+    // Latest positions, with cash.
+    let core_start = card.find("id=\"strategy-live-core\"").unwrap();
+    let core_card = &card[core_start..];
+    assert!(core_card.contains("<th scope=\"row\">VTI</th>") && core_card.contains(">Cash<"));
+}
+
+#[tokio::test]
+async fn the_journal_shows_each_decision_with_the_snapshots_around_it() {
+    let app = sample().await;
+    let (_, _, html) = send(&app.router, get("/")).await;
+    let journal = section(&html, "journal");
+    assert_eq!(journal.matches("<article class=\"decision\">").count(), 3);
+    assert!(journal.contains("Rotate half of the momentum book into QQQ"));
+    assert!(journal.contains(
+        "<dt>Thesis</dt><dd>Twelve-week momentum turned positive and breadth confirms it.</dd>"
+    ));
+    assert!(journal.contains("<dt>Counter-evidence</dt>"));
+    assert!(journal.contains("<dt>Next check</dt><dd>Re-check after the May CPI print.</dd>"));
+    // The momentum decision is at 21:30 on day 12; its neighbours are the
+    // 20:00 snapshots of day 12 and day 13.
+    let dates = sample_ledger::valuation_dates();
+    let (before, after) = (&dates[12][..10], &dates[13][..10]);
+    assert!(
+        journal.contains(&format!("before: {before} 20:00 UTC at $"))
+            && journal.contains(&format!("after: {after} 20:00 UTC at $")),
+        "{journal}"
+    );
+}
+
+#[tokio::test]
+async fn text_from_records_is_escaped() {
+    let mut records = sample_ledger::records();
+    let last = records
+        .iter()
+        .rposition(|r| r["type"] == "decision")
+        .unwrap();
+    records[last]["summary"] = Value::from("Check <script>alert(1)</script> & \"quotes\"");
+    let app = app_with(&records).await;
+    let (_, _, html) = send(&app.router, get("/")).await;
+    assert!(!html.contains("<script>"));
+    assert!(html.contains("Check &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;"));
+}
+
+#[tokio::test]
+async fn an_empty_ledger_and_bad_input_get_clear_pages() {
+    let app = app_with(&[]).await;
+    let (status, _, html) = send(&app.router, get("/")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("No snapshots yet.") && html.contains("No strategy has a snapshot yet."));
+
+    for bad in [
+        "/?period=5",
+        "/?period=abc",
+        "/?other=1",
+        "/?period=21&period=63",
+    ] {
+        let (status, headers, html) = send(&app.router, get(bad)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        assert_eq!(headers[header::CONTENT_TYPE], "text/html; charset=utf-8");
+        assert!(html.contains("<h1>Not a page</h1>"), "{bad}");
+    }
+    let post = Request::post("/").body(Body::empty()).unwrap();
+    assert_eq!(
+        send(&app.router, post).await.0,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+}

@@ -1,0 +1,94 @@
+// Checks the public page in headless Chromium (Debian's /usr/bin/chromium,
+// driven by playwright-core) and takes its screenshots.
+//
+//   node page-check.mjs <base-url> <screenshot-dir>
+//
+// Fails (exit 1, one line per problem) unless: the page renders; the chart
+// has one curve per strategy of the dashboard JSON; every period link leads to
+// its period; nothing is requested from another host; no console errors;
+// no horizontal scrolling at 375 px; dark scheme differs from light; the
+// content is there with JavaScript disabled.
+import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+
+const [base, screenshotDir] = process.argv.slice(2);
+if (!base || !screenshotDir) {
+  console.error('usage: node page-check.mjs <base-url> <screenshot-dir>');
+  process.exit(2);
+}
+const origin = new URL(base).origin;
+const problems = [];
+const check = (ok, message) => { if (!ok) problems.push(message); };
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+  args: ['--no-sandbox'],
+});
+
+async function open(options = {}) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const log = { errors: [], foreign: [] };
+  page.on('console', (message) => { if (message.type() === 'error') log.errors.push(message.text()); });
+  page.on('pageerror', (error) => log.errors.push(String(error)));
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith('data:') && new URL(url).origin !== origin) log.foreign.push(url);
+  });
+  return { context, page, log };
+}
+
+try {
+  const dashboard = await (await fetch(`${base}/api/freedom-fund?period=63`)).json();
+  const strategies = dashboard.strategies.length;
+
+  // Desktop, light.
+  const desktop = await open({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+  const response = await desktop.page.goto(`${base}/`);
+  check(response.status() === 200, `GET / answered ${response.status()}`);
+  check((await desktop.page.locator('h1').innerText()) === 'Freedom Fund', 'the page has its heading');
+  const curves = await desktop.page.locator('figure.chart path.curve').count();
+  check(curves === strategies, `the chart has ${curves} curves for ${strategies} strategies`);
+  const box = await desktop.page.locator('figure.chart svg').boundingBox();
+  check(box && box.width > 600 && box.height > 250, `the chart is drawn at a readable size (${JSON.stringify(box)})`);
+  await desktop.page.screenshot({ path: join(screenshotDir, 'page.png') });
+  const lightBackground = await desktop.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+
+  for (const [label, days] of [['1M', 21], ['6M', 126], ['1Y', 252], ['3M', 63]]) {
+    await desktop.page.locator('nav.periods').getByRole('link', { name: label, exact: true }).click();
+    await desktop.page.waitForURL(`${base}/?period=${days}`);
+    const current = await desktop.page.locator('nav.periods a[aria-current="page"]').innerText();
+    check(current === label, `after clicking ${label} the current period is ${current}`);
+    check((await desktop.page.locator('figure.chart path.curve').count()) === strategies, `${label}: one curve per strategy`);
+  }
+  check(desktop.log.errors.length === 0, `console errors: ${desktop.log.errors.join(' | ')}`);
+  check(desktop.log.foreign.length === 0, `requests to other hosts: ${desktop.log.foreign.join(' ')}`);
+
+  // Phone width, dark.
+  const phone = await open({ viewport: { width: 375, height: 812 }, colorScheme: 'dark', isMobile: true, deviceScaleFactor: 2 });
+  await phone.page.goto(`${base}/?period=21`);
+  const widths = await phone.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  check(widths.scroll <= widths.client, `horizontal scrolling at 375 px: ${widths.scroll} > ${widths.client}`);
+  const darkBackground = await phone.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check(darkBackground !== lightBackground, `the dark scheme has its own colours (${darkBackground})`);
+  await phone.page.screenshot({ path: join(screenshotDir, 'page-phone-dark.png'), fullPage: false });
+  check(phone.log.errors.length === 0, `phone console errors: ${phone.log.errors.join(' | ')}`);
+  check(phone.log.foreign.length === 0, `phone requests to other hosts: ${phone.log.foreign.join(' ')}`);
+
+  // Scripts off: everything is already in the HTML.
+  const noScript = await open({ javaScriptEnabled: false, viewport: { width: 1024, height: 800 } });
+  await noScript.page.goto(`${base}/`);
+  check((await noScript.page.locator('figure.chart path.curve').count()) === strategies, 'the chart is there with scripts off');
+  check((await noScript.page.locator('#journal article').count()) === dashboard.decisions.length, 'the journal is there with scripts off');
+  check((await noScript.page.locator('#root-hash').innerText()) === dashboard.head.rootHash, 'the root hash is there with scripts off');
+} catch (error) {
+  problems.push(`failed: ${error.stack || error}`);
+} finally {
+  await browser.close();
+}
+
+if (problems.length) {
+  for (const problem of problems) console.error(problem);
+  process.exit(1);
+}
+console.log('page checks passed');
