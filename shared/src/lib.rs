@@ -16,6 +16,7 @@
 //! - [`analytics`]: the dashboard's formulas as pure functions (TWR net of flows,
 //!   drawdown, volatility, Sharpe, Sortino, the trading-day window).
 //! - [`dashboard`]: the dashboard read model: period, window, response.
+//! - [`scanner`]: the scanner's checks, paper experiments, state and report.
 //! - [`http`]: the API error type and its one mapping to HTTP statuses and codes.
 //! - [`config`]: configuration from the environment, secrets wrapped.
 
@@ -29,6 +30,7 @@ pub mod kv;
 pub mod ledger;
 pub mod merkle;
 pub mod record;
+pub mod scanner;
 pub mod store;
 
 /// The fund interface's schema version (`schemaVersion`).

@@ -1,0 +1,619 @@
+//! The fixed paper experiments and their books. Paper only: nothing here
+//! signs, sends or copies anything; a "trade" is arithmetic on a book.
+//!
+//! Every experiment starts with [`START_CAPITAL_USD`] in cash and pays the
+//! same costs on every fill:
+//! - a fee of [`FEE_RATE`] of the traded notional (a typical DEX swap fee);
+//! - slippage from liquidity: `min(notional / poolLiquidityUsd, MAX_SLIPPAGE)`,
+//!   paid as a worse price (buys at `mark × (1 + s)`, sells at `mark × (1 − s)`),
+//!   the first-order price impact of a constant-product pool.
+//!
+//! A rule decides the target holdings; the book trades toward them when a
+//! holding is off by more than [`REBALANCE_BAND`] of equity, sells first, and
+//! never spends more cash than it has. A token that is no longer eligible is
+//! sold. Changing a rule means a new experiment id.
+
+use super::{DEDUP_WINDOW, TRADES_PER_BOOK, rfc3339};
+use crate::record::decimal_json;
+use chrono::{DateTime, Utc};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Start capital of every experiment, in USD.
+pub const START_CAPITAL_USD: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
+/// Fee per fill: 0.25 % of notional.
+pub const FEE_RATE: Decimal = Decimal::from_parts(25, 0, 0, false, 4);
+/// Largest slippage a fill pays: 5 %.
+pub const MAX_SLIPPAGE: Decimal = Decimal::from_parts(5, 0, 0, false, 2);
+/// A holding is traded when it is off its target by more than 2 % of equity.
+pub const REBALANCE_BAND: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
+/// Fills below one dollar are not made.
+pub const MIN_TRADE_USD: Decimal = Decimal::ONE;
+/// The momentum rule holds at most this many tokens.
+pub const MOMENTUM_TOKENS: usize = 3;
+
+/// What an experiment holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Holds its cash; never trades. The baseline every rule must beat.
+    Control,
+    /// Equal weight over every eligible token.
+    EqualWeightEligible,
+    /// Equal weight over the eligible tokens with the highest positive 24-hour
+    /// price change, at most [`MOMENTUM_TOKENS`].
+    MomentumTop,
+}
+
+/// A fixed experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Experiment {
+    /// Its id, also its `strategyId` in the fund ledger.
+    pub id: &'static str,
+    /// Its name in the ledger.
+    pub name: &'static str,
+    /// Its rule.
+    pub rule: Rule,
+    /// The rule in words, for the contract view.
+    pub description: &'static str,
+    /// Its version (a changed rule is a new id, so this stays 1).
+    pub version: u32,
+}
+
+/// The experiments, fixed in code.
+pub const EXPERIMENTS: [Experiment; 3] = [
+    Experiment {
+        id: "scanner-control-cash-v1",
+        name: "Scanner control: cash only (paper)",
+        rule: Rule::Control,
+        description: "holds its start capital in cash and never trades: the do-nothing control",
+        version: 1,
+    },
+    Experiment {
+        id: "scanner-equal-weight-v1",
+        name: "Scanner equal weight of eligible tokens (paper)",
+        rule: Rule::EqualWeightEligible,
+        description: "equal weight over every eligible token (all checks pass); sells a token once it is no longer eligible",
+        version: 1,
+    },
+    Experiment {
+        id: "scanner-momentum-top3-v1",
+        name: "Scanner momentum top 3 (paper)",
+        rule: Rule::MomentumTop,
+        description: "equal weight over the eligible tokens with the highest positive 24-hour price change, at most 3; cash otherwise",
+        version: 1,
+    },
+];
+
+/// The experiments as the contract view declares them.
+pub fn declaration() -> Value {
+    let experiments: Vec<Value> = EXPERIMENTS
+        .iter()
+        .map(|e| {
+            json!({
+                "id": e.id, "name": e.name, "version": e.version, "rule": e.description,
+                "startCapitalUsd": decimal_json(START_CAPITAL_USD),
+            })
+        })
+        .collect();
+    json!({
+        "experiments": experiments,
+        "costModel": {
+            "feeRate": decimal_json(FEE_RATE),
+            "slippage": "min(notional / poolLiquidityUsd, maxSlippage) as a worse fill price",
+            "maxSlippage": decimal_json(MAX_SLIPPAGE),
+            "rebalanceBand": "trade a holding only when it is off its target by more than this share of equity",
+            "rebalanceBandShare": decimal_json(REBALANCE_BAND),
+            "minTradeUsd": decimal_json(MIN_TRADE_USD),
+        },
+        "advance": format!("at most once per {} minutes; each advance appends every experiment's paper snapshot to the fund ledger with asOf on the 15-minute grid", DEDUP_WINDOW.num_minutes()),
+        "paperOnly": "nothing is signed, sent or copied: trades are arithmetic on a paper book",
+    })
+}
+
+/// A token as the experiments see it in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenMarket {
+    /// Mint address.
+    pub mint: String,
+    /// Symbol.
+    pub symbol: String,
+    /// USD price.
+    pub price: Decimal,
+    /// USD liquidity of its most liquid pool.
+    pub liquidity: Decimal,
+    /// 24-hour price change in percent.
+    pub change_h24: Option<f64>,
+    /// Every check passed.
+    pub eligible: bool,
+}
+
+/// A paper holding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Position {
+    /// Mint address.
+    pub mint: String,
+    /// Symbol (what the ledger shows).
+    pub symbol: String,
+    /// Quantity held (> 0).
+    pub quantity: Decimal,
+    /// Average fill price paid, fees included.
+    pub cost: Decimal,
+    /// Latest price.
+    pub mark: Decimal,
+}
+
+/// Buy or sell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Cash into the token.
+    Buy,
+    /// The token into cash.
+    Sell,
+}
+
+/// One paper fill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trade {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Which experiment.
+    pub experiment_id: String,
+    /// Mint address.
+    pub mint: String,
+    /// Symbol.
+    pub symbol: String,
+    /// Buy or sell.
+    pub side: Side,
+    /// Quantity filled.
+    pub quantity: Decimal,
+    /// The market price.
+    pub mark: Decimal,
+    /// The fill price after slippage.
+    pub price: Decimal,
+    /// Slippage as a share of the mark.
+    pub slippage: Decimal,
+    /// Fee paid in USD.
+    pub fee: Decimal,
+    /// Cash after the fill.
+    pub cash_after: Decimal,
+}
+
+/// An experiment's paper book.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Book {
+    /// Which experiment.
+    pub experiment_id: String,
+    /// Cash in USD (cents).
+    pub cash: Decimal,
+    /// Holdings.
+    pub positions: Vec<Position>,
+    /// The latest fills, newest last (at most [`TRADES_PER_BOOK`]).
+    pub trades: Vec<Trade>,
+    /// When it last advanced.
+    pub advanced_at: Option<DateTime<Utc>>,
+}
+
+fn cents(value: Decimal) -> Decimal {
+    value.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven)
+}
+
+/// Prices and quantities keep 12 significant digits, so every number the
+/// ledger gets is exact as a double.
+fn significant(value: Decimal, strategy: RoundingStrategy) -> Decimal {
+    value
+        .round_sf_with_strategy(12, strategy)
+        .unwrap_or(value)
+        .normalize()
+}
+
+fn slippage(notional: Decimal, liquidity: Decimal) -> Decimal {
+    if liquidity <= Decimal::ZERO {
+        return MAX_SLIPPAGE;
+    }
+    (notional / liquidity).min(MAX_SLIPPAGE)
+}
+
+impl Book {
+    /// A fresh book with the start capital.
+    pub fn new(experiment: &Experiment) -> Book {
+        Book {
+            experiment_id: experiment.id.to_owned(),
+            cash: START_CAPITAL_USD,
+            positions: Vec::new(),
+            trades: Vec::new(),
+            advanced_at: None,
+        }
+    }
+
+    /// Cash plus every holding at its mark, to the cent.
+    pub fn equity(&self) -> Decimal {
+        cents(
+            self.cash
+                + self
+                    .positions
+                    .iter()
+                    .map(|p| p.quantity * p.mark)
+                    .sum::<Decimal>(),
+        )
+    }
+
+    /// Marks holdings to `market` (a token without a price keeps its mark).
+    pub fn mark(&mut self, market: &[TokenMarket]) {
+        for position in &mut self.positions {
+            if let Some(token) = market.iter().find(|t| t.mint == position.mint) {
+                position.mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
+            }
+        }
+    }
+
+    /// Marks to `market`, then trades toward the rule's targets. Returns the
+    /// fills made (also kept in the book).
+    pub fn advance(
+        &mut self,
+        experiment: &Experiment,
+        market: &[TokenMarket],
+        at: DateTime<Utc>,
+    ) -> Vec<Trade> {
+        self.mark(market);
+        self.advanced_at = Some(at);
+        let targets = targets(experiment.rule, market);
+        let equity = self.equity();
+        let target_value = if targets.is_empty() {
+            Decimal::ZERO
+        } else {
+            equity / Decimal::from(targets.len())
+        };
+        let band = equity * REBALANCE_BAND;
+        let mut fills = Vec::new();
+        // Sells first: holdings off the target list, then overweights.
+        for index in (0..self.positions.len()).rev() {
+            let position = self.positions[index].clone();
+            let Some(token) = market.iter().find(|t| t.mint == position.mint) else {
+                continue; // no price this run: hold
+            };
+            let value = position.quantity * position.mark;
+            let quantity = if !targets.iter().any(|t| t.mint == token.mint) {
+                position.quantity
+            } else if value - target_value > band {
+                significant(
+                    (value - target_value) / position.mark,
+                    RoundingStrategy::ToZero,
+                )
+            } else {
+                continue;
+            };
+            if let Some(fill) = self.sell(index, token, quantity, at) {
+                fills.push(fill);
+            }
+        }
+        for token in &targets {
+            let held = self
+                .positions
+                .iter()
+                .find(|p| p.mint == token.mint)
+                .map_or(Decimal::ZERO, |p| p.quantity * p.mark);
+            let wanted = (target_value - held).min(self.cash);
+            if target_value - held > band && wanted >= MIN_TRADE_USD {
+                if let Some(fill) = self.buy(token, cents(wanted), at) {
+                    fills.push(fill);
+                }
+            }
+        }
+        self.trades.extend(fills.iter().cloned());
+        let excess = self.trades.len().saturating_sub(TRADES_PER_BOOK);
+        self.trades.drain(..excess);
+        fills
+    }
+
+    fn sell(
+        &mut self,
+        index: usize,
+        token: &TokenMarket,
+        quantity: Decimal,
+        at: DateTime<Utc>,
+    ) -> Option<Trade> {
+        let mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
+        let notional = quantity * mark;
+        if quantity <= Decimal::ZERO || notional < MIN_TRADE_USD {
+            return None;
+        }
+        let slip = slippage(notional, token.liquidity);
+        let price = significant(mark * (Decimal::ONE - slip), RoundingStrategy::ToZero);
+        let gross = quantity * price;
+        let fee = cents(gross * FEE_RATE);
+        self.cash = cents(self.cash + gross - fee);
+        let position = &mut self.positions[index];
+        position.quantity -= quantity;
+        if position.quantity <= Decimal::ZERO {
+            self.positions.remove(index);
+        }
+        Some(self.fill(token, Side::Sell, quantity, mark, price, slip, fee, at))
+    }
+
+    fn buy(&mut self, token: &TokenMarket, spend: Decimal, at: DateTime<Utc>) -> Option<Trade> {
+        let mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
+        if mark <= Decimal::ZERO || spend < MIN_TRADE_USD {
+            return None;
+        }
+        let fee = cents(spend * FEE_RATE);
+        let slip = slippage(spend, token.liquidity);
+        let price = significant(mark * (Decimal::ONE + slip), RoundingStrategy::AwayFromZero);
+        let quantity = significant((spend - fee) / price, RoundingStrategy::ToZero);
+        if quantity <= Decimal::ZERO {
+            return None;
+        }
+        let paid = cents(quantity * price + fee);
+        self.cash = cents(self.cash - paid);
+        match self.positions.iter_mut().find(|p| p.mint == token.mint) {
+            Some(position) => {
+                let total = position.quantity + quantity;
+                position.cost = significant(
+                    (position.cost * position.quantity + paid) / total,
+                    RoundingStrategy::MidpointNearestEven,
+                );
+                position.quantity = total;
+                position.mark = mark;
+            }
+            None => self.positions.push(Position {
+                mint: token.mint.clone(),
+                symbol: token.symbol.clone(),
+                quantity,
+                cost: significant(paid / quantity, RoundingStrategy::MidpointNearestEven),
+                mark,
+            }),
+        }
+        Some(self.fill(token, Side::Buy, quantity, mark, price, slip, fee, at))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fill(
+        &self,
+        token: &TokenMarket,
+        side: Side,
+        quantity: Decimal,
+        mark: Decimal,
+        price: Decimal,
+        slippage: Decimal,
+        fee: Decimal,
+        at: DateTime<Utc>,
+    ) -> Trade {
+        Trade {
+            at,
+            experiment_id: self.experiment_id.clone(),
+            mint: token.mint.clone(),
+            symbol: token.symbol.clone(),
+            side,
+            quantity,
+            mark,
+            price,
+            slippage: slippage.round_dp(6),
+            fee,
+            cash_after: self.cash,
+        }
+    }
+
+    /// The book as a paper snapshot for the fund ledger at `as_of` (a grid
+    /// instant). It reconciles: equity is cash plus holdings to the cent.
+    pub fn snapshot_record(&self, experiment: &Experiment, as_of: DateTime<Utc>) -> Value {
+        let positions: Vec<Value> = self
+            .positions
+            .iter()
+            .map(|p| {
+                json!({
+                    "symbol": p.symbol, "quantity": decimal_json(p.quantity),
+                    "cost": decimal_json(p.cost), "mark": decimal_json(p.mark),
+                })
+            })
+            .collect();
+        json!({
+            "id": format!("{}-{}", experiment.id, as_of.format("%Y%m%dT%H%MZ")),
+            "type": "snapshot", "visibility": "public", "mode": "paper",
+            "strategyId": experiment.id, "strategyName": experiment.name,
+            "asOf": rfc3339(as_of),
+            "source": {"name": "freedom-scanner paper book (DexScreener prices)", "url": "https://dexscreener.com/solana"},
+            "currency": "USD",
+            "equity": decimal_json(self.equity()),
+            "flowSincePrevious": 0,
+            "cash": decimal_json(self.cash),
+            "positions": positions,
+        })
+    }
+
+    /// The book as the report shows it (numbers as JSON numbers).
+    pub fn view(&self) -> Value {
+        let positions: Vec<Value> = self
+            .positions
+            .iter()
+            .map(|p| {
+                json!({
+                    "mint": p.mint, "symbol": p.symbol, "quantity": decimal_json(p.quantity),
+                    "cost": decimal_json(p.cost), "mark": decimal_json(p.mark),
+                    "value": decimal_json(cents(p.quantity * p.mark)),
+                })
+            })
+            .collect();
+        let trades: Vec<Value> = self
+            .trades
+            .iter()
+            .map(|t| {
+                json!({
+                    "at": rfc3339(t.at), "mint": t.mint, "symbol": t.symbol, "side": t.side,
+                    "quantity": decimal_json(t.quantity), "mark": decimal_json(t.mark),
+                    "price": decimal_json(t.price), "slippage": t.slippage.to_f64(),
+                    "fee": decimal_json(t.fee), "cashAfter": decimal_json(t.cash_after),
+                })
+            })
+            .collect();
+        json!({
+            "experimentId": self.experiment_id,
+            "cash": decimal_json(self.cash),
+            "equity": decimal_json(self.equity()),
+            "startCapital": decimal_json(START_CAPITAL_USD),
+            "positions": positions,
+            "trades": trades,
+            "advancedAt": self.advanced_at.map(rfc3339),
+        })
+    }
+}
+
+/// The tokens `rule` wants to hold, in a stable order.
+fn targets(rule: Rule, market: &[TokenMarket]) -> Vec<&TokenMarket> {
+    let mut eligible: Vec<&TokenMarket> = market
+        .iter()
+        .filter(|t| t.eligible && t.price > Decimal::ZERO)
+        .collect();
+    eligible.sort_by(|a, b| a.mint.cmp(&b.mint));
+    match rule {
+        Rule::Control => Vec::new(),
+        Rule::EqualWeightEligible => eligible,
+        Rule::MomentumTop => {
+            let mut rising: Vec<&TokenMarket> = eligible
+                .into_iter()
+                .filter(|t| t.change_h24.is_some_and(|c| c > 0.0))
+                .collect();
+            rising.sort_by(|a, b| {
+                b.change_h24
+                    .partial_cmp(&a.change_h24)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then_with(|| a.mint.cmp(&b.mint))
+            });
+            rising.truncate(MOMENTUM_TOKENS);
+            rising
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Record;
+    use crate::record::guard::Guard;
+    use std::str::FromStr;
+
+    fn token(mint: &str, price: &str, liquidity: i64, change: f64, eligible: bool) -> TokenMarket {
+        TokenMarket {
+            mint: mint.into(),
+            symbol: mint.to_uppercase(),
+            price: Decimal::from_str(price).unwrap(),
+            liquidity: Decimal::from(liquidity),
+            change_h24: Some(change),
+            eligible,
+        }
+    }
+
+    fn at(minute: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_777_896_000 + minute * 60, 0).unwrap()
+    }
+
+    #[test]
+    fn the_control_never_trades() {
+        let mut book = Book::new(&EXPERIMENTS[0]);
+        let fills = book.advance(
+            &EXPERIMENTS[0],
+            &[token("a", "1", 1_000_000, 5.0, true)],
+            at(0),
+        );
+        assert!(fills.is_empty());
+        assert_eq!(book.equity(), START_CAPITAL_USD);
+    }
+
+    #[test]
+    fn a_buy_pays_the_fee_and_slippage_from_liquidity() {
+        let mut book = Book::new(&EXPERIMENTS[1]);
+        // One eligible token: spend all 10 000 into a 1 000 000 pool.
+        let fills = book.advance(
+            &EXPERIMENTS[1],
+            &[token("a", "2", 1_000_000, 1.0, true)],
+            at(0),
+        );
+        assert_eq!(fills.len(), 1);
+        let fill = &fills[0];
+        assert_eq!(fill.side, Side::Buy);
+        // fee = 0.25 % of 10 000 = 25; slippage = 10 000 / 1 000 000 = 1 %.
+        assert_eq!(fill.fee, Decimal::from(25));
+        assert_eq!(fill.slippage, Decimal::from_str("0.01").unwrap());
+        assert_eq!(fill.price, Decimal::from_str("2.02").unwrap());
+        // (10 000 - 25) / 2.02 = 4938.118811881188..., 12 significant digits, toward zero.
+        assert_eq!(fill.quantity, Decimal::from_str("4938.11881188").unwrap());
+        // Marked at 2: equity = cash + 9876.23762376 → the costs are visible.
+        let equity = book.equity();
+        assert!(equity < START_CAPITAL_USD - Decimal::from(120));
+        assert!(book.cash >= Decimal::ZERO && book.cash < Decimal::ONE);
+    }
+
+    #[test]
+    fn an_ineligible_holding_is_sold_with_costs_and_the_cash_reconciles() {
+        let mut book = Book::new(&EXPERIMENTS[1]);
+        book.advance(
+            &EXPERIMENTS[1],
+            &[token("a", "2", 1_000_000, 1.0, true)],
+            at(0),
+        );
+        let quantity = book.positions[0].quantity;
+        let fills = book.advance(
+            &EXPERIMENTS[1],
+            &[token("a", "2", 1_000_000, 1.0, false)],
+            at(15),
+        );
+        assert_eq!(fills.len(), 1);
+        assert_eq!((fills[0].side, fills[0].quantity), (Side::Sell, quantity));
+        assert!(book.positions.is_empty());
+        // Round trip: both legs paid about 1 % slippage and 0.25 % fee.
+        let lost = START_CAPITAL_USD - book.cash;
+        assert!(
+            lost > Decimal::from(240) && lost < Decimal::from(260),
+            "{lost}"
+        );
+    }
+
+    #[test]
+    fn equal_weight_spreads_and_momentum_picks_the_risers() {
+        let market = [
+            token("a", "1", 5_000_000, 10.0, true),
+            token("b", "4", 5_000_000, -3.0, true),
+            token("c", "0.5", 5_000_000, 25.0, true),
+            token("d", "9", 5_000_000, 50.0, false),
+        ];
+        let mut equal = Book::new(&EXPERIMENTS[1]);
+        equal.advance(&EXPERIMENTS[1], &market, at(0));
+        let held: Vec<&str> = equal.positions.iter().map(|p| p.mint.as_str()).collect();
+        assert_eq!(held, ["a", "b", "c"]);
+        let values: Vec<Decimal> = equal
+            .positions
+            .iter()
+            .map(|p| p.quantity * p.mark)
+            .collect();
+        let spread = values.iter().max().unwrap() - values.iter().min().unwrap();
+        assert!(spread < Decimal::from(5), "{values:?}");
+        let mut momentum = Book::new(&EXPERIMENTS[2]);
+        momentum.advance(&EXPERIMENTS[2], &market, at(0));
+        let held: Vec<&str> = momentum.positions.iter().map(|p| p.mint.as_str()).collect();
+        assert_eq!(held, ["c", "a"], "rising eligible tokens, best first");
+        // Unchanged prices next time: within the band, no churn.
+        assert!(
+            momentum
+                .advance(&EXPERIMENTS[2], &market, at(15))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_paper_snapshot_is_a_valid_reconciling_ledger_record() {
+        let mut book = Book::new(&EXPERIMENTS[1]);
+        let market = [
+            token("a", "0.00004687", 400_000, 1.0, true),
+            token("b", "123.456789", 900_000, 1.0, true),
+        ];
+        book.advance(&EXPERIMENTS[1], &market, at(0));
+        let record = book.snapshot_record(&EXPERIMENTS[1], at(0));
+        let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default());
+        assert!(parsed.is_ok(), "{record}: {parsed:?}");
+        assert_eq!(record["asOf"], "2026-05-04T12:00:00Z");
+        assert_eq!(record["id"], "scanner-equal-weight-v1-20260504T1200Z");
+    }
+}

@@ -1,0 +1,141 @@
+//! The scanner's domain (DESIGN.md "Scanner"): what was collected, the checks
+//! per universe entry, the fixed paper experiments and their books, the
+//! persisted state and the report. Everything here is pure; the provider
+//! clients and the run itself live in the scanner function.
+//!
+//! - [`checks`]: the five checks and eligibility;
+//! - [`experiments`]: the fixed experiments, their cost model and paper books;
+//! - [`report`]: the persisted state (bounded) and the report's named parts.
+
+pub mod checks;
+pub mod experiments;
+pub mod report;
+
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// Observations of a token closer together than this are one observation,
+/// and experiments advance at most once in it.
+pub const DEDUP_WINDOW: TimeDelta = TimeDelta::minutes(10);
+/// The ledger grid: paper snapshots are dated at :00, :15, :30 and :45.
+pub const LEDGER_GRID: TimeDelta = TimeDelta::minutes(15);
+/// How long a RugCheck report is reused before it is fetched again.
+pub const RISK_CACHE_TTL: TimeDelta = TimeDelta::hours(6);
+/// Observations kept per token (24 hours at the 15-minute schedule).
+pub const HISTORY_PER_TOKEN: usize = 96;
+/// Events kept (newest last).
+pub const MAX_EVENTS: usize = 200;
+/// Trades kept per paper book (newest last).
+pub const TRADES_PER_BOOK: usize = 100;
+/// Liquidity a token's best pool must have for the liquidity check.
+pub const MIN_LIQUIDITY_USD: Decimal = Decimal::from_parts(50_000, 0, 0, false, 0);
+
+/// `instant` floored to the 15-minute ledger grid.
+pub fn grid_slot(instant: DateTime<Utc>) -> DateTime<Utc> {
+    instant
+        .duration_trunc(LEDGER_GRID)
+        .expect("a 15-minute grid is representable")
+}
+
+/// RFC 3339 in UTC with seconds, as the scanner writes every instant.
+pub fn rfc3339(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// One token of the universe: its mint address and a fallback symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UniverseToken {
+    /// Base58 mint address.
+    pub mint: String,
+    /// Symbol to show until DexScreener names it.
+    pub symbol: String,
+}
+
+/// What DexScreener says of one token: its most liquid pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MarketQuote {
+    /// The token's symbol on that pool.
+    pub symbol: String,
+    /// USD price of the token (either side of the pair), when known.
+    pub price_usd: Option<Decimal>,
+    /// USD liquidity of the pool, when reported.
+    pub liquidity_usd: Option<Decimal>,
+    /// Price change over 24 hours in percent, when reported.
+    pub price_change_h24: Option<f64>,
+    /// The pool's DexScreener page.
+    pub pair_url: Option<String>,
+}
+
+/// Market data for the universe: `None` when DexScreener could not be asked.
+pub type MarketAnswer = Option<std::collections::BTreeMap<String, MarketQuote>>;
+
+/// One risk RugCheck lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Risk {
+    /// e.g. "Mint Authority still enabled".
+    pub name: String,
+    /// `info`, `warn` or `danger`.
+    pub level: String,
+    /// RugCheck's score for this risk.
+    #[serde(default)]
+    pub score: Option<f64>,
+}
+
+/// A RugCheck report summary, stored raw (score and risks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RiskReport {
+    /// RugCheck's raw score.
+    pub score: Option<f64>,
+    /// `score_normalised`.
+    pub score_normalised: Option<f64>,
+    /// Its listed risks.
+    pub risks: Vec<Risk>,
+    /// When it was fetched.
+    pub fetched_at: DateTime<Utc>,
+}
+
+/// What the Solana RPC says of a mint account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum MintAccount {
+    /// The account does not exist.
+    Missing,
+    /// The account exists but is not a parsed SPL mint.
+    NotAMint,
+    /// A parsed SPL (or Token-2022) mint.
+    Mint {
+        /// `mintAuthority`; `None` = revoked.
+        mint_authority: Option<String>,
+        /// `freezeAuthority`; `None` = revoked.
+        freeze_authority: Option<String>,
+    },
+}
+
+/// A public account observed for `FF_SCANNER_WALLETS` (read-only, never copied).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletView {
+    /// The address as configured.
+    pub address: String,
+    /// Whether the account exists (`None` when the RPC could not be asked).
+    pub exists: Option<bool>,
+    /// Its lamports.
+    pub lamports: Option<u64>,
+    /// The program that owns it.
+    pub owner: Option<String>,
+    /// Token balances it holds, when it is a token account.
+    pub tokens: Vec<WalletToken>,
+}
+
+/// A token balance of an observed account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletToken {
+    /// The token's mint.
+    pub mint: String,
+    /// `uiAmountString`.
+    pub amount: String,
+}

@@ -1,0 +1,293 @@
+//! The scanner's persisted state and its report.
+//!
+//! State (kept between runs, written only while the run holds the lock):
+//! the experiments' books, each token's observations (at most
+//! [`HISTORY_PER_TOKEN`], tokens that left the universe dropped), the latest
+//! [`MAX_EVENTS`] events, the RugCheck cache, and when the experiments last
+//! advanced. The report is what `GET /api/freedom-scanner` answers.
+
+use super::checks::Check;
+use super::experiments::{Book, EXPERIMENTS, Experiment};
+use super::{
+    DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, RiskReport, UniverseToken, WalletView, rfc3339,
+};
+use crate::record::decimal_json;
+use crate::{SCANNER_MODE, SCANNER_VERSION};
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// One observation of a token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    /// When.
+    pub observed_at: DateTime<Utc>,
+    /// USD price, when known.
+    pub price_usd: Option<Decimal>,
+    /// USD liquidity, when known.
+    pub liquidity_usd: Option<Decimal>,
+}
+
+/// Something a run did or met (a provider failure, a paper trade…).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// e.g. `run`, `provider`, `trade`, `ledger`.
+    pub kind: String,
+    /// What happened, in a sentence.
+    pub message: String,
+}
+
+/// What the scanner keeps between runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScannerState {
+    /// One paper book per experiment.
+    pub books: Vec<Book>,
+    /// Observations per mint, oldest first.
+    pub history: BTreeMap<String, Vec<Observation>>,
+    /// The latest events, oldest first.
+    pub events: Vec<Event>,
+    /// RugCheck reports per mint.
+    pub risk_cache: BTreeMap<String, RiskReport>,
+    /// When the experiments last advanced.
+    pub last_advanced_at: Option<DateTime<Utc>>,
+}
+
+impl ScannerState {
+    /// The book of `experiment`, created with the start capital if new.
+    pub fn book_mut(&mut self, experiment: &Experiment) -> &mut Book {
+        if let Some(index) = self
+            .books
+            .iter()
+            .position(|b| b.experiment_id == experiment.id)
+        {
+            return &mut self.books[index];
+        }
+        self.books.push(Book::new(experiment));
+        self.books.last_mut().expect("just pushed")
+    }
+
+    /// Records `observation` of `mint` unless one was taken within the
+    /// dedup window before it; says whether it was recorded.
+    pub fn observe(&mut self, mint: &str, observation: Observation) -> bool {
+        let list = self.history.entry(mint.to_owned()).or_default();
+        if let Some(last) = list.last()
+            && observation.observed_at - last.observed_at < DEDUP_WINDOW
+        {
+            return false;
+        }
+        list.push(observation);
+        let excess = list.len().saturating_sub(HISTORY_PER_TOKEN);
+        list.drain(..excess);
+        true
+    }
+
+    /// Whether the experiments may advance at `now` (not within the dedup
+    /// window of their last advance).
+    pub fn may_advance(&self, now: DateTime<Utc>) -> bool {
+        self.last_advanced_at
+            .is_none_or(|last| now - last >= DEDUP_WINDOW)
+    }
+
+    /// Adds an event, keeping the latest [`MAX_EVENTS`].
+    pub fn push_event(&mut self, at: DateTime<Utc>, kind: &str, message: impl Into<String>) {
+        self.events.push(Event {
+            at,
+            kind: kind.to_owned(),
+            message: message.into(),
+        });
+        let excess = self.events.len().saturating_sub(MAX_EVENTS);
+        self.events.drain(..excess);
+    }
+
+    /// Drops history and cached reports of tokens no longer in `universe`.
+    pub fn prune(&mut self, universe: &[UniverseToken]) {
+        let keep = |mint: &String| universe.iter().any(|t| &t.mint == mint);
+        self.history.retain(|mint, _| keep(mint));
+        self.risk_cache.retain(|mint, _| keep(mint));
+    }
+}
+
+/// One universe entry of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniverseEntry {
+    /// Mint address.
+    pub mint: String,
+    /// Symbol.
+    pub symbol: String,
+    /// USD price, when known.
+    pub price_usd: Option<Decimal>,
+    /// USD liquidity, when known.
+    pub liquidity_usd: Option<Decimal>,
+    /// Every check passed.
+    pub eligible: bool,
+    /// The checks.
+    pub checks: Vec<Check>,
+    /// The provider links.
+    pub links: Vec<(String, String)>,
+}
+
+/// A finished run's report, as JSON.
+pub struct ReportParts<'a> {
+    /// `ok` or `degraded`.
+    pub status: &'a str,
+    /// When the report was written.
+    pub report_at: DateTime<Utc>,
+    /// When the data was observed (the run's start).
+    pub observed_at: DateTime<Utc>,
+    /// The universe with checks.
+    pub universe: &'a [UniverseEntry],
+    /// The state after the run (books, history, events).
+    pub state: &'a ScannerState,
+    /// Observed public accounts.
+    pub wallets: &'a [WalletView],
+}
+
+fn optional_decimal(value: Option<Decimal>) -> Value {
+    value.map_or(Value::Null, decimal_json)
+}
+
+impl ReportParts<'_> {
+    /// The report with every named part.
+    pub fn to_json(&self) -> Value {
+        let universe: Vec<Value> = self
+            .universe
+            .iter()
+            .map(|u| {
+                json!({
+                    "mint": u.mint, "symbol": u.symbol,
+                    "priceUsd": optional_decimal(u.price_usd),
+                    "liquidityUsd": optional_decimal(u.liquidity_usd),
+                    "eligible": u.eligible, "checks": u.checks,
+                })
+            })
+            .collect();
+        let links: Map<String, Value> = self
+            .universe
+            .iter()
+            .map(|u| {
+                let list: Vec<Value> = u
+                    .links
+                    .iter()
+                    .map(|(provider, url)| json!({"provider": provider, "url": url}))
+                    .collect();
+                (u.mint.clone(), Value::Array(list))
+            })
+            .collect();
+        let books: Vec<Value> = EXPERIMENTS
+            .iter()
+            .filter_map(|e| self.state.books.iter().find(|b| b.experiment_id == e.id))
+            .map(Book::view)
+            .collect();
+        let history: Map<String, Value> = self
+            .state
+            .history
+            .iter()
+            .map(|(mint, list)| {
+                let list: Vec<Value> = list
+                    .iter()
+                    .map(|o| {
+                        json!({
+                            "observedAt": rfc3339(o.observed_at),
+                            "priceUsd": optional_decimal(o.price_usd),
+                            "liquidityUsd": optional_decimal(o.liquidity_usd),
+                        })
+                    })
+                    .collect();
+                (mint.clone(), Value::Array(list))
+            })
+            .collect();
+        let events: Vec<Value> = self
+            .state
+            .events
+            .iter()
+            .map(|e| json!({"at": rfc3339(e.at), "kind": e.kind, "message": e.message}))
+            .collect();
+        json!({
+            "version": SCANNER_VERSION,
+            "mode": SCANNER_MODE,
+            "status": self.status,
+            "reportAt": rfc3339(self.report_at),
+            "observedAt": rfc3339(self.observed_at),
+            "universe": universe,
+            "links": links,
+            "books": books,
+            "history": history,
+            "events": events,
+            "wallets": self.wallets,
+        })
+    }
+}
+
+/// The report before the first run: every named part, empty.
+pub fn empty_report() -> Value {
+    json!({
+        "version": SCANNER_VERSION,
+        "mode": SCANNER_MODE,
+        "status": null,
+        "reportAt": null,
+        "observedAt": null,
+        "universe": [],
+        "links": {},
+        "books": [],
+        "history": {},
+        "events": [],
+        "wallets": []
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn observation(minute: i64) -> Observation {
+        Observation {
+            observed_at: DateTime::from_timestamp(1_777_896_000 + minute * 60, 0).unwrap(),
+            price_usd: Some(Decimal::ONE),
+            liquidity_usd: None,
+        }
+    }
+
+    #[test]
+    fn observations_within_ten_minutes_are_one() {
+        let mut state = ScannerState::default();
+        assert!(state.observe("m", observation(0)));
+        assert!(!state.observe("m", observation(9)));
+        assert!(state.observe("m", observation(10)));
+        assert!(state.observe("other", observation(10)));
+        assert_eq!(state.history["m"].len(), 2);
+    }
+
+    #[test]
+    fn history_and_events_stay_bounded() {
+        let mut state = ScannerState::default();
+        for i in 0..(HISTORY_PER_TOKEN as i64 + 20) {
+            state.observe("m", observation(i * 15));
+            state.push_event(observation(i).observed_at, "run", "x");
+        }
+        assert_eq!(state.history["m"].len(), HISTORY_PER_TOKEN);
+        assert_eq!(
+            state.history["m"][0].observed_at,
+            observation(20 * 15).observed_at
+        );
+        for _ in 0..MAX_EVENTS {
+            state.push_event(observation(0).observed_at, "run", "y");
+        }
+        assert_eq!(state.events.len(), MAX_EVENTS);
+    }
+
+    #[test]
+    fn experiments_advance_at_most_once_per_window() {
+        let mut state = ScannerState::default();
+        let start = observation(0).observed_at;
+        assert!(state.may_advance(start));
+        state.last_advanced_at = Some(start);
+        assert!(!state.may_advance(observation(9).observed_at));
+        assert!(state.may_advance(observation(10).observed_at));
+    }
+}
