@@ -13,8 +13,10 @@
 use clap::Parser;
 use freedom_shared::config;
 use freedom_shared::store::Stores;
+use scanner::config::ScannerConfig;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -61,9 +63,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Some(_) => {}
     }
-    let fund_state = fund::AppState::new(stores.ledger, write_token);
+    let scanner_state = scanner::AppState::new(
+        ScannerConfig::from_env(lookup)?,
+        &stores,
+        write_token.clone(),
+    );
+    let fund_state = fund::AppState::new(Arc::clone(&stores.ledger), write_token);
+    let schedule = scanner_state.scanner.clone();
     let app = fund::routes(fund_state)
-        .merge(scanner::routes())
+        .merge(scanner::routes(scanner_state))
         .fallback(freedom_shared::http::not_found);
 
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
@@ -75,15 +83,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if options.no_schedule {
         tracing::info!("scanner schedule off (--no-schedule)");
     } else {
-        tracing::info!(
-            "scanner schedule: every 15 minutes once the scanner's run is available; this build serves its read endpoint only"
-        );
+        tracing::info!("scanner schedule: every 15 minutes, on :00, :15, :30 and :45");
+        tokio::spawn(run_every_quarter_hour(schedule));
     }
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;
     tracing::info!("freedom-local stopped");
     Ok(())
+}
+
+/// Runs the scanner at every quarter hour of the wall clock, like the
+/// EventBridge rule in production; a run that finds the lock held is skipped.
+async fn run_every_quarter_hour(scanner: Arc<scanner::run::Scanner>) {
+    loop {
+        let now = chrono::Utc::now();
+        let next = freedom_shared::scanner::grid_slot(now) + freedom_shared::scanner::LEDGER_GRID;
+        let wait = (next - now).to_std().unwrap_or_default();
+        tokio::time::sleep(wait).await;
+        match scanner.run().await {
+            Ok(report) => {
+                tracing::info!(status = %report["status"], "scheduled scanner run finished")
+            }
+            Err(error) => tracing::warn!(%error, "scheduled scanner run did not finish"),
+        }
+    }
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

@@ -213,7 +213,16 @@ pub fn contract() -> Value {
             "scannerConcurrency": "one run at a time (lock); others answer 409 scanner_busy",
             "observationDedupMinutes": 10
         },
-        "scanner": {"version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner"}
+        "scanner": {
+            "version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner",
+            "checks": freedom_shared::scanner::checks::CHECK_NAMES,
+            "minLiquidityUsd": freedom_shared::record::decimal_json(freedom_shared::scanner::MIN_LIQUIDITY_USD),
+            "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer",
+            "dedup": "a token's observations closer than 10 minutes are one; experiments advance at most once per 10 minutes",
+            "bounds": {"historyPerToken": freedom_shared::scanner::HISTORY_PER_TOKEN, "events": freedom_shared::scanner::MAX_EVENTS, "tradesPerBook": freedom_shared::scanner::TRADES_PER_BOOK},
+            "riskCacheHours": freedom_shared::scanner::RISK_CACHE_TTL.num_hours(),
+            "paper": freedom_shared::scanner::experiments::declaration()
+        }
     })
 }
 

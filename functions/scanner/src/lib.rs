@@ -1,83 +1,139 @@
 //! # scanner
 //!
-//! The scanner function: `/api/freedom-scanner`. This first version serves
-//! the report's shape with empty parts (the state before the first run);
-//! collection, checks, paper experiments and the run lock come with the
-//! scanner itself. Until then a POST answers 405.
+//! The scanner function: `/api/freedom-scanner`. `GET` answers the latest
+//! report with one store read (every named part empty before the first run)
+//! and never starts a run. `POST` (with the write token) runs the scanner
+//! once and answers the new report, or `409 scanner_busy` while another run
+//! holds the lock. The schedule (EventBridge, or freedom-local's timer)
+//! calls the same [`run::Scanner::run`].
+//!
+//! - [`providers`]: DexScreener, RugCheck and Solana RPC clients;
+//! - [`run`]: one run, under the lock;
+//! - [`config`]: the universe, wallets and provider URLs.
+//!
+//! The checks, experiments, state and report are in
+//! [`freedom_shared::scanner`].
+
+pub mod config;
+pub mod providers;
+pub mod run;
 
 use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use freedom_shared::http::ApiError;
-use freedom_shared::{SCANNER_MODE, SCANNER_VERSION};
-use serde_json::{Value, json};
+use freedom_shared::config::WriteToken;
+use freedom_shared::http::{ApiError, QueryParams, authorize};
+use freedom_shared::ledger::Ledger;
+use freedom_shared::record::guard::Guard;
+use freedom_shared::store::{StoreError, Stores};
+use run::{RunError, Scanner};
+use std::sync::Arc;
+
+pub use freedom_shared::scanner::report::empty_report;
 
 /// The scanner API's path.
 pub const SCANNER_PATH: &str = "/api/freedom-scanner";
 
-/// The report before the first run: every named part, empty.
-pub fn empty_report() -> Value {
-    json!({
-        "version": SCANNER_VERSION,
-        "mode": SCANNER_MODE,
-        "status": null,
-        "reportAt": null,
-        "observedAt": null,
-        "universe": [],
-        "links": {},
-        "books": [],
-        "history": {},
-        "events": [],
-        "wallets": []
-    })
+/// What the scanner handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// The scanner.
+    pub scanner: Arc<Scanner>,
+    /// The write token; `None` disables runs by POST (503 `writes_disabled`).
+    pub write_token: Option<WriteToken>,
 }
 
-async fn read() -> axum::Json<Value> {
-    axum::Json(empty_report())
+impl AppState {
+    /// The scanner on `stores` (its lock and state, and the fund ledger its
+    /// paper snapshots go to), reading the wall clock.
+    pub fn new(
+        config: config::ScannerConfig,
+        stores: &Stores,
+        write_token: Option<WriteToken>,
+    ) -> AppState {
+        AppState::with_clock(config, stores, write_token, Arc::new(chrono::Utc::now))
+    }
+
+    /// The same with an injected clock (tests).
+    pub fn with_clock(
+        config: config::ScannerConfig,
+        stores: &Stores,
+        write_token: Option<WriteToken>,
+        clock: run::Clock,
+    ) -> AppState {
+        let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
+        let ledger = Ledger::new(Arc::clone(&stores.ledger), guard);
+        let scanner = Scanner::new(config, Arc::clone(&stores.scanner), ledger, clock);
+        AppState {
+            scanner: Arc::new(scanner),
+            write_token,
+        }
+    }
+}
+
+impl From<RunError> for ApiError {
+    fn from(error: RunError) -> ApiError {
+        match error {
+            RunError::Busy | RunError::LockLost => ApiError::ScannerBusy,
+            RunError::Store(error) => ApiError::StorageUnavailable(error),
+            RunError::Panicked => ApiError::StorageUnavailable(StoreError::Unavailable(
+                "the scanner run failed".into(),
+            )),
+        }
+    }
+}
+
+fn json_body(text: String) -> Response {
+    let mut response = text.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+async fn read(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    let report = state.scanner.latest_report().await?;
+    Ok(json_body(
+        report.unwrap_or_else(|| empty_report().to_string()),
+    ))
+}
+
+async fn run(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(&headers, query.as_deref(), state.write_token.as_ref())?;
+    QueryParams::parse(query.as_deref(), &[])?;
+    let report = state.scanner.run().await?;
+    Ok(json_body(report.to_string()))
 }
 
 /// The scanner's routes, without a fallback (so they merge with the fund's).
-pub fn routes() -> Router {
-    Router::new().route(
-        SCANNER_PATH,
-        get(read).fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } }),
-    )
+pub fn routes(state: AppState) -> Router {
+    Router::new()
+        .route(
+            SCANNER_PATH,
+            get(read).post(run).fallback(|| async {
+                ApiError::MethodNotAllowed {
+                    allow: "GET, HEAD, POST",
+                }
+            }),
+        )
+        .with_state(state)
 }
 
 /// The scanner function's router: its routes plus a JSON 404.
-pub fn app() -> Router {
-    routes().fallback(freedom_shared::http::not_found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::body::Body;
-    use axum::http::{Request, StatusCode};
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-
-    #[tokio::test]
-    async fn get_answers_the_version_mode_and_empty_parts() {
-        let response = app()
-            .oneshot(Request::get(SCANNER_PATH).body(Body::empty()).unwrap())
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        let body: Value =
-            serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes())
-                .unwrap();
-        assert_eq!(body["version"], "scanner-1.0");
-        assert_eq!(body["mode"], "paper");
-        assert_eq!(body["universe"], json!([]));
-    }
-
-    #[tokio::test]
-    async fn a_run_is_not_available_yet() {
-        let response = app()
-            .oneshot(Request::post(SCANNER_PATH).body(Body::empty()).unwrap())
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(response.headers()["allow"], "GET, HEAD");
-    }
+pub fn app(state: AppState) -> Router {
+    routes(state).fallback(freedom_shared::http::not_found)
 }

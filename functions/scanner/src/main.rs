@@ -1,14 +1,30 @@
-//! The `scanner` binary: the scanner function on a local listener
-//! (`FF_ADDR`, default `127.0.0.1:3002`).
+//! The `scanner` binary: the scanner function on a local listener.
+//!
+//! `FF_ADDR` (default `127.0.0.1:3002`) and `FF_DATA_DIR` (default `./data`)
+//! as for `fund`; the KV variables select the KV REST store. Runs happen on
+//! `POST /api/freedom-scanner` (freedom-local adds the 15-minute schedule).
+
+use freedom_shared::config;
+use freedom_shared::store::Stores;
+use scanner::config::ScannerConfig;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
+    let lookup = |name: &str| std::env::var(name).ok();
+    let kv = config::kv_config(lookup)?;
+    let data_dir = std::env::var("FF_DATA_DIR").unwrap_or_else(|_| "./data".into());
     let addr = std::env::var("FF_ADDR").unwrap_or_else(|_| "127.0.0.1:3002".into());
+    let stores = Stores::open(kv.as_ref(), std::path::Path::new(&data_dir))?;
+    let state = scanner::AppState::new(
+        ScannerConfig::from_env(lookup)?,
+        &stores,
+        config::write_token(lookup),
+    );
     let listener = tokio::net::TcpListener::bind(&addr).await?;
-    tracing::info!(addr = %listener.local_addr()?, "scanner listening");
-    axum::serve(listener, scanner::app()).await?;
+    tracing::info!(addr = %listener.local_addr()?, store = %stores.description, "scanner listening");
+    axum::serve(listener, scanner::app(state)).await?;
     Ok(())
 }

@@ -1,0 +1,408 @@
+//! One scanner run (DESIGN.md "Scanner"): take the lock or refuse; collect
+//! from the three providers within the time budget; check every universe
+//! entry; record observations (10-minute dedup); advance the experiments at
+//! most once per 10 minutes and append their paper snapshots to the fund
+//! ledger on the 15-minute grid; persist report and state with a write that
+//! succeeds only while the run still holds the lock; release the lock, also
+//! when the run fails or panics.
+//!
+//! A provider failing, hanging or answering nonsense makes the run
+//! `degraded` (its checks become `unknown`, the reason is an event); it
+//! never aborts the run.
+
+use crate::config::ScannerConfig;
+use crate::providers::dexscreener::{DexScreener, MarketData};
+use crate::providers::rugcheck::{RiskAnswer, RugCheck};
+use crate::providers::solana::{Accounts, SolanaRpc, mint_account, wallet_view};
+use crate::providers::{Http, ProviderError};
+use chrono::{DateTime, Utc};
+use freedom_shared::ledger::{AppendError, Ledger};
+use freedom_shared::scanner::checks::{self, Evidence};
+use freedom_shared::scanner::experiments::Side;
+use freedom_shared::scanner::experiments::{EXPERIMENTS, TokenMarket};
+use freedom_shared::scanner::report::{Observation, ReportParts, ScannerState, UniverseEntry};
+use freedom_shared::scanner::{RISK_CACHE_TTL, grid_slot, rfc3339};
+use freedom_shared::store::StoreError;
+use freedom_shared::store::scanner::{LockToken, ScannerStore};
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+use serde_json::Value;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// The clock a run reads (injected so tests control time).
+pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+
+/// State names in the scanner store.
+pub const REPORT: &str = "report";
+/// The persisted [`ScannerState`].
+pub const STATE: &str = "state";
+
+/// Why a run did not produce a report.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Another run holds the lock.
+    #[error("another scanner run holds the lock")]
+    Busy,
+    /// The run outlived its lock and another run took it; nothing was saved.
+    #[error("the run lost its lock before saving; nothing was saved")]
+    LockLost,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The run panicked (the lock was still released).
+    #[error("the run failed unexpectedly")]
+    Panicked,
+}
+
+/// The scanner: providers, stores, universe, clock.
+#[derive(Clone)]
+pub struct Scanner {
+    config: ScannerConfig,
+    store: Arc<dyn ScannerStore>,
+    ledger: Ledger,
+    dexscreener: DexScreener,
+    rugcheck: RugCheck,
+    solana: SolanaRpc,
+    clock: Clock,
+}
+
+/// What the providers answered in one run.
+struct Collected {
+    market: MarketData,
+    accounts: Accounts,
+    degraded: Vec<String>,
+}
+
+impl Scanner {
+    /// A scanner over `store` (lock and state) appending to `ledger`.
+    pub fn new(
+        config: ScannerConfig,
+        store: Arc<dyn ScannerStore>,
+        ledger: Ledger,
+        clock: Clock,
+    ) -> Scanner {
+        Scanner {
+            dexscreener: DexScreener::new(Http::new(config.dexscreener.clone())),
+            rugcheck: RugCheck::new(Http::new(config.rugcheck.clone())),
+            solana: SolanaRpc::new(Http::new(config.solana.clone())),
+            config,
+            store,
+            ledger,
+            clock,
+        }
+    }
+
+    /// The latest report (one store read), or `None` before the first run.
+    pub async fn latest_report(&self) -> Result<Option<String>, StoreError> {
+        Ok(self.store.read(&[REPORT]).await?.pop().flatten())
+    }
+
+    /// One run. The lock is released whatever happens inside.
+    pub async fn run(&self) -> Result<Value, RunError> {
+        let token = self
+            .store
+            .acquire(self.config.lock_ttl)
+            .await?
+            .ok_or(RunError::Busy)?;
+        let outcome = AssertUnwindSafe(self.run_locked(&token))
+            .catch_unwind()
+            .await;
+        match self.store.release(&token).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!("the scanner lock had expired before release"),
+            Err(error) => {
+                tracing::error!(%error, "could not release the scanner lock; it expires on its own")
+            }
+        }
+        match outcome {
+            Ok(result) => result,
+            Err(_) => {
+                tracing::error!("a scanner run panicked; the lock was released");
+                Err(RunError::Panicked)
+            }
+        }
+    }
+
+    async fn run_locked(&self, token: &LockToken) -> Result<Value, RunError> {
+        let started = (self.clock)();
+        let mut state: ScannerState = match self.store.read(&[STATE]).await?.pop().flatten() {
+            Some(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
+                tracing::error!(%error, "the scanner state is unreadable; starting afresh");
+                ScannerState::default()
+            }),
+            None => ScannerState::default(),
+        };
+        state.prune(&self.config.universe);
+        let collected = self.collect(&mut state, started).await;
+        let mut degraded = collected.degraded;
+
+        let mut universe = Vec::with_capacity(self.config.universe.len());
+        let mut market = Vec::new();
+        for token in &self.config.universe {
+            let quote = if collected.market.quotes.contains_key(&token.mint) {
+                Some(collected.market.quotes[&token.mint].as_ref())
+            } else {
+                None
+            };
+            let mint = collected
+                .accounts
+                .accounts
+                .get(&token.mint)
+                .map(mint_account);
+            let evidence = Evidence {
+                market: quote,
+                risk: state.risk_cache.get(&token.mint),
+                mint: mint.as_ref(),
+            };
+            let checks = checks::evaluate(&evidence);
+            let eligible = checks::eligible(&checks);
+            let quote = quote.flatten();
+            let symbol = quote.map_or(token.symbol.clone(), |q| q.symbol.clone());
+            if let Some(q) = quote
+                && let (Some(price), Some(liquidity)) = (q.price_usd, q.liquidity_usd)
+            {
+                market.push(TokenMarket {
+                    mint: token.mint.clone(),
+                    symbol: symbol.clone(),
+                    price,
+                    liquidity,
+                    change_h24: q.price_change_h24,
+                    eligible,
+                });
+            }
+            if quote.is_some() {
+                state.observe(
+                    &token.mint,
+                    Observation {
+                        observed_at: started,
+                        price_usd: quote.and_then(|q| q.price_usd),
+                        liquidity_usd: quote.and_then(|q| q.liquidity_usd),
+                    },
+                );
+            }
+            let dexscreener_page = quote
+                .and_then(|q| q.pair_url.clone())
+                .unwrap_or_else(|| format!("https://dexscreener.com/solana/{}", token.mint));
+            universe.push(UniverseEntry {
+                mint: token.mint.clone(),
+                symbol,
+                price_usd: quote.and_then(|q| q.price_usd),
+                liquidity_usd: quote.and_then(|q| q.liquidity_usd),
+                eligible,
+                checks,
+                links: vec![
+                    ("dexscreener".into(), dexscreener_page),
+                    (
+                        "rugcheck".into(),
+                        format!("https://rugcheck.xyz/tokens/{}", token.mint),
+                    ),
+                    (
+                        "solscan".into(),
+                        format!("https://solscan.io/token/{}", token.mint),
+                    ),
+                ],
+            });
+        }
+
+        if state.may_advance(started) {
+            self.advance(&mut state, &market, started, &mut degraded)
+                .await;
+        } else {
+            state.push_event(
+                started,
+                "experiments",
+                "not advanced: the last advance was less than 10 minutes ago",
+            );
+        }
+
+        let wallets: Vec<_> = self
+            .config
+            .wallets
+            .iter()
+            .map(|w| wallet_view(w, collected.accounts.accounts.get(w)))
+            .collect();
+        let status = if degraded.is_empty() {
+            "ok"
+        } else {
+            "degraded"
+        };
+        let finished = (self.clock)();
+        state.push_event(
+            finished,
+            "run",
+            format!(
+                "run {status}: {} tokens, {} eligible{}",
+                universe.len(),
+                universe.iter().filter(|u| u.eligible).count(),
+                if degraded.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", degraded.join("; "))
+                }
+            ),
+        );
+        let report = ReportParts {
+            status,
+            report_at: finished,
+            observed_at: started,
+            universe: &universe,
+            state: &state,
+            wallets: &wallets,
+        }
+        .to_json();
+        let state_text = serde_json::to_string(&state).expect("the state serialises");
+        let saved = self
+            .store
+            .write_fenced(
+                token,
+                &[
+                    (REPORT.to_owned(), report.to_string()),
+                    (STATE.to_owned(), state_text),
+                ],
+            )
+            .await?;
+        if !saved {
+            return Err(RunError::LockLost);
+        }
+        Ok(report)
+    }
+
+    /// Asks the three providers at once, within the collection budget.
+    async fn collect(&self, state: &mut ScannerState, now: DateTime<Utc>) -> Collected {
+        let mints: Vec<String> = self
+            .config
+            .universe
+            .iter()
+            .map(|t| t.mint.clone())
+            .collect();
+        let mut keys = mints.clone();
+        keys.extend(self.config.wallets.iter().cloned());
+        let stale: Vec<String> = mints
+            .iter()
+            .filter(|m| {
+                state
+                    .risk_cache
+                    .get(*m)
+                    .is_none_or(|r| now - r.fetched_at >= RISK_CACHE_TTL)
+            })
+            .take(self.config.max_risk_fetches)
+            .cloned()
+            .collect();
+        let risks = join_all(
+            stale
+                .iter()
+                .map(|mint| async move { (mint.clone(), self.rugcheck.report(mint, now).await) }),
+        );
+        let all = async {
+            tokio::join!(
+                self.dexscreener.quotes(&mints),
+                risks,
+                self.solana.accounts(&keys)
+            )
+        };
+        let mut degraded = Vec::new();
+        let Ok((market, risks, accounts)) =
+            tokio::time::timeout(self.config.collect_budget, all).await
+        else {
+            let message = format!(
+                "providers did not finish within {:?}",
+                self.config.collect_budget
+            );
+            state.push_event(now, "provider", message.clone());
+            degraded.push(message);
+            return Collected {
+                market: MarketData::default(),
+                accounts: Accounts::default(),
+                degraded,
+            };
+        };
+        let mut risk_failures = Vec::new();
+        for (mint, answer) in risks {
+            match answer {
+                Ok(RiskAnswer::Report(report)) => {
+                    state.risk_cache.insert(mint, report);
+                }
+                Ok(RiskAnswer::NoReport) => {}
+                Err(error) => risk_failures.push(error),
+            }
+        }
+        let mut note = |provider: &str, failures: &[ProviderError]| {
+            if let Some(first) = failures.first() {
+                let message = format!(
+                    "{provider}: {} failed request(s), e.g. {first}",
+                    failures.len()
+                );
+                state.push_event(now, "provider", message.clone());
+                degraded.push(message);
+            }
+        };
+        note("DexScreener", &market.failures);
+        note("Solana RPC", &accounts.failures);
+        note("RugCheck", &risk_failures);
+        Collected {
+            market,
+            accounts,
+            degraded,
+        }
+    }
+
+    /// Advances every experiment and appends its paper snapshot to the ledger.
+    async fn advance(
+        &self,
+        state: &mut ScannerState,
+        market: &[TokenMarket],
+        now: DateTime<Utc>,
+        degraded: &mut Vec<String>,
+    ) {
+        let slot = grid_slot(now);
+        state.last_advanced_at = Some(now);
+        for experiment in &EXPERIMENTS {
+            let book = state.book_mut(experiment);
+            let fills = book.advance(experiment, market, now);
+            let record = book.snapshot_record(experiment, slot);
+            for fill in &fills {
+                state.push_event(
+                    now,
+                    "trade",
+                    format!(
+                        "{}: paper {} {} {} at ${} (fee ${})",
+                        experiment.id,
+                        if fill.side == Side::Buy {
+                            "buy"
+                        } else {
+                            "sell"
+                        },
+                        fill.quantity,
+                        fill.symbol,
+                        fill.price,
+                        fill.fee
+                    ),
+                );
+            }
+            match self.ledger.append(record.to_string().as_bytes()).await {
+                Ok(_) => {}
+                Err(AppendError::Refused(refusal)) => state.push_event(
+                    now,
+                    "ledger",
+                    format!(
+                        "{}: the {} snapshot was not appended ({refusal:?})",
+                        experiment.id,
+                        rfc3339(slot)
+                    ),
+                ),
+                Err(AppendError::Record(error)) => state.push_event(
+                    now,
+                    "ledger",
+                    format!("{}: the paper snapshot was refused: {error}", experiment.id),
+                ),
+                Err(AppendError::Store(error)) => {
+                    tracing::error!(%error, "the ledger store failed during a scanner run");
+                    let message = format!("{}: the ledger could not be written", experiment.id);
+                    state.push_event(now, "ledger", message.clone());
+                    degraded.push(message);
+                }
+            }
+        }
+    }
+}
