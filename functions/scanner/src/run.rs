@@ -21,7 +21,7 @@ use freedom_shared::scanner::checks::{self, Evidence};
 use freedom_shared::scanner::experiments::Side;
 use freedom_shared::scanner::experiments::{EXPERIMENTS, TokenMarket};
 use freedom_shared::scanner::report::{Observation, ReportParts, ScannerState, UniverseEntry};
-use freedom_shared::scanner::{RISK_CACHE_TTL, grid_slot, rfc3339};
+use freedom_shared::scanner::{CachedRisk, RISK_CACHE_TTL, grid_slot, rfc3339};
 use freedom_shared::store::StoreError;
 use freedom_shared::store::scanner::{LockToken, ScannerStore};
 use futures_util::FutureExt;
@@ -152,7 +152,10 @@ impl Scanner {
                 .map(mint_account);
             let evidence = Evidence {
                 market: quote,
-                risk: state.risk_cache.get(&token.mint),
+                risk: state
+                    .risk_cache
+                    .get(&token.mint)
+                    .and_then(|c| c.report.as_ref()),
                 mint: mint.as_ref(),
             };
             let checks = checks::evaluate(&evidence);
@@ -292,7 +295,7 @@ impl Scanner {
         let risks = join_all(
             stale
                 .iter()
-                .map(|mint| async move { (mint.clone(), self.rugcheck.report(mint, now).await) }),
+                .map(|mint| async move { (mint.clone(), self.rugcheck.report(mint).await) }),
         );
         let all = async {
             tokio::join!(
@@ -320,10 +323,19 @@ impl Scanner {
         let mut risk_failures = Vec::new();
         for (mint, answer) in risks {
             match answer {
-                Ok(RiskAnswer::Report(report)) => {
-                    state.risk_cache.insert(mint, report);
+                Ok(answer) => {
+                    let report = match answer {
+                        RiskAnswer::Report(report) => Some(report),
+                        RiskAnswer::NoReport => None,
+                    };
+                    state.risk_cache.insert(
+                        mint,
+                        CachedRisk {
+                            fetched_at: now,
+                            report,
+                        },
+                    );
                 }
-                Ok(RiskAnswer::NoReport) => {}
                 Err(error) => risk_failures.push(error),
             }
         }

@@ -197,7 +197,6 @@ mod tests {
                     score: None,
                 })
                 .collect(),
-            fetched_at: chrono::Utc::now(),
         }
     }
 

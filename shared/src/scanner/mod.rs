@@ -93,8 +93,18 @@ pub struct RiskReport {
     pub score_normalised: Option<f64>,
     /// Its listed risks.
     pub risks: Vec<Risk>,
-    /// When it was fetched.
+}
+
+/// A cached RugCheck answer: a report, or the knowledge that there is none
+/// (both are kept for [`RISK_CACHE_TTL`], so unknown tokens do not use up
+/// the per-run budget).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedRisk {
+    /// When RugCheck answered.
     pub fetched_at: DateTime<Utc>,
+    /// Its report; `None` when it has none for the token.
+    pub report: Option<RiskReport>,
 }
 
 /// What the Solana RPC says of a mint account.

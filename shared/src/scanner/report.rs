@@ -9,7 +9,7 @@
 use super::checks::Check;
 use super::experiments::{Book, EXPERIMENTS, Experiment};
 use super::{
-    DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, RiskReport, UniverseToken, WalletView, rfc3339,
+    CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, UniverseToken, WalletView, rfc3339,
 };
 use crate::record::decimal_json;
 use crate::{SCANNER_MODE, SCANNER_VERSION};
@@ -52,8 +52,8 @@ pub struct ScannerState {
     pub history: BTreeMap<String, Vec<Observation>>,
     /// The latest events, oldest first.
     pub events: Vec<Event>,
-    /// RugCheck reports per mint.
-    pub risk_cache: BTreeMap<String, RiskReport>,
+    /// RugCheck answers per mint.
+    pub risk_cache: BTreeMap<String, CachedRisk>,
     /// When the experiments last advanced.
     pub last_advanced_at: Option<DateTime<Utc>>,
 }

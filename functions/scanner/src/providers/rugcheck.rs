@@ -3,7 +3,6 @@
 //! scanner budgets conservatively and caches reports for hours.
 
 use super::{Http, ProviderError};
-use chrono::{DateTime, Utc};
 use freedom_shared::scanner::{Risk, RiskReport};
 use serde_json::Value;
 
@@ -29,14 +28,10 @@ impl RugCheck {
     }
 
     /// The report summary of `mint`.
-    pub async fn report(
-        &self,
-        mint: &str,
-        now: DateTime<Utc>,
-    ) -> Result<RiskAnswer, ProviderError> {
+    pub async fn report(&self, mint: &str) -> Result<RiskAnswer, ProviderError> {
         let url = format!("{}/v1/tokens/{mint}/report/summary", self.http.base_url());
         match self.http.get_json(&url).await {
-            Ok(body) => parse_report(&body, now).map(RiskAnswer::Report),
+            Ok(body) => parse_report(&body).map(RiskAnswer::Report),
             Err(ProviderError::Status(status)) if (400..500).contains(&status) && status != 429 => {
                 Ok(RiskAnswer::NoReport)
             }
@@ -46,7 +41,7 @@ impl RugCheck {
 }
 
 /// Reads a report summary; a body with `error` is no report.
-pub fn parse_report(body: &Value, now: DateTime<Utc>) -> Result<RiskReport, ProviderError> {
+pub fn parse_report(body: &Value) -> Result<RiskReport, ProviderError> {
     if body.get("error").is_some() {
         return Err(ProviderError::Malformed(
             "an error body with a success status".into(),
@@ -70,6 +65,5 @@ pub fn parse_report(body: &Value, now: DateTime<Utc>) -> Result<RiskReport, Prov
         score: body.get("score").and_then(Value::as_f64),
         score_normalised: body.get("score_normalised").and_then(Value::as_f64),
         risks,
-        fetched_at: now,
     })
 }

@@ -1,0 +1,231 @@
+//! Each provider client against the stand-in (real response shapes):
+//! batching at 30 and 100, 429 then success, 500, timeouts, malformed JSON,
+//! either side of a pair, not-indexed and missing tokens, no credentials
+//! sent to RugCheck.
+
+use freedom_shared::scanner::MintAccount;
+use freedom_testkit::provider_standin::{
+    Fault, Provider, ProviderStandIn, fixture_tokens, synthetic_tokens,
+};
+use rust_decimal::Decimal;
+use scanner::providers::dexscreener::DexScreener;
+use scanner::providers::rugcheck::{RiskAnswer, RugCheck};
+use scanner::providers::solana::{SolanaRpc, mint_account, wallet_view};
+use scanner::providers::{Http, ProviderConfig, ProviderError};
+use std::str::FromStr;
+use std::time::Duration;
+
+fn config(base_url: String) -> ProviderConfig {
+    ProviderConfig {
+        base_url,
+        timeout: Duration::from_millis(500),
+        retries: 2,
+        backoff: Duration::from_millis(1),
+        concurrency: 4,
+        spacing: Duration::ZERO,
+    }
+}
+
+fn mints(tokens: &[freedom_testkit::provider_standin::StandInToken]) -> Vec<String> {
+    tokens.iter().map(|t| t.mint.clone()).collect()
+}
+
+#[tokio::test]
+async fn dexscreener_batches_by_30_and_reads_either_side_of_a_pair() {
+    let tokens = synthetic_tokens(65);
+    let stand_in = ProviderStandIn::start(tokens.clone()).await.unwrap();
+    let client = DexScreener::new(Http::new(config(stand_in.url().into())));
+    let data = client.quotes(&mints(&tokens)).await;
+    assert!(data.failures.is_empty(), "{:?}", data.failures);
+    assert_eq!(stand_in.requests(Provider::DexScreener), 3);
+    assert_eq!(stand_in.largest_batch(Provider::DexScreener), 30);
+    assert_eq!(data.quotes.len(), 65);
+    for token in &tokens {
+        let quote = data.quotes[&token.mint].as_ref().expect("indexed");
+        // The most liquid of the two pools, whichever side the token is on.
+        assert_eq!(
+            quote.price_usd,
+            Some(Decimal::from_str(&token.price_usd).unwrap().normalize()),
+            "{}",
+            token.symbol
+        );
+        assert_eq!(
+            quote.liquidity_usd,
+            Some(Decimal::from_str(&format!("{}", token.liquidity_usd)).unwrap())
+        );
+        assert_eq!(quote.symbol, token.symbol);
+    }
+}
+
+#[tokio::test]
+async fn a_token_without_pairs_is_answered_as_not_indexed() {
+    let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
+    let client = DexScreener::new(Http::new(config(stand_in.url().into())));
+    let data = client.quotes(&mints(&fixture_tokens())).await;
+    assert_eq!(
+        data.quotes["FakeCharMintNoPairsTestTestTestTestTestTestT"],
+        None
+    );
+    let alpha = data.quotes["FakeA1phaMintTestTestTestTestTestTestTespump"]
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        alpha.price_usd,
+        Some(Decimal::from_str("0.00004687").unwrap())
+    );
+    let delta = data.quotes["FakeDe1taMintTestTestTestTestTestTestTestTe"]
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        delta.price_usd,
+        Some(Decimal::from_str("2.5").unwrap()),
+        "priced from the quote side"
+    );
+    // The older envelope with `pairs: null` reads the same way.
+    let parsed = scanner::providers::dexscreener::parse_pairs(
+        &serde_json::json!({"schemaVersion": "1.0.0", "pairs": null}),
+        &["X".to_owned()],
+    )
+    .unwrap();
+    assert_eq!(parsed["X"], None);
+}
+
+#[tokio::test]
+async fn a_429_is_retried_and_persistent_failures_are_reported() {
+    let tokens = synthetic_tokens(5);
+    let stand_in = ProviderStandIn::start(tokens.clone()).await.unwrap();
+    let client = DexScreener::new(Http::new(config(stand_in.url().into())));
+    stand_in.inject(Provider::DexScreener, Fault::Status(429));
+    let data = client.quotes(&mints(&tokens)).await;
+    assert!(data.failures.is_empty());
+    assert_eq!(data.quotes.len(), 5);
+    assert_eq!(
+        stand_in.requests(Provider::DexScreener),
+        2,
+        "one 429, one success"
+    );
+
+    stand_in.fail_always(Provider::DexScreener, Some(Fault::Status(500)));
+    let data = client.quotes(&mints(&tokens)).await;
+    assert_eq!(data.failures, vec![ProviderError::Status(500)]);
+    assert!(data.quotes.is_empty());
+    assert_eq!(
+        stand_in.requests(Provider::DexScreener),
+        2 + 3,
+        "the first try and two retries"
+    );
+
+    stand_in.fail_always(Provider::DexScreener, Some(Fault::Malformed));
+    let data = client.quotes(&mints(&tokens)).await;
+    assert!(
+        matches!(data.failures[..], [ProviderError::Malformed(_)]),
+        "{:?}",
+        data.failures
+    );
+}
+
+#[tokio::test]
+async fn a_hanging_provider_times_out() {
+    let tokens = synthetic_tokens(3);
+    let stand_in = ProviderStandIn::start(tokens.clone()).await.unwrap();
+    let mut quick = config(stand_in.url().into());
+    quick.timeout = Duration::from_millis(200);
+    quick.retries = 1;
+    let client = DexScreener::new(Http::new(quick));
+    stand_in.fail_always(Provider::DexScreener, Some(Fault::Hang));
+    let data = client.quotes(&mints(&tokens)).await;
+    assert_eq!(
+        data.failures,
+        vec![ProviderError::Timeout(Duration::from_millis(200))]
+    );
+    assert_eq!(stand_in.requests(Provider::DexScreener), 2);
+}
+
+#[tokio::test]
+async fn rugcheck_reports_no_report_and_no_credentials() {
+    let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
+    let client = RugCheck::new(Http::new(config(stand_in.url().into())));
+    let RiskAnswer::Report(bravo) = client
+        .report("FakeBravoMintTestTestTestTestTestTestTestTes")
+        .await
+        .unwrap()
+    else {
+        panic!("bravo has a report")
+    };
+    assert_eq!(
+        bravo.risks.iter().filter(|r| r.level == "danger").count(),
+        3
+    );
+    assert_eq!(
+        client
+            .report("FakeCharMintNoPairsTestTestTestTestTestTestT")
+            .await
+            .unwrap(),
+        RiskAnswer::NoReport
+    );
+    stand_in.inject(Provider::RugCheck, Fault::Status(503));
+    stand_in.inject(Provider::RugCheck, Fault::Status(503));
+    stand_in.inject(Provider::RugCheck, Fault::Status(503));
+    let failed = client
+        .report("FakeBravoMintTestTestTestTestTestTestTestTes")
+        .await;
+    assert_eq!(failed, Err(ProviderError::Status(503)));
+    assert!(!stand_in.rugcheck_saw_authorization());
+}
+
+#[tokio::test]
+async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
+    let mut tokens = synthetic_tokens(150);
+    tokens.extend(fixture_tokens());
+    let stand_in = ProviderStandIn::start(tokens.clone()).await.unwrap();
+    let client = SolanaRpc::new(Http::new(config(format!("{}/rpc", stand_in.url()))));
+    let mut keys = mints(&tokens);
+    keys.push("FakeTokenAcctA1phaTestTestTestTestTestTestTe".into());
+    let accounts = client.accounts(&keys).await;
+    assert!(accounts.failures.is_empty(), "{:?}", accounts.failures);
+    assert_eq!(stand_in.requests(Provider::Solana), 2);
+    assert_eq!(stand_in.largest_batch(Provider::Solana), 100);
+    assert_eq!(accounts.accounts.len(), keys.len());
+    assert_eq!(
+        mint_account(&accounts.accounts["FakeBravoMintTestTestTestTestTestTestTestTes"]),
+        MintAccount::Mint {
+            mint_authority: Some("FakeMintAuthBravoTestTestTestTestTestTestTes".into()),
+            freeze_authority: Some("FakeFreezeAuthBravoTestTestTestTestTestTestT".into()),
+        }
+    );
+    assert_eq!(
+        mint_account(&accounts.accounts["FakeCharMintNoPairsTestTestTestTestTestTestT"]),
+        MintAccount::Missing
+    );
+    let wallet = wallet_view(
+        "FakeTokenAcctA1phaTestTestTestTestTestTestTe",
+        accounts
+            .accounts
+            .get("FakeTokenAcctA1phaTestTestTestTestTestTestTe"),
+    );
+    assert_eq!(wallet.tokens[0].amount, "196612345");
+    // base64 data (no parser applied) is not a parsed mint.
+    let raw = serde_json::json!({"data": ["AAAA", "base64"], "lamports": 1, "owner": "x", "executable": false, "rentEpoch": u64::MAX, "space": 82});
+    assert_eq!(mint_account(&raw), MintAccount::NotAMint);
+}
+
+#[tokio::test]
+async fn an_rpc_error_envelope_is_a_failure() {
+    let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
+    let client = SolanaRpc::new(Http::new(config(format!("{}/rpc", stand_in.url()))));
+    // 101 keys in one call through the parser path: the stand-in answers the
+    // real -32602 error, which the client reports (it never sends more than 100).
+    let body = serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32602, "message": "Too many inputs provided; max 100"}, "id": 1});
+    assert_eq!(
+        scanner::providers::solana::parse_accounts(&body, 101),
+        Err(ProviderError::Rpc {
+            code: -32602,
+            message: "Too many inputs provided; max 100".into()
+        })
+    );
+    stand_in.fail_always(Provider::Solana, Some(Fault::Status(500)));
+    let accounts = client
+        .accounts(&["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()])
+        .await;
+    assert_eq!(accounts.failures, vec![ProviderError::Status(500)]);
+}

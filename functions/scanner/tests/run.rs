@@ -1,0 +1,428 @@
+//! Scanner runs end to end on the embedded store against the providers'
+//! stand-in: the report's shape and checks, the paper snapshots in the fund
+//! ledger, the lock (one run at a time, released on degraded runs), the
+//! 10-minute deduplication under a controlled clock, degraded runs, and the
+//! HTTP routes.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use chrono::{DateTime, TimeDelta, Utc};
+use freedom_shared::config::WriteToken;
+use freedom_shared::store::{PageQuery, Stores};
+use freedom_testkit::provider_standin::{Fault, Provider, ProviderStandIn, fixture_tokens};
+use http_body_util::BodyExt;
+use scanner::config::ScannerConfig;
+use scanner::run::{RunError, Scanner};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tower::ServiceExt;
+
+const TOKEN: &str = "scanner-test-token-0123456789";
+const ALPHA: &str = "FakeA1phaMintTestTestTestTestTestTestTespump";
+const BRAVO: &str = "FakeBravoMintTestTestTestTestTestTestTestTes";
+const CHAR: &str = "FakeCharMintNoPairsTestTestTestTestTestTestT";
+const DELTA: &str = "FakeDe1taMintTestTestTestTestTestTestTestTe";
+
+struct Harness {
+    stand_in: ProviderStandIn,
+    stores: Stores,
+    state: scanner::AppState,
+    now: Arc<Mutex<DateTime<Utc>>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    async fn new() -> Harness {
+        Harness::with(|_| {}).await
+    }
+
+    async fn with(adjust: impl FnOnce(&mut ScannerConfig)) -> Harness {
+        let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
+        let env = stand_in.env();
+        let mut config = ScannerConfig::from_env(|name| {
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+        .unwrap();
+        for provider in [
+            &mut config.dexscreener,
+            &mut config.rugcheck,
+            &mut config.solana,
+        ] {
+            provider.spacing = Duration::ZERO;
+            provider.backoff = Duration::from_millis(1);
+            provider.timeout = Duration::from_millis(500);
+        }
+        adjust(&mut config);
+        let dir = tempfile::tempdir().unwrap();
+        let stores = Stores::open(None, dir.path()).unwrap();
+        // 2026-05-04T12:07:00Z: the grid slot is 12:00.
+        let now = Arc::new(Mutex::new(
+            DateTime::from_timestamp(1_777_896_420, 0).unwrap(),
+        ));
+        let clock = {
+            let now = Arc::clone(&now);
+            Arc::new(move || *now.lock().unwrap())
+        };
+        let state = scanner::AppState::with_clock(config, &stores, WriteToken::new(TOKEN), clock);
+        Harness {
+            stand_in,
+            stores,
+            state,
+            now,
+            _dir: dir,
+        }
+    }
+
+    fn scanner(&self) -> &Scanner {
+        &self.state.scanner
+    }
+
+    fn advance_clock(&self, minutes: i64) {
+        *self.now.lock().unwrap() += TimeDelta::minutes(minutes);
+    }
+
+    async fn ledger_snapshots(&self) -> Vec<Value> {
+        let page = self
+            .stores
+            .ledger
+            .page(&PageQuery {
+                before: None,
+                limit: 100,
+                strategy_id: None,
+                kind: None,
+                mode: None,
+            })
+            .await
+            .unwrap();
+        page.entries
+            .iter()
+            .map(|e| serde_json::from_str(&e.canonical).unwrap())
+            .collect()
+    }
+}
+
+fn entry<'a>(report: &'a Value, mint: &str) -> &'a Value {
+    report["universe"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["mint"] == mint)
+        .unwrap()
+}
+
+fn statuses(report: &Value, mint: &str) -> Vec<String> {
+    entry(report, mint)["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}={}",
+                c["name"].as_str().unwrap(),
+                c["status"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_checks_every_token_and_records_paper_snapshots() {
+    let h = Harness::new().await;
+    let report = h.scanner().run().await.unwrap();
+    for part in [
+        "version",
+        "mode",
+        "status",
+        "reportAt",
+        "observedAt",
+        "universe",
+        "links",
+        "books",
+        "history",
+        "events",
+        "wallets",
+    ] {
+        assert!(report.get(part).is_some(), "missing {part}");
+    }
+    assert_eq!(
+        (
+            report["version"].as_str(),
+            report["mode"].as_str(),
+            report["status"].as_str()
+        ),
+        (Some("scanner-1.0"), Some("paper"), Some("ok"))
+    );
+    assert_eq!(report["observedAt"], "2026-05-04T12:07:00Z");
+
+    assert_eq!(
+        statuses(&report, ALPHA),
+        [
+            "indexed_and_priced=pass",
+            "liquidity=fail",
+            "mint_authority_revoked=pass",
+            "freeze_authority_revoked=pass",
+            "no_danger_risk=pass"
+        ]
+    );
+    assert_eq!(
+        statuses(&report, BRAVO),
+        [
+            "indexed_and_priced=pass",
+            "liquidity=pass",
+            "mint_authority_revoked=fail",
+            "freeze_authority_revoked=fail",
+            "no_danger_risk=fail"
+        ]
+    );
+    assert_eq!(
+        statuses(&report, CHAR),
+        [
+            "indexed_and_priced=fail",
+            "liquidity=fail",
+            "mint_authority_revoked=fail",
+            "freeze_authority_revoked=fail",
+            "no_danger_risk=unknown"
+        ]
+    );
+    assert_eq!(entry(&report, DELTA)["eligible"], true);
+    for mint in [ALPHA, BRAVO, CHAR] {
+        assert_eq!(entry(&report, mint)["eligible"], false);
+    }
+    let links: Vec<&str> = report["links"][DELTA]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(links, ["dexscreener", "rugcheck", "solscan"]);
+    assert_eq!(report["wallets"][0]["tokens"][0]["mint"], ALPHA);
+
+    // Three books; equal weight and momentum both hold the one eligible token.
+    let books = report["books"].as_array().unwrap();
+    assert_eq!(books.len(), 3);
+    assert!(
+        books[0]["positions"].as_array().unwrap().is_empty(),
+        "the control holds cash"
+    );
+    assert_eq!(books[0]["equity"], 10000);
+    for book in &books[1..] {
+        assert_eq!(book["positions"][0]["symbol"], "FDELTA", "{book}");
+        assert_eq!(book["trades"][0]["side"], "buy");
+    }
+
+    // Paper snapshots in the fund ledger, on the 15-minute grid, all at 12:00.
+    let snapshots = h.ledger_snapshots().await;
+    assert_eq!(snapshots.len(), 3);
+    for snapshot in &snapshots {
+        assert_eq!(snapshot["mode"], "paper");
+        assert_eq!(snapshot["asOf"], "2026-05-04T12:00:00Z");
+    }
+    // GET answers the same report with one store read and runs nothing.
+    let requests = h.stand_in.requests(Provider::DexScreener);
+    let stored: Value =
+        serde_json::from_str(&h.scanner().latest_report().await.unwrap().unwrap()).unwrap();
+    assert_eq!(stored, report);
+    assert_eq!(h.stand_in.requests(Provider::DexScreener), requests);
+}
+
+#[tokio::test]
+async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
+    let h = Harness::new().await;
+    h.scanner().run().await.unwrap();
+    h.advance_clock(5);
+    let second = h.scanner().run().await.unwrap();
+    assert_eq!(
+        second["history"][DELTA].as_array().unwrap().len(),
+        1,
+        "within 10 minutes: one observation"
+    );
+    assert_eq!(h.ledger_snapshots().await.len(), 3, "no second advance");
+    assert!(
+        second["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "experiments")
+    );
+
+    h.advance_clock(10); // 12:22: 15 minutes after the first run, next grid slot 12:15
+    let third = h.scanner().run().await.unwrap();
+    let history = third["history"][DELTA].as_array().unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[1]["observedAt"], "2026-05-04T12:22:00Z");
+    let snapshots = h.ledger_snapshots().await;
+    assert_eq!(snapshots.len(), 6);
+    assert_eq!(snapshots[0]["asOf"], "2026-05-04T12:15:00Z");
+    // A token that never had a quote has no history.
+    assert!(third["history"].get(CHAR).is_none());
+    // RugCheck reports come from the cache on the later runs.
+    assert_eq!(h.stand_in.requests(Provider::RugCheck), 4);
+}
+
+#[tokio::test]
+async fn only_one_run_at_a_time() {
+    let h = Harness::new().await;
+    // A run in progress elsewhere: hold the lock by hand.
+    let held = h
+        .stores
+        .scanner
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(h.scanner().run().await, Err(RunError::Busy)));
+    assert!(h.stores.scanner.release(&held).await.unwrap());
+
+    // Several at once: exactly one runs (the providers answer slowly, so the
+    // winner holds the lock while the others try).
+    h.stand_in.set_latency(Duration::from_millis(300));
+    let runs: Vec<_> = (0..5)
+        .map(|_| {
+            let scanner = Arc::clone(&h.state.scanner);
+            tokio::spawn(async move { scanner.run().await })
+        })
+        .collect();
+    let mut finished = 0;
+    let mut busy = 0;
+    for run in runs {
+        match run.await.unwrap() {
+            Ok(_) => finished += 1,
+            Err(RunError::Busy) => busy += 1,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!((finished, busy), (1, 4));
+    // And the lock is free again.
+    let token = h
+        .stores
+        .scanner
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(token.is_some());
+}
+
+#[tokio::test]
+async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
+    let h = Harness::new().await;
+    h.stand_in
+        .fail_always(Provider::DexScreener, Some(Fault::Status(500)));
+    let report = h.scanner().run().await.unwrap();
+    assert_eq!(report["status"], "degraded");
+    assert!(statuses(&report, DELTA).starts_with(&[
+        "indexed_and_priced=unknown".to_owned(),
+        "liquidity=unknown".to_owned()
+    ]));
+    assert_eq!(entry(&report, DELTA)["eligible"], false);
+    let events = report["events"].as_array().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "provider"
+                && e["message"].as_str().unwrap().contains("DexScreener")),
+        "{events:?}"
+    );
+    assert!(
+        h.stores
+            .scanner
+            .acquire(Duration::from_secs(60))
+            .await
+            .unwrap()
+            .is_some(),
+        "released"
+    );
+}
+
+#[tokio::test]
+async fn a_hanging_provider_cannot_outlast_the_budget() {
+    let h = Harness::with(|config| config.collect_budget = Duration::from_millis(400)).await;
+    h.stand_in
+        .fail_always(Provider::RugCheck, Some(Fault::Hang));
+    h.stand_in.fail_always(Provider::Solana, Some(Fault::Hang));
+    let report = h.scanner().run().await.unwrap();
+    assert_eq!(report["status"], "degraded");
+    let events = report["events"].as_array().unwrap();
+    assert!(
+        events.iter().any(|e| e["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within")),
+        "{events:?}"
+    );
+    assert!(
+        statuses(&report, DELTA)
+            .iter()
+            .all(|s| s.ends_with("=unknown"))
+    );
+    // Nothing eligible, so nothing bought.
+    assert!(
+        report["books"][1]["positions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn call(state: &scanner::AppState, request: Request<Body>) -> (StatusCode, Value) {
+    let response = scanner::app(state.clone()).oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn the_routes_read_run_and_refuse() {
+    let h = Harness::new().await;
+    let get = || {
+        Request::get("/api/freedom-scanner")
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, empty) = call(&h.state, get()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        (empty["universe"].clone(), empty["books"].clone()),
+        (Value::Array(vec![]), Value::Array(vec![]))
+    );
+    assert_eq!(
+        h.stand_in.requests(Provider::DexScreener),
+        0,
+        "GET never runs the scanner"
+    );
+
+    let post = |token: Option<&str>| {
+        let mut request = Request::post("/api/freedom-scanner");
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    assert_eq!(call(&h.state, post(None)).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        call(&h.state, post(Some("wrong"))).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    let held = h
+        .stores
+        .scanner
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, busy) = call(&h.state, post(Some(TOKEN))).await;
+    assert_eq!(
+        (status, busy["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("scanner_busy"))
+    );
+    h.stores.scanner.release(&held).await.unwrap();
+    let (status, report) = call(&h.state, post(Some(TOKEN))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(report["status"], "ok");
+    let (_, latest) = call(&h.state, get()).await;
+    assert_eq!(latest, report);
+    let bad = Request::get("/api/freedom-scanner?run=1")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(call(&h.state, bad).await.0, StatusCode::BAD_REQUEST);
+}

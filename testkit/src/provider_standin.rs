@@ -1,0 +1,496 @@
+//! A local stand-in for the scanner's three providers, answering in their
+//! real shapes (see `../shared/fixtures/`), with injectable latency and
+//! failures. The scanner's production code talks to it by base URL:
+//!
+//! - DexScreener: `GET /tokens/v1/solana/{mint,…}` (more than 30 mints → 400);
+//! - RugCheck: `GET /v1/tokens/{mint}/report/summary` (unknown → 404 `{"error"}`);
+//! - Solana RPC: `POST /rpc` `getMultipleAccounts` (more than 100 keys → the
+//!   `-32602 "Too many inputs provided; max 100"` error).
+//!
+//! It also runs as a program (`provider-standin`), so a user can watch the
+//! scanner work with no internet.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Which provider a fault or a count is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// DexScreener.
+    DexScreener,
+    /// RugCheck.
+    RugCheck,
+    /// Solana JSON-RPC.
+    Solana,
+}
+
+/// A failure to answer one request with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// This HTTP status with a JSON error body (a 429 carries `Retry-After: 0`).
+    Status(u16),
+    /// A 200 whose body is not JSON.
+    Malformed,
+    /// Never answer.
+    Hang,
+}
+
+/// A token as the stand-in knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StandInToken {
+    /// Mint address (base58, 32 bytes).
+    pub mint: String,
+    /// Symbol.
+    pub symbol: String,
+    /// USD price as DexScreener writes it (a decimal string).
+    pub price_usd: String,
+    /// USD liquidity of its main pool.
+    pub liquidity_usd: f64,
+    /// 24-hour change in percent.
+    pub change_h24: f64,
+    /// Whether DexScreener has pools for it.
+    pub indexed: bool,
+    /// Whether its main pool lists it as the quote token (priced via SOL).
+    pub quote_side: bool,
+    /// Whether its mint account exists.
+    pub exists: bool,
+    /// Mint authority (`None` = revoked).
+    pub mint_authority: Option<String>,
+    /// Freeze authority (`None` = revoked).
+    pub freeze_authority: Option<String>,
+    /// RugCheck risks as (name, level); `None` = RugCheck has no report.
+    pub risks: Option<Vec<(String, String)>>,
+}
+
+/// The fixture tokens (`../shared/fixtures/README.md`) plus one clean,
+/// liquid token, so a run has something eligible.
+pub fn fixture_tokens() -> Vec<StandInToken> {
+    vec![
+        StandInToken {
+            mint: "FakeA1phaMintTestTestTestTestTestTestTespump".into(),
+            symbol: "FALPHA".into(),
+            price_usd: "0.00004687".into(),
+            liquidity_usd: 18432.55,
+            change_h24: -31.05,
+            indexed: true,
+            quote_side: false,
+            exists: true,
+            mint_authority: None,
+            freeze_authority: None,
+            risks: Some(vec![]),
+        },
+        StandInToken {
+            mint: "FakeBravoMintTestTestTestTestTestTestTestTes".into(),
+            symbol: "FBRAVO".into(),
+            price_usd: "0.01284".into(),
+            liquidity_usd: 412905.33,
+            change_h24: 8.4,
+            indexed: true,
+            quote_side: false,
+            exists: true,
+            mint_authority: Some("FakeMintAuthBravoTestTestTestTestTestTestTes".into()),
+            freeze_authority: Some("FakeFreezeAuthBravoTestTestTestTestTestTestT".into()),
+            risks: Some(vec![
+                ("Mint Authority still enabled".into(), "danger".into()),
+                ("Freeze Authority still enabled".into(), "danger".into()),
+                ("Single holder ownership".into(), "danger".into()),
+                ("Mutable metadata".into(), "warn".into()),
+            ]),
+        },
+        StandInToken {
+            mint: "FakeCharMintNoPairsTestTestTestTestTestTestT".into(),
+            symbol: "FCHAR".into(),
+            price_usd: "0".into(),
+            liquidity_usd: 0.0,
+            change_h24: 0.0,
+            indexed: false,
+            quote_side: false,
+            exists: false,
+            mint_authority: None,
+            freeze_authority: None,
+            risks: None,
+        },
+        StandInToken {
+            mint: "FakeDe1taMintTestTestTestTestTestTestTestTe".into(),
+            symbol: "FDELTA".into(),
+            price_usd: "2.5".into(),
+            liquidity_usd: 1_250_000.0,
+            change_h24: 4.2,
+            indexed: true,
+            quote_side: true,
+            exists: true,
+            mint_authority: None,
+            freeze_authority: None,
+            risks: Some(vec![("Mutable metadata".into(), "warn".into())]),
+        },
+    ]
+}
+
+/// `count` clean, liquid tokens with distinct, valid addresses.
+pub fn synthetic_tokens(count: usize) -> Vec<StandInToken> {
+    (0..count)
+        .map(|i| {
+            let mut bytes = [7u8; 32];
+            bytes[..8].copy_from_slice(&(i as u64 + 1).to_be_bytes());
+            StandInToken {
+                mint: bs58::encode(bytes).into_string(),
+                symbol: format!("SYN{i}"),
+                price_usd: format!("{}.{:02}", 1 + i % 50, i % 100),
+                liquidity_usd: 100_000.0 + 1_000.0 * i as f64,
+                change_h24: (i % 21) as f64 - 10.0,
+                indexed: true,
+                quote_side: i % 7 == 3,
+                exists: true,
+                mint_authority: None,
+                freeze_authority: None,
+                risks: Some(vec![]),
+            }
+        })
+        .collect()
+}
+
+const SOL: &str = "So11111111111111111111111111111111111111112";
+const SOL_USD: f64 = 150.0;
+
+#[derive(Default)]
+struct Plan {
+    once: HashMap<Provider, VecDeque<Fault>>,
+    always: HashMap<Provider, Fault>,
+    requests: HashMap<Provider, usize>,
+    largest_batch: HashMap<Provider, usize>,
+    authorization_seen: bool,
+}
+
+struct Shared {
+    tokens: Vec<StandInToken>,
+    wallets: HashMap<String, Value>,
+    latency_ms: AtomicU64,
+    plan: Mutex<Plan>,
+}
+
+/// A running stand-in; it stops with the runtime that started it.
+#[derive(Clone)]
+pub struct ProviderStandIn {
+    url: String,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ProviderStandIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderStandIn")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProviderStandIn {
+    /// Serves `tokens` on a free loopback port.
+    pub async fn start(tokens: Vec<StandInToken>) -> std::io::Result<ProviderStandIn> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        Self::serve(listener, tokens)
+    }
+
+    /// Serves `tokens` on `listener`.
+    pub fn serve(
+        listener: tokio::net::TcpListener,
+        tokens: Vec<StandInToken>,
+    ) -> std::io::Result<ProviderStandIn> {
+        let url = format!("http://{}", listener.local_addr()?);
+        let wallet = "FakeTokenAcctA1phaTestTestTestTestTestTestTe".to_owned();
+        let wallets = HashMap::from([(
+            wallet,
+            token_account("FakeA1phaMintTestTestTestTestTestTestTespump"),
+        )]);
+        let shared = Arc::new(Shared {
+            tokens,
+            wallets,
+            latency_ms: AtomicU64::new(0),
+            plan: Mutex::default(),
+        });
+        let app = Router::new()
+            .route("/tokens/v1/solana/{mints}", get(dexscreener))
+            .route("/v1/tokens/{mint}/report/summary", get(rugcheck))
+            .route("/rpc", post(solana))
+            .with_state(Arc::clone(&shared));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(ProviderStandIn { url, shared })
+    }
+
+    /// The base URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The variables that point the scanner here, with the tokens as its
+    /// universe and the fixture token account as its observed wallet.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let universe: Vec<String> = self
+            .shared
+            .tokens
+            .iter()
+            .map(|t| format!("{}:{}", t.symbol, t.mint))
+            .collect();
+        vec![
+            ("FF_DEXSCREENER_URL".into(), self.url.clone()),
+            ("FF_RUGCHECK_URL".into(), self.url.clone()),
+            ("FF_SOLANA_RPC_URL".into(), format!("{}/rpc", self.url)),
+            ("FF_SCANNER_UNIVERSE".into(), universe.join(",")),
+            (
+                "FF_SCANNER_WALLETS".into(),
+                "FakeTokenAcctA1phaTestTestTestTestTestTestTe".into(),
+            ),
+        ]
+    }
+
+    /// Every answer waits `latency` first.
+    pub fn set_latency(&self, latency: Duration) {
+        self.shared
+            .latency_ms
+            .store(latency.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// The next request to `provider` fails with `fault`.
+    pub fn inject(&self, provider: Provider, fault: Fault) {
+        self.plan()
+            .once
+            .entry(provider)
+            .or_default()
+            .push_back(fault);
+    }
+
+    /// Every request to `provider` fails with `fault` (or none again).
+    pub fn fail_always(&self, provider: Provider, fault: Option<Fault>) {
+        match fault {
+            Some(fault) => self.plan().always.insert(provider, fault),
+            None => self.plan().always.remove(&provider),
+        };
+    }
+
+    /// Requests `provider` has received.
+    pub fn requests(&self, provider: Provider) -> usize {
+        self.plan().requests.get(&provider).copied().unwrap_or(0)
+    }
+
+    /// The most mints or keys one request to `provider` carried.
+    pub fn largest_batch(&self, provider: Provider) -> usize {
+        self.plan()
+            .largest_batch
+            .get(&provider)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether any RugCheck request carried an Authorization header.
+    pub fn rugcheck_saw_authorization(&self) -> bool {
+        self.plan().authorization_seen
+    }
+
+    fn plan(&self) -> std::sync::MutexGuard<'_, Plan> {
+        self.shared.plan.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Shared {
+    /// Counts the request and decides whether to fail it.
+    async fn admit(&self, provider: Provider, batch: usize) -> Option<Response> {
+        let fault = {
+            let mut plan = self.plan.lock().unwrap_or_else(|p| p.into_inner());
+            *plan.requests.entry(provider).or_default() += 1;
+            let largest = plan.largest_batch.entry(provider).or_default();
+            *largest = (*largest).max(batch);
+            let once = plan.once.get_mut(&provider).and_then(VecDeque::pop_front);
+            once.or_else(|| plan.always.get(&provider).copied())
+        };
+        let latency = self.latency_ms.load(Ordering::SeqCst);
+        if latency > 0 {
+            tokio::time::sleep(Duration::from_millis(latency)).await;
+        }
+        match fault? {
+            Fault::Hang => std::future::pending().await,
+            Fault::Malformed => Some(
+                (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    "{\"pairs\": [",
+                )
+                    .into_response(),
+            ),
+            Fault::Status(status) => {
+                let status =
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let mut response =
+                    (status, axum::Json(json!({"error": "stand-in failure"}))).into_response();
+                if status == StatusCode::TOO_MANY_REQUESTS {
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, "0".parse().expect("valid"));
+                }
+                Some(response)
+            }
+        }
+    }
+
+    fn token(&self, mint: &str) -> Option<&StandInToken> {
+        self.tokens.iter().find(|t| t.mint == mint)
+    }
+}
+
+fn pair(token: &StandInToken, liquidity: f64, dex: &str) -> Value {
+    let me = json!({"address": token.mint, "name": format!("{} (stand-in)", token.symbol), "symbol": token.symbol});
+    let sol = json!({"address": SOL, "name": "Wrapped SOL", "symbol": "SOL"});
+    let price: f64 = token.price_usd.parse().unwrap_or(0.0);
+    let (base, quote, price_usd, price_native) = if token.quote_side {
+        (
+            sol,
+            me,
+            format!("{SOL_USD}"),
+            format!("{}", SOL_USD / price),
+        )
+    } else {
+        (
+            me,
+            sol,
+            token.price_usd.clone(),
+            format!("{}", price / SOL_USD),
+        )
+    };
+    let pair_address = format!("Pair{}", &token.mint[..20]);
+    json!({
+        "chainId": "solana", "dexId": dex,
+        "url": format!("https://dexscreener.com/solana/{}", pair_address.to_lowercase()),
+        "pairAddress": pair_address, "labels": null,
+        "baseToken": base, "quoteToken": quote,
+        "priceNative": price_native, "priceUsd": price_usd,
+        "txns": {"m5": {"buys": 3, "sells": 2}, "h1": {"buys": 40, "sells": 31}, "h24": {"buys": 900, "sells": 850}},
+        "volume": {"h24": liquidity * 0.8, "h1": liquidity * 0.03},
+        "priceChange": {"h1": 0.4, "h24": token.change_h24},
+        "liquidity": {"usd": liquidity, "base": 1000, "quote": 10},
+        "fdv": null, "marketCap": null, "pairCreatedAt": 1_777_787_280_000u64
+    })
+}
+
+async fn dexscreener(State(shared): State<Arc<Shared>>, Path(mints): Path<String>) -> Response {
+    let mints: Vec<&str> = mints.split(',').filter(|m| !m.is_empty()).collect();
+    if let Some(failure) = shared.admit(Provider::DexScreener, mints.len()).await {
+        return failure;
+    }
+    if mints.len() > 30 {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "at most 30 addresses"})),
+        )
+            .into_response();
+    }
+    let mut pairs = Vec::new();
+    for token in mints
+        .iter()
+        .filter_map(|m| shared.token(m))
+        .filter(|t| t.indexed)
+    {
+        pairs.push(pair(token, token.liquidity_usd, "raydium"));
+        // A thin second pool: the client must pick the liquid one.
+        pairs.push(pair(token, (token.liquidity_usd / 50.0).round(), "meteora"));
+    }
+    axum::Json(Value::Array(pairs)).into_response()
+}
+
+async fn rugcheck(
+    State(shared): State<Arc<Shared>>,
+    Path(mint): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if headers.contains_key(header::AUTHORIZATION) {
+        shared
+            .plan
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .authorization_seen = true;
+    }
+    if let Some(failure) = shared.admit(Provider::RugCheck, 1).await {
+        return failure;
+    }
+    let Some(risks) = shared.token(&mint).and_then(|t| t.risks.as_ref()) else {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"error": "stand-in: token not found"})),
+        )
+            .into_response();
+    };
+    let risks: Vec<Value> = risks
+        .iter()
+        .map(|(name, level)| json!({"name": name, "value": "", "description": name, "score": 100, "level": level}))
+        .collect();
+    axum::Json(json!({
+        "tokenProgram": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "tokenType": "",
+        "risks": risks, "score": 1 + 1000 * risks.len(), "score_normalised": 1 + 10 * risks.len(), "lpLockedPct": 100
+    }))
+    .into_response()
+}
+
+fn mint_account(token: &StandInToken) -> Value {
+    json!({
+        "data": {"parsed": {"info": {
+            "decimals": 6, "freezeAuthority": token.freeze_authority, "isInitialized": true,
+            "mintAuthority": token.mint_authority, "supply": "999987654321000"
+        }, "type": "mint"}, "program": "spl-token", "space": 82},
+        "executable": false, "lamports": 1_461_600, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+        "rentEpoch": u64::MAX, "space": 82
+    })
+}
+
+fn token_account(mint: &str) -> Value {
+    json!({
+        "data": {"parsed": {"info": {
+            "isNative": false, "mint": mint, "owner": "FakeWa11etA1phaTestTestTestTestTestTestTestT", "state": "initialized",
+            "tokenAmount": {"amount": "196612345000000", "decimals": 6, "uiAmount": 196612345.0, "uiAmountString": "196612345"}
+        }, "type": "account"}, "program": "spl-token", "space": 165},
+        "executable": false, "lamports": 2_039_280, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+        "rentEpoch": u64::MAX, "space": 165
+    })
+}
+
+async fn solana(
+    State(shared): State<Arc<Shared>>,
+    axum::Json(request): axum::Json<Value>,
+) -> Response {
+    let keys: Vec<String> = request
+        .pointer("/params/0")
+        .and_then(Value::as_array)
+        .map(|keys| {
+            keys.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(failure) = shared.admit(Provider::Solana, keys.len()).await {
+        return failure;
+    }
+    let id = request.get("id").cloned().unwrap_or(json!(1));
+    if request.get("method").and_then(Value::as_str) != Some("getMultipleAccounts") {
+        return axum::Json(json!({"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}, "id": id})).into_response();
+    }
+    if keys.len() > 100 {
+        return axum::Json(json!({"jsonrpc": "2.0", "error": {"code": -32602, "message": "Too many inputs provided; max 100"}, "id": id})).into_response();
+    }
+    let values: Vec<Value> = keys
+        .iter()
+        .map(|key| match (shared.token(key), shared.wallets.get(key)) {
+            (Some(token), _) if token.exists => mint_account(token),
+            (_, Some(wallet)) => wallet.clone(),
+            _ => Value::Null,
+        })
+        .collect();
+    axum::Json(json!({"jsonrpc": "2.0", "result": {"context": {"apiVersion": "2.2.7", "slot": 345_678_901}, "value": values}, "id": id}))
+        .into_response()
+}
