@@ -246,3 +246,29 @@ async fn with_kv_variables_two_processes_on_fresh_data_dirs_share_one_ledger() {
     stop(first);
     stop(second);
 }
+
+#[tokio::test]
+async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_page() {
+    let stand_in = freedom_testkit::provider_standin::ProviderStandIn::start(
+        freedom_testkit::provider_standin::fixture_tokens(),
+    )
+    .await
+    .unwrap();
+    let env = stand_in.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = start_with(dir.path(), &env);
+    let client = reqwest::Client::new();
+    let response = client
+        .post(format!("{}/api/freedom-scanner", server.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let report: Value = response.json().await.unwrap();
+    assert_eq!(report["status"], "ok", "{report}");
+    let page = reqwest::get(format!("{}/", server.base)).await.unwrap().text().await.unwrap();
+    assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
+    stop(server);
+}

@@ -1,0 +1,65 @@
+//! A scanner run over 200 tokens with every provider answering after 100 ms
+//! (the stand-in), with the production pacing (PROVIDERS.md rates), against
+//! the critical path those rates and batch sizes allow:
+//!
+//! - DexScreener: ceil(200 / 30) = 7 requests, one every 200 ms (300/min);
+//! - RugCheck: at most 40 fresh reports a run, one every 250 ms, 4 at once;
+//! - Solana RPC: ceil(201 / 100) = 3 calls, one every 250 ms (40 per 10 s).
+//!
+//! The providers are asked at once, so the critical path is the slowest of
+//! the three. Run: `cargo bench -p scanner --bench run`.
+#![allow(missing_docs)]
+
+use freedom_shared::config::WriteToken;
+use freedom_shared::store::Stores;
+use freedom_testkit::provider_standin::{ProviderStandIn, synthetic_tokens};
+use scanner::config::ScannerConfig;
+use scanner::providers::ProviderConfig;
+use std::time::{Duration, Instant};
+
+const TOKENS: usize = 200;
+const LATENCY: Duration = Duration::from_millis(100);
+
+/// When the last of `requests` paced requests finishes.
+fn finish(requests: usize, config: &ProviderConfig) -> Duration {
+    let mut ends: Vec<Duration> = Vec::new();
+    let mut next_start = Duration::ZERO;
+    for i in 0..requests {
+        // A start waits for its slot and for a free permit.
+        let permit_free = if i >= config.concurrency { ends[i - config.concurrency] } else { Duration::ZERO };
+        let start = next_start.max(permit_free);
+        next_start = start + config.spacing;
+        ends.push(start + LATENCY);
+        ends.sort();
+    }
+    ends.last().copied().unwrap_or_default()
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let stand_in = runtime.block_on(ProviderStandIn::start(synthetic_tokens(TOKENS))).unwrap();
+    stand_in.set_latency(LATENCY);
+    let env = stand_in.env();
+    let config = ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
+    let dex = finish(TOKENS.div_ceil(30), &config.dexscreener);
+    let rug = finish(TOKENS.min(config.max_risk_fetches), &config.rugcheck);
+    let rpc = finish((TOKENS + config.wallets.len()).div_ceil(100), &config.solana);
+    let critical = dex.max(rug).max(rpc);
+    println!("critical path: DexScreener {dex:?}, RugCheck {rug:?}, Solana {rpc:?} → {critical:?}");
+    for round in 1..=3 {
+        // A fresh store each round, so every run fetches its reports cold.
+        let dir = tempfile::tempdir().unwrap();
+        let stores = Stores::open(None, dir.path()).unwrap();
+        let state = scanner::AppState::new(config.clone(), &stores, WriteToken::new("bench-token-0123456789"));
+        let started = Instant::now();
+        let report = runtime.block_on(state.scanner.run()).unwrap();
+        let took = started.elapsed();
+        assert_eq!(report["status"], "ok");
+        println!(
+            "run {round}: {took:?} for {} tokens, {} eligible; ratio to the critical path {:.3}",
+            report["universe"].as_array().unwrap().len(),
+            report["universe"].as_array().unwrap().iter().filter(|u| u["eligible"] == true).count(),
+            took.as_secs_f64() / critical.as_secs_f64()
+        );
+    }
+}
