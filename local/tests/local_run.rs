@@ -268,7 +268,12 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     assert_eq!(response.status(), 200);
     let report: Value = response.json().await.unwrap();
     assert_eq!(report["status"], "ok", "{report}");
-    let page = reqwest::get(format!("{}/", server.base)).await.unwrap().text().await.unwrap();
+    let page = reqwest::get(format!("{}/", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
     stop(server);
 }

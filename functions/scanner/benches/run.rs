@@ -26,7 +26,11 @@ fn finish(requests: usize, config: &ProviderConfig) -> Duration {
     let mut next_start = Duration::ZERO;
     for i in 0..requests {
         // A start waits for its slot and for a free permit.
-        let permit_free = if i >= config.concurrency { ends[i - config.concurrency] } else { Duration::ZERO };
+        let permit_free = if i >= config.concurrency {
+            ends[i - config.concurrency]
+        } else {
+            Duration::ZERO
+        };
         let start = next_start.max(permit_free);
         next_start = start + config.spacing;
         ends.push(start + LATENCY);
@@ -37,20 +41,31 @@ fn finish(requests: usize, config: &ProviderConfig) -> Duration {
 
 fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let stand_in = runtime.block_on(ProviderStandIn::start(synthetic_tokens(TOKENS))).unwrap();
+    let stand_in = runtime
+        .block_on(ProviderStandIn::start(synthetic_tokens(TOKENS)))
+        .unwrap();
     stand_in.set_latency(LATENCY);
     let env = stand_in.env();
-    let config = ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
+    let config =
+        ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+            .unwrap();
     let dex = finish(TOKENS.div_ceil(30), &config.dexscreener);
     let rug = finish(TOKENS.min(config.max_risk_fetches), &config.rugcheck);
-    let rpc = finish((TOKENS + config.wallets.len()).div_ceil(100), &config.solana);
+    let rpc = finish(
+        (TOKENS + config.wallets.len()).div_ceil(100),
+        &config.solana,
+    );
     let critical = dex.max(rug).max(rpc);
     println!("critical path: DexScreener {dex:?}, RugCheck {rug:?}, Solana {rpc:?} → {critical:?}");
     for round in 1..=3 {
         // A fresh store each round, so every run fetches its reports cold.
         let dir = tempfile::tempdir().unwrap();
         let stores = Stores::open(None, dir.path()).unwrap();
-        let state = scanner::AppState::new(config.clone(), &stores, WriteToken::new("bench-token-0123456789"));
+        let state = scanner::AppState::new(
+            config.clone(),
+            &stores,
+            WriteToken::new("bench-token-0123456789"),
+        );
         let started = Instant::now();
         let report = runtime.block_on(state.scanner.run()).unwrap();
         let took = started.elapsed();
@@ -58,7 +73,12 @@ fn main() {
         println!(
             "run {round}: {took:?} for {} tokens, {} eligible; ratio to the critical path {:.3}",
             report["universe"].as_array().unwrap().len(),
-            report["universe"].as_array().unwrap().iter().filter(|u| u["eligible"] == true).count(),
+            report["universe"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|u| u["eligible"] == true)
+                .count(),
             took.as_secs_f64() / critical.as_secs_f64()
         );
     }

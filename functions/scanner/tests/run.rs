@@ -43,7 +43,11 @@ impl Harness {
         Harness::on(stores, dir, adjust).await
     }
 
-    async fn on(stores: Stores, dir: tempfile::TempDir, adjust: impl FnOnce(&mut ScannerConfig)) -> Harness {
+    async fn on(
+        stores: Stores,
+        dir: tempfile::TempDir,
+        adjust: impl FnOnce(&mut ScannerConfig),
+    ) -> Harness {
         let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
         let env = stand_in.env();
         let mut config = ScannerConfig::from_env(|name| {
@@ -434,7 +438,9 @@ async fn the_routes_read_run_and_refuse() {
 #[tokio::test]
 async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     let redis = freedom_testkit::redis_server::RedisServer::start().unwrap();
-    let bridge = freedom_testkit::upstash_bridge::UpstashBridge::start(&redis.url(), "kv-token").await.unwrap();
+    let bridge = freedom_testkit::upstash_bridge::UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
     let kv = bridge.kv_config("ff:");
     let dir = tempfile::tempdir().unwrap();
     let h = Harness::on(Stores::open(Some(&kv), dir.path()).unwrap(), dir, |_| {}).await;
@@ -442,12 +448,24 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     assert_eq!(report["status"], "ok");
     // Another function instance: same KV store, nothing shared in memory.
     let other_dir = tempfile::tempdir().unwrap();
-    let other = Harness::on(Stores::open(Some(&kv), other_dir.path()).unwrap(), other_dir, |_| {}).await;
-    let stored: Value = serde_json::from_str(&other.scanner().latest_report().await.unwrap().unwrap()).unwrap();
+    let other = Harness::on(
+        Stores::open(Some(&kv), other_dir.path()).unwrap(),
+        other_dir,
+        |_| {},
+    )
+    .await;
+    let stored: Value =
+        serde_json::from_str(&other.scanner().latest_report().await.unwrap().unwrap()).unwrap();
     assert_eq!(stored, report);
     assert_eq!(other.ledger_snapshots().await.len(), 3);
     // Its lock is the same lock.
-    let held = other.stores.scanner.acquire(Duration::from_secs(60)).await.unwrap().unwrap();
+    let held = other
+        .stores
+        .scanner
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(matches!(h.scanner().run().await, Err(RunError::Busy)));
     other.stores.scanner.release(&held).await.unwrap();
 }
