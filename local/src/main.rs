@@ -63,12 +63,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Some(_) => {}
     }
+    let events = freedom_shared::events::EventBus::from_env(lookup).await;
     let scanner_state = scanner::AppState::new(
         ScannerConfig::from_env(lookup)?,
         &stores,
         write_token.clone(),
-    );
-    let fund_state = fund::AppState::new(Arc::clone(&stores.ledger), write_token);
+    )
+    .with_events(events.clone());
+    let fund_state =
+        fund::AppState::new(Arc::clone(&stores.ledger), write_token).with_events(events);
     let schedule = scanner_state.scanner.clone();
     let app = fund::routes(fund_state)
         .merge(scanner::routes(scanner_state))

@@ -90,6 +90,12 @@ pub enum ApiError {
     /// 503: the store is not configured or failing.
     #[error("the store is unavailable; nothing was stored, try again later")]
     StorageUnavailable(#[source] StoreError),
+    /// 503: no store is configured where one is required (Lambda without
+    /// the KV REST variables: its disk does not last).
+    #[error(
+        "no store is configured for this deployment: set the KV REST store's variables; nothing was stored"
+    )]
+    StoreNotConfigured,
 }
 
 impl ApiError {
@@ -109,9 +115,9 @@ impl ApiError {
             ApiError::ValidationFailed(_) | ApiError::SensitiveContent(_) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
-            ApiError::WritesDisabled | ApiError::StorageUnavailable(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ApiError::WritesDisabled
+            | ApiError::StorageUnavailable(_)
+            | ApiError::StoreNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -132,7 +138,7 @@ impl ApiError {
             ApiError::ValidationFailed(_) => "validation_failed",
             ApiError::SensitiveContent(_) => "sensitive_content",
             ApiError::WritesDisabled => "writes_disabled",
-            ApiError::StorageUnavailable(_) => "storage_unavailable",
+            ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => "storage_unavailable",
         }
     }
 
@@ -214,7 +220,7 @@ impl IntoResponse for ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 headers.insert(header::ALLOW, HeaderValue::from_static(allow));
             }
-            ApiError::StorageUnavailable(_) => {
+            ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             _ => {}

@@ -17,6 +17,7 @@
 //!   drawdown, volatility, Sharpe, Sortino, the trading-day window).
 //! - [`dashboard`]: the dashboard read model: period, window, response.
 //! - [`scanner`]: the scanner's checks, paper experiments, state and report.
+//! - [`events`]: best-effort EventBridge events to outside consumers.
 //! - [`http`]: the API error type and its one mapping to HTTP statuses and codes.
 //! - [`config`]: configuration from the environment, secrets wrapped.
 
@@ -24,6 +25,7 @@ pub mod analytics;
 pub mod canonical;
 pub mod config;
 pub mod dashboard;
+pub mod events;
 pub mod http;
 pub mod json;
 pub mod kv;

@@ -10,11 +10,14 @@
 //!   Bearer auth, `/pipeline`, `/multi-exec`), counting round trips and able to
 //!   fail on demand: answer 500 before or after executing, or never answer.
 //!   The production KV client talks to it exactly as it talks to Upstash.
+//! - [`lambda_runtime_api`]: a fake Lambda Runtime API to drive the real
+//!   binaries as Lambda does.
 //! - [`provider_standin`]: DexScreener, RugCheck and Solana RPC in their
 //!   real shapes, with injectable latency and failures (also a program).
 //! - [`sample_ledger`]: a small, realistic ledger for page tests and the
 //!   README screenshot.
 
+pub mod lambda_runtime_api;
 pub mod provider_standin;
 pub mod redis_server;
 pub mod sample_ledger;

@@ -9,15 +9,18 @@
 //! - [`routes`]: the handlers for GET (dashboard, ledger, contract, OpenAPI)
 //!   and POST (append).
 //! - [`contract`]: the contract view and the OpenAPI 3.1 document.
+//! - [`lambda`]: the same router under AWS Lambda.
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
 
 pub mod contract;
+pub mod lambda;
 pub mod page;
 pub mod routes;
 
 use axum::Router;
 use freedom_shared::config::WriteToken;
 use freedom_shared::dashboard::Dashboards;
+use freedom_shared::events::EventBus;
 use freedom_shared::ledger::Ledger;
 use freedom_shared::record::guard::Guard;
 use freedom_shared::store::LedgerStore;
@@ -32,6 +35,8 @@ pub struct AppState {
     pub write_token: Option<WriteToken>,
     /// Dashboards of the latest head, answered from memory when repeated.
     pub dashboards: Arc<Dashboards>,
+    /// Where "record appended" events go (nowhere unless configured).
+    pub events: EventBus,
 }
 
 impl AppState {
@@ -42,7 +47,14 @@ impl AppState {
             ledger: Ledger::new(store, guard),
             write_token,
             dashboards: Arc::new(Dashboards::default()),
+            events: EventBus::none(),
         }
+    }
+
+    /// The same state publishing to `events`.
+    pub fn with_events(mut self, events: EventBus) -> AppState {
+        self.events = events;
+        self
     }
 }
 

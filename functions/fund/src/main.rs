@@ -2,14 +2,20 @@
 //!
 //! `FF_ADDR` (default `127.0.0.1:3001`) and `FF_DATA_DIR` (default `./data`)
 //! choose where it listens and where the embedded store lives; with the KV
-//! variables set it uses the KV REST store instead. Lambda
-//! packaging (running on `lambda_http`) is added beside this entry point.
+//! variables set it uses the KV REST store instead. Under AWS Lambda
+//! (`AWS_LAMBDA_RUNTIME_API` set) it serves the same router through the
+//! Lambda runtime ([`fund::lambda`]).
 
 use freedom_shared::config;
 use freedom_shared::store::Stores;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if fund::lambda::is_lambda(|name| std::env::var(name).ok()) {
+        return fund::lambda::serve()
+            .await
+            .map_err(|e| e.to_string().into());
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
@@ -18,7 +24,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data_dir = std::env::var("FF_DATA_DIR").unwrap_or_else(|_| "./data".into());
     let addr = std::env::var("FF_ADDR").unwrap_or_else(|_| "127.0.0.1:3001".into());
     let stores = Stores::open(kv.as_ref(), std::path::Path::new(&data_dir))?;
-    let state = fund::AppState::new(stores.ledger, config::write_token(lookup));
+    let state = fund::AppState::new(stores.ledger, config::write_token(lookup))
+        .with_events(freedom_shared::events::EventBus::from_env(lookup).await);
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(addr = %listener.local_addr()?, store = %stores.description, "fund listening");
     axum::serve(listener, fund::app(state)).await?;

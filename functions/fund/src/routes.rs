@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use freedom_shared::dashboard::Period;
+use freedom_shared::events::OutsideEvent;
 use freedom_shared::http::{ApiError, QueryParams, authorize};
 use freedom_shared::ledger::{AppendStatus, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::merkle::{Digest, Head};
@@ -235,6 +236,23 @@ pub(crate) fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoRespons
     response
 }
 
+/// The outside event for a new leaf: where it is and what it is, not the
+/// record itself (readers fetch it from the ledger).
+fn record_appended(receipt: &freedom_shared::ledger::Receipt) -> OutsideEvent {
+    let record: serde_json::Value =
+        serde_json::from_str(&receipt.entry.canonical).unwrap_or_default();
+    OutsideEvent {
+        detail_type: "RecordAppended",
+        detail: serde_json::json!({
+            "seq": receipt.entry.seq,
+            "leafHash": receipt.entry.leaf_hash,
+            "id": record["id"], "type": record["type"], "mode": record["mode"],
+            "strategyId": record["strategyId"], "asOf": record["asOf"],
+            "head": receipt.head,
+        }),
+    }
+}
+
 /// The append response's body.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -308,6 +326,9 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
         AppendStatus::Unchanged => (StatusCode::OK, "unchanged"),
     };
     tracing::info!(seq = receipt.entry.seq, status = word, "append");
+    if receipt.status == AppendStatus::Created && state.events.is_configured() {
+        state.events.publish(vec![record_appended(&receipt)]).await;
+    }
     let entry = EntryView::new(receipt.entry)?;
     let body = AppendBody {
         status: word,

@@ -9,12 +9,14 @@
 //!
 //! - [`providers`]: DexScreener, RugCheck and Solana RPC clients;
 //! - [`run`]: one run, under the lock;
+//! - [`lambda`]: the Lambda runtime loop (HTTP and the schedule);
 //! - [`config`]: the universe, wallets and provider URLs.
 //!
 //! The checks, experiments, state and report are in
 //! [`freedom_shared::scanner`].
 
 pub mod config;
+pub mod lambda;
 pub mod providers;
 pub mod run;
 
@@ -69,6 +71,15 @@ impl AppState {
         AppState {
             scanner: Arc::new(scanner),
             write_token,
+        }
+    }
+
+    /// The same state publishing to `events`.
+    pub fn with_events(self, events: freedom_shared::events::EventBus) -> AppState {
+        let scanner = Scanner::clone(&self.scanner).with_events(events);
+        AppState {
+            scanner: Arc::new(scanner),
+            write_token: self.write_token,
         }
     }
 }

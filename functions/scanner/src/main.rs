@@ -3,6 +3,8 @@
 //! `FF_ADDR` (default `127.0.0.1:3002`) and `FF_DATA_DIR` (default `./data`)
 //! as for `fund`; the KV variables select the KV REST store. Runs happen on
 //! `POST /api/freedom-scanner` (freedom-local adds the 15-minute schedule).
+//! Under AWS Lambda (`AWS_LAMBDA_RUNTIME_API` set) one runtime loop serves
+//! HTTP and the EventBridge schedule ([`scanner::lambda`]).
 
 use freedom_shared::config;
 use freedom_shared::store::Stores;
@@ -10,6 +12,11 @@ use scanner::config::ScannerConfig;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::var("AWS_LAMBDA_RUNTIME_API").is_ok_and(|v| !v.is_empty()) {
+        return scanner::lambda::serve()
+            .await
+            .map_err(|e| e.to_string().into());
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();

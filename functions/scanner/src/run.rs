@@ -16,17 +16,19 @@ use crate::providers::rugcheck::{RiskAnswer, RugCheck};
 use crate::providers::solana::{Accounts, SolanaRpc, mint_account, wallet_view};
 use crate::providers::{Http, ProviderError};
 use chrono::{DateTime, Utc};
+use freedom_shared::events::{EventBus, OutsideEvent};
 use freedom_shared::ledger::{AppendError, Ledger};
+use freedom_shared::record::decimal_json;
 use freedom_shared::scanner::checks::{self, Evidence};
-use freedom_shared::scanner::experiments::Side;
 use freedom_shared::scanner::experiments::{EXPERIMENTS, TokenMarket};
+use freedom_shared::scanner::experiments::{Side, Trade};
 use freedom_shared::scanner::report::{Observation, ReportParts, ScannerState, UniverseEntry};
 use freedom_shared::scanner::{CachedRisk, RISK_CACHE_TTL, grid_slot, rfc3339};
 use freedom_shared::store::StoreError;
 use freedom_shared::store::scanner::{LockToken, ScannerStore};
 use futures_util::FutureExt;
 use futures_util::future::join_all;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -65,6 +67,7 @@ pub struct Scanner {
     rugcheck: RugCheck,
     solana: SolanaRpc,
     clock: Clock,
+    events: EventBus,
 }
 
 /// What the providers answered in one run.
@@ -90,7 +93,14 @@ impl Scanner {
             store,
             ledger,
             clock,
+            events: EventBus::none(),
         }
+    }
+
+    /// The same scanner publishing run and trade events to `events`.
+    pub fn with_events(mut self, events: EventBus) -> Scanner {
+        self.events = events;
+        self
     }
 
     /// The latest report (one store read), or `None` before the first run.
@@ -208,8 +218,10 @@ impl Scanner {
             });
         }
 
+        let mut fills = Vec::new();
         if state.may_advance(started) {
-            self.advance(&mut state, &market, started, &mut degraded)
+            fills = self
+                .advance(&mut state, &market, started, &mut degraded)
                 .await;
         } else {
             state.push_event(
@@ -267,6 +279,26 @@ impl Scanner {
             .await?;
         if !saved {
             return Err(RunError::LockLost);
+        }
+        if self.events.is_configured() {
+            let mut events = vec![OutsideEvent {
+                detail_type: "ScannerRunCompleted",
+                detail: json!({
+                    "status": status, "reportAt": report["reportAt"], "observedAt": report["observedAt"],
+                    "tokens": universe.len(), "eligible": universe.iter().filter(|u| u.eligible).count(),
+                    "trades": fills.len(),
+                }),
+            }];
+            events.extend(fills.iter().map(|fill| OutsideEvent {
+                detail_type: "PaperTrade",
+                detail: json!({
+                    "experimentId": fill.experiment_id, "at": rfc3339(fill.at), "side": fill.side,
+                    "mint": fill.mint, "symbol": fill.symbol,
+                    "quantity": decimal_json(fill.quantity), "price": decimal_json(fill.price),
+                    "fee": decimal_json(fill.fee), "paper": true,
+                }),
+            }));
+            self.events.publish(events).await;
         }
         Ok(report)
     }
@@ -366,7 +398,8 @@ impl Scanner {
         market: &[TokenMarket],
         now: DateTime<Utc>,
         degraded: &mut Vec<String>,
-    ) {
+    ) -> Vec<Trade> {
+        let mut all_fills = Vec::new();
         let slot = grid_slot(now);
         state.last_advanced_at = Some(now);
         for experiment in &EXPERIMENTS {
@@ -415,6 +448,8 @@ impl Scanner {
                     degraded.push(message);
                 }
             }
+            all_fills.extend(fills);
         }
+        all_fills
     }
 }

@@ -1,0 +1,58 @@
+//! The fund under AWS Lambda: the same router on `lambda_http::run`, behind
+//! API Gateway's HTTP API (payload 2.0). Logging is the runtime's (it
+//! honours `AWS_LAMBDA_LOG_FORMAT=JSON` and `AWS_LAMBDA_LOG_LEVEL`).
+//!
+//! Lambda's disk does not last, so without the KV REST store's variables
+//! every request answers `503 storage_unavailable` saying so, and nothing is
+//! ever written locally.
+
+use crate::AppState;
+use axum::Router;
+use freedom_shared::config::{self, ConfigError};
+use freedom_shared::events::EventBus;
+use freedom_shared::http::{ApiError, not_found};
+use freedom_shared::store::{StoreError, Stores};
+
+/// Whether this process runs under the Lambda runtime.
+pub fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
+    lookup("AWS_LAMBDA_RUNTIME_API").is_some_and(|v| !v.is_empty())
+}
+
+/// A router that answers every request `503 storage_unavailable` because
+/// no store is configured.
+pub fn unconfigured_app() -> Router {
+    Router::new().fallback(|| async { ApiError::StoreNotConfigured })
+}
+
+/// Why the Lambda app could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A configuration mistake (e.g. half a KV pair).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The store could not be set up.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The fund's router as Lambda serves it, from the environment.
+pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Router, StartError> {
+    let Some(kv) = config::kv_config(&lookup)? else {
+        tracing::error!("no KV REST store is configured: every request answers 503");
+        return Ok(unconfigured_app());
+    };
+    // The data dir is unused with the KV store.
+    let stores = Stores::open(Some(&kv), std::path::Path::new("/tmp"))?;
+    tracing::info!(store = %stores.description, "fund on Lambda");
+    let state = AppState::new(stores.ledger, config::write_token(&lookup))
+        .with_events(EventBus::from_env(&lookup).await);
+    Ok(crate::routes(state).fallback(not_found))
+}
+
+/// Runs the Lambda runtime loop until the runtime stops it.
+pub async fn serve() -> Result<(), lambda_http::Error> {
+    lambda_http::tracing::init_default_subscriber();
+    let lookup = |name: &str| std::env::var(name).ok();
+    let app = app_from_env(lookup).await?;
+    lambda_http::run(app).await
+}

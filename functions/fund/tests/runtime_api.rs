@@ -1,0 +1,89 @@
+//! The `fund` binary driven through the Lambda Runtime API (a fake one in
+//! the test): it polls for an invocation, answers with API Gateway's
+//! response object, and without a KV store answers 503.
+
+use freedom_testkit::lambda_runtime_api::FakeRuntimeApi;
+use freedom_testkit::redis_server::RedisServer;
+use freedom_testkit::upstash_bridge::UpstashBridge;
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+
+fn event(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../events")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn spawn(runtime: &FakeRuntimeApi, extra: &[(&str, &str)]) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fund"));
+    for (url, token) in freedom_shared::config::KV_PAIRS {
+        command.env_remove(url).env_remove(token);
+    }
+    command
+        .envs(runtime.env("fund"))
+        .envs(extra.iter().copied())
+        .env("AWS_LAMBDA_LOG_LEVEL", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the fund binary runs")
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn without_kv_the_binary_answers_every_invocation_503() {
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    let _fund = Killed(spawn(&runtime, &[]));
+    let id = runtime.invoke(event("fund-get-dashboard.json"));
+    let answer = runtime.answer().await;
+    assert_eq!(
+        (answer.request_id.as_str(), answer.kind),
+        (id.as_str(), "response")
+    );
+    assert_eq!(answer.body["statusCode"], 503, "{}", answer.body);
+    let body: Value = serde_json::from_str(answer.body["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], "storage_unavailable");
+}
+
+#[tokio::test]
+async fn with_kv_the_binary_appends_and_reads_through_the_runtime_api() {
+    let redis = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    let _fund = Killed(spawn(
+        &runtime,
+        &[
+            ("FF_KV_REST_API_URL", bridge.url()),
+            ("FF_KV_REST_API_TOKEN", "kv-token"),
+            ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token"),
+        ],
+    ));
+    runtime.invoke(event("fund-post-snapshot.json"));
+    let created = runtime.answer().await;
+    assert_eq!(created.body["statusCode"], 201, "{}", created.body);
+    runtime.invoke(event("fund-get-ledger.json"));
+    let ledger = runtime.answer().await;
+    assert_eq!(ledger.body["statusCode"], 200);
+    let body: Value = serde_json::from_str(ledger.body["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body["head"]["size"], 1);
+    runtime.invoke(event("fund-get-page.json"));
+    let page = runtime.answer().await;
+    assert_eq!(page.body["statusCode"], 200);
+    assert!(
+        page.body["headers"]["content-type"]
+            .as_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+}
