@@ -277,3 +277,64 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
     stop(server);
 }
+
+#[tokio::test]
+async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
+    let moto = freedom_testkit::moto::MotoServer::start();
+    let queue = moto.sink("ff-local-bus");
+    let stand_in = freedom_testkit::provider_standin::ProviderStandIn::start(
+        freedom_testkit::provider_standin::fixture_tokens(),
+    )
+    .await
+    .unwrap();
+    let mut env = stand_in.env();
+    env.extend(moto.env("ff-local-bus"));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = start_with(dir.path(), &env);
+    let client = reqwest::Client::new();
+    let appended = client
+        .post(format!("{}/api/freedom-fund", server.base))
+        .bearer_auth(TOKEN)
+        .json(&record(1))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(appended.status(), 201);
+    let run = client
+        .post(format!("{}/api/freedom-scanner", server.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.status(), 200);
+    stop(server);
+
+    let events = moto.drain(&queue);
+    let of = |kind: &str| {
+        events
+            .iter()
+            .filter(|e| e["detail-type"] == kind)
+            .collect::<Vec<_>>()
+    };
+    let appended = of("RecordAppended");
+    // The record, then the scanner's three paper snapshots.
+    assert_eq!(appended.len(), 4, "{events:?}");
+    assert!(
+        appended
+            .iter()
+            .any(|e| e["detail"]["id"] == "rec-1" && e["detail"]["seq"] == 1)
+    );
+    assert_eq!(of("ScannerRunCompleted").len(), 1);
+    let trades = of("PaperTrade");
+    assert_eq!(
+        trades.len(),
+        2,
+        "equal weight and momentum each buy the one eligible token"
+    );
+    assert!(
+        trades
+            .iter()
+            .all(|t| t["detail"]["paper"] == true && t["detail"]["symbol"] == "FDELTA")
+    );
+}

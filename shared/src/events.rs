@@ -7,7 +7,8 @@
 //!
 //! `FF_EVENTBRIDGE_ENDPOINT` overrides the endpoint (tests use moto's
 //! server); region and credentials come from the usual AWS variables (on
-//! Lambda: the function's role).
+//! Lambda: the function's role, from `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`).
 
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use serde_json::Value;
@@ -29,6 +30,24 @@ pub struct OutsideEvent {
     pub detail: Value,
 }
 
+impl OutsideEvent {
+    /// The event for a new leaf: where it is and what it is, not the record
+    /// itself (readers fetch it from the ledger).
+    pub fn record_appended(receipt: &crate::ledger::Receipt) -> OutsideEvent {
+        let record: Value = serde_json::from_str(&receipt.entry.canonical).unwrap_or_default();
+        OutsideEvent {
+            detail_type: "RecordAppended",
+            detail: serde_json::json!({
+                "seq": receipt.entry.seq,
+                "leafHash": receipt.entry.leaf_hash,
+                "id": record["id"], "type": record["type"], "mode": record["mode"],
+                "strategyId": record["strategyId"], "asOf": record["asOf"],
+                "head": receipt.head,
+            }),
+        }
+    }
+}
+
 /// Where events go: an EventBridge bus, or nowhere.
 #[derive(Debug, Clone, Default)]
 pub struct EventBus {
@@ -48,8 +67,23 @@ impl EventBus {
             return EventBus::none();
         };
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-        if lookup("AWS_REGION").is_none() && lookup("AWS_DEFAULT_REGION").is_none() {
-            loader = loader.region(aws_config::Region::new("us-east-1"));
+        let region = lookup("AWS_REGION")
+            .or_else(|| lookup("AWS_DEFAULT_REGION"))
+            .unwrap_or_else(|| "us-east-1".to_owned());
+        loader = loader.region(aws_config::Region::new(region));
+        // Lambda puts the role's credentials in these variables; elsewhere
+        // the default chain (profiles, instance roles) applies.
+        if let (Some(key), Some(secret)) =
+            (lookup("AWS_ACCESS_KEY_ID"), lookup("AWS_SECRET_ACCESS_KEY"))
+        {
+            let credentials = aws_sdk_eventbridge::config::Credentials::new(
+                key,
+                secret,
+                lookup("AWS_SESSION_TOKEN"),
+                None,
+                "environment",
+            );
+            loader = loader.credentials_provider(credentials);
         }
         if let Some(endpoint) = lookup("FF_EVENTBRIDGE_ENDPOINT").filter(|e| !e.trim().is_empty()) {
             loader = loader.endpoint_url(endpoint);

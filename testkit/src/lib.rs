@@ -12,12 +12,14 @@
 //!   The production KV client talks to it exactly as it talks to Upstash.
 //! - [`lambda_runtime_api`]: a fake Lambda Runtime API to drive the real
 //!   binaries as Lambda does.
+//! - [`moto`]: moto's server as a private EventBridge with an SQS sink.
 //! - [`provider_standin`]: DexScreener, RugCheck and Solana RPC in their
 //!   real shapes, with injectable latency and failures (also a program).
 //! - [`sample_ledger`]: a small, realistic ledger for page tests and the
 //!   README screenshot.
 
 pub mod lambda_runtime_api;
+pub mod moto;
 pub mod provider_standin;
 pub mod redis_server;
 pub mod sample_ledger;

@@ -236,23 +236,6 @@ pub(crate) fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoRespons
     response
 }
 
-/// The outside event for a new leaf: where it is and what it is, not the
-/// record itself (readers fetch it from the ledger).
-fn record_appended(receipt: &freedom_shared::ledger::Receipt) -> OutsideEvent {
-    let record: serde_json::Value =
-        serde_json::from_str(&receipt.entry.canonical).unwrap_or_default();
-    OutsideEvent {
-        detail_type: "RecordAppended",
-        detail: serde_json::json!({
-            "seq": receipt.entry.seq,
-            "leafHash": receipt.entry.leaf_hash,
-            "id": record["id"], "type": record["type"], "mode": record["mode"],
-            "strategyId": record["strategyId"], "asOf": record["asOf"],
-            "head": receipt.head,
-        }),
-    }
-}
-
 /// The append response's body.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -327,7 +310,10 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
     };
     tracing::info!(seq = receipt.entry.seq, status = word, "append");
     if receipt.status == AppendStatus::Created && state.events.is_configured() {
-        state.events.publish(vec![record_appended(&receipt)]).await;
+        state
+            .events
+            .publish(vec![OutsideEvent::record_appended(&receipt)])
+            .await;
     }
     let entry = EntryView::new(receipt.entry)?;
     let body = AppendBody {

@@ -17,7 +17,7 @@ use crate::providers::solana::{Accounts, SolanaRpc, mint_account, wallet_view};
 use crate::providers::{Http, ProviderError};
 use chrono::{DateTime, Utc};
 use freedom_shared::events::{EventBus, OutsideEvent};
-use freedom_shared::ledger::{AppendError, Ledger};
+use freedom_shared::ledger::{AppendError, AppendStatus, Ledger};
 use freedom_shared::record::decimal_json;
 use freedom_shared::scanner::checks::{self, Evidence};
 use freedom_shared::scanner::experiments::{EXPERIMENTS, TokenMarket};
@@ -219,8 +219,9 @@ impl Scanner {
         }
 
         let mut fills = Vec::new();
+        let mut appended = Vec::new();
         if state.may_advance(started) {
-            fills = self
+            (fills, appended) = self
                 .advance(&mut state, &market, started, &mut degraded)
                 .await;
         } else {
@@ -289,6 +290,7 @@ impl Scanner {
                     "trades": fills.len(),
                 }),
             }];
+            events.extend(appended);
             events.extend(fills.iter().map(|fill| OutsideEvent {
                 detail_type: "PaperTrade",
                 detail: json!({
@@ -398,8 +400,9 @@ impl Scanner {
         market: &[TokenMarket],
         now: DateTime<Utc>,
         degraded: &mut Vec<String>,
-    ) -> Vec<Trade> {
+    ) -> (Vec<Trade>, Vec<OutsideEvent>) {
         let mut all_fills = Vec::new();
+        let mut appended = Vec::new();
         let slot = grid_slot(now);
         state.last_advanced_at = Some(now);
         for experiment in &EXPERIMENTS {
@@ -426,7 +429,11 @@ impl Scanner {
                 );
             }
             match self.ledger.append(record.to_string().as_bytes()).await {
-                Ok(_) => {}
+                Ok(receipt) => {
+                    if receipt.status == AppendStatus::Created {
+                        appended.push(OutsideEvent::record_appended(&receipt));
+                    }
+                }
                 Err(AppendError::Refused(refusal)) => state.push_event(
                     now,
                     "ledger",
@@ -450,6 +457,6 @@ impl Scanner {
             }
             all_fills.extend(fills);
         }
-        all_fills
+        (all_fills, appended)
     }
 }

@@ -16,7 +16,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn event(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../events").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../events")
+        .join(name);
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -26,8 +28,14 @@ fn invocation(payload: Value) -> LambdaEvent<Value> {
 
 async fn app(stand_in: &ProviderStandIn, stores: &Stores) -> LambdaApp {
     let env = stand_in.env();
-    let config = ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
-    LambdaApp::new(scanner::AppState::new(config, stores, WriteToken::new("local-dev-write-token")))
+    let config =
+        ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+            .unwrap();
+    LambdaApp::new(scanner::AppState::new(
+        config,
+        stores,
+        WriteToken::new("local-dev-write-token"),
+    ))
 }
 
 #[tokio::test]
@@ -39,46 +47,84 @@ async fn the_schedule_and_http_events_share_one_dispatch() {
     assert!(is_scheduled(&event("scanner-scheduled.json")));
     assert!(!is_scheduled(&event("scanner-get.json")));
 
-    let empty = app.handle(invocation(event("scanner-get.json"))).await.unwrap();
+    let empty = app
+        .handle(invocation(event("scanner-get.json")))
+        .await
+        .unwrap();
     assert_eq!(empty["statusCode"], 200);
     let body: Value = serde_json::from_str(empty["body"].as_str().unwrap()).unwrap();
     assert_eq!(body["universe"], Value::Array(vec![]));
 
-    let scheduled = app.handle(invocation(event("scanner-scheduled.json"))).await.unwrap();
-    assert_eq!((scheduled["run"].as_str(), scheduled["status"].as_str()), (Some("finished"), Some("ok")), "{scheduled}");
+    let scheduled = app
+        .handle(invocation(event("scanner-scheduled.json")))
+        .await
+        .unwrap();
+    assert_eq!(
+        (scheduled["run"].as_str(), scheduled["status"].as_str()),
+        (Some("finished"), Some("ok")),
+        "{scheduled}"
+    );
 
-    let posted = app.handle(invocation(event("scanner-post-run.json"))).await.unwrap();
+    let posted = app
+        .handle(invocation(event("scanner-post-run.json")))
+        .await
+        .unwrap();
     assert_eq!(posted["statusCode"], 200, "{posted}");
-    let latest = app.handle(invocation(event("scanner-get.json"))).await.unwrap();
+    let latest = app
+        .handle(invocation(event("scanner-get.json")))
+        .await
+        .unwrap();
     let report: Value = serde_json::from_str(latest["body"].as_str().unwrap()).unwrap();
     assert_eq!(report["status"], "ok");
     assert_eq!(report["books"].as_array().unwrap().len(), 3);
 
     // While another run holds the lock: the schedule skips, a POST is 409.
-    let held = stores.scanner.acquire(Duration::from_secs(60)).await.unwrap().unwrap();
-    let skipped = app.handle(invocation(event("scanner-scheduled.json"))).await.unwrap();
+    let held = stores
+        .scanner
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
+    let skipped = app
+        .handle(invocation(event("scanner-scheduled.json")))
+        .await
+        .unwrap();
     assert_eq!(skipped["run"], "skipped");
-    let busy = app.handle(invocation(event("scanner-post-run.json"))).await.unwrap();
+    let busy = app
+        .handle(invocation(event("scanner-post-run.json")))
+        .await
+        .unwrap();
     assert_eq!(busy["statusCode"], 409);
     stores.scanner.release(&held).await.unwrap();
 
-    let nonsense = app.handle(invocation(serde_json::json!({"hello": "world"}))).await;
+    let nonsense = app
+        .handle(invocation(serde_json::json!({"hello": "world"})))
+        .await;
     assert!(nonsense.is_err());
 }
 
 #[tokio::test]
 async fn without_a_kv_store_http_is_503_and_the_schedule_fails() {
     let app = LambdaApp::from_env(|_| None).await.unwrap();
-    let answer = app.handle(invocation(event("scanner-get.json"))).await.unwrap();
+    let answer = app
+        .handle(invocation(event("scanner-get.json")))
+        .await
+        .unwrap();
     assert_eq!(answer["statusCode"], 503);
-    assert!(app.handle(invocation(event("scanner-scheduled.json"))).await.is_err());
+    assert!(
+        app.handle(invocation(event("scanner-scheduled.json")))
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test]
 async fn the_binary_runs_the_schedule_through_the_runtime_api() {
     let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
     let redis = RedisServer::start().unwrap();
-    let bridge = UpstashBridge::start(&redis.url(), "kv-token").await.unwrap();
+    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
     let mut runtime = FakeRuntimeApi::start().await.unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_scanner"));
     for (url, token) in freedom_shared::config::KV_PAIRS {
