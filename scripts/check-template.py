@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""What the linters do not check in template.yaml: the shape DESIGN.md and
+the design card ask for. Exits 1 with one line per problem.
+
+Run by scripts/test after cfn-lint and `sam validate --lint`. Uses
+cfn-lint's YAML decoder (it understands !Ref, !If, !Sub)."""
+import sys
+from cfnlint.decode import decode
+
+template, matches = decode("template.yaml")
+if matches:
+    sys.exit(f"template.yaml does not parse: {matches}")
+problems = []
+def check(ok, message):
+    if not ok:
+        problems.append(message)
+
+resources = template.get("Resources", {})
+functions = {name: r for name, r in resources.items() if r.get("Type") == "AWS::Serverless::Function"}
+check(set(functions) == {"FundFunction", "ScannerFunction"}, f"two functions, fund and scanner: {sorted(functions)}")
+globals_ = template.get("Globals", {}).get("Function", {})
+for name, function in functions.items():
+    props = {**globals_, **function.get("Properties", {})}
+    check(props.get("Runtime") == "provided.al2023", f"{name}: Runtime is provided.al2023")
+    check(props.get("Handler") == "bootstrap", f"{name}: Handler is bootstrap")
+    check(props.get("Architectures") == ["x86_64"], f"{name}: Architectures is [x86_64]")
+    check(function.get("Metadata", {}).get("BuildMethod") == "rust-cargolambda", f"{name}: BuildMethod rust-cargolambda")
+    check(isinstance(props.get("MemorySize"), int) and isinstance(props.get("Timeout"), int), f"{name}: memory and timeout set")
+
+routes = set()
+schedules = []
+for name, function in functions.items():
+    for event in function.get("Properties", {}).get("Events", {}).values():
+        if event.get("Type") == "HttpApi":
+            routes.add((name, event["Properties"]["Method"], event["Properties"]["Path"]))
+        if event.get("Type") == "Schedule":
+            schedules.append((name, event["Properties"].get("Schedule")))
+expected = {
+    ("FundFunction", "GET", "/"),
+    ("FundFunction", "GET", "/api/freedom-fund"),
+    ("FundFunction", "POST", "/api/freedom-fund"),
+    ("ScannerFunction", "GET", "/api/freedom-scanner"),
+    ("ScannerFunction", "POST", "/api/freedom-scanner"),
+}
+check(expected <= routes, f"routes missing: {sorted(expected - routes)}")
+check(schedules == [("ScannerFunction", "rate(15 minutes)")], f"the scanner's schedule is rate(15 minutes): {schedules}")
+scanner = functions.get("ScannerFunction", {}).get("Properties", {})
+check(scanner.get("ReservedConcurrentExecutions") == 1, "the scanner has reserved concurrency 1")
+check(scanner.get("Timeout", 0) * 1000 < 300_000, "the scanner's timeout is shorter than its lock's 300 s expiry")
+
+params = template.get("Parameters", {})
+for secret in ("WriteToken", "KvRestApiToken"):
+    check(params.get(secret, {}).get("NoEcho") is True, f"parameter {secret} has NoEcho")
+for needed in ("KvRestApiUrl", "EventBusName"):
+    check(needed in params, f"parameter {needed} exists")
+env = globals_.get("Environment", {}).get("Variables", {})
+for variable in ("FF_AGENT_WRITE_TOKEN", "FF_KV_REST_API_URL", "FF_KV_REST_API_TOKEN", "FF_EVENT_BUS_NAME"):
+    check(variable in env, f"environment variable {variable} is set")
+check("ApiUrl" in template.get("Outputs", {}), "output ApiUrl exists")
+
+if problems:
+    print("\n".join(problems))
+    sys.exit(1)
+print("template.yaml: functions, routes, schedule, parameters and outputs as designed")
