@@ -85,10 +85,14 @@ impl Scanner {
         ledger: Ledger,
         clock: Clock,
     ) -> Scanner {
+        let client = crate::providers::shared_client();
         Scanner {
-            dexscreener: DexScreener::new(Http::new(config.dexscreener.clone())),
-            rugcheck: RugCheck::new(Http::new(config.rugcheck.clone())),
-            solana: SolanaRpc::new(Http::new(config.solana.clone())),
+            dexscreener: DexScreener::new(Http::sharing(
+                client.clone(),
+                config.dexscreener.clone(),
+            )),
+            rugcheck: RugCheck::new(Http::sharing(client.clone(), config.rugcheck.clone())),
+            solana: SolanaRpc::new(Http::sharing(client, config.solana.clone())),
             config,
             store,
             ledger,

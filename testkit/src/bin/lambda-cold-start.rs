@@ -37,7 +37,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut env: Vec<(String, String)> = stand_in.env();
     env.push(("FF_KV_REST_API_URL".into(), bridge.url().into()));
     env.push(("FF_KV_REST_API_TOKEN".into(), "bench-kv-token".into()));
-    env.push(("FF_AGENT_WRITE_TOKEN".into(), "bench-write-token-0123456789".into()));
+    env.push((
+        "FF_AGENT_WRITE_TOKEN".into(),
+        "bench-write-token-0123456789".into(),
+    ));
     env.push(("AWS_LAMBDA_LOG_LEVEL".into(), "error".into()));
 
     let mut baseline: Option<(Duration, u64)> = None;
@@ -63,7 +66,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         times.sort();
         let median = percentile(&times, 0.5);
         let (base_time, base_size) = *baseline.get_or_insert((median, size));
-        let name = std::path::Path::new(binary).file_name().unwrap_or_default().to_string_lossy();
+        let name = std::path::Path::new(binary)
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
         println!(
             "| {name} | {:.1} MiB | {:.1} ms | {:.1} ms | {:.2} | {:.2} |",
             size as f64 / 1_048_576.0,

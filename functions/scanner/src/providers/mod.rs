@@ -86,14 +86,14 @@ pub struct Http {
 }
 
 impl Http {
-    /// A paced HTTP client for one provider.
+    /// A paced HTTP client for one provider, with its own connection pool.
     pub fn new(config: ProviderConfig) -> Http {
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout)
-            .user_agent(concat!("freedom-fund-scanner/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("an HTTP client with rustls builds");
+        Http::sharing(shared_client(), config)
+    }
+
+    /// A paced client for one provider on `client`'s connection pool (the
+    /// providers share one: building a TLS client costs start-up time).
+    pub fn sharing(client: reqwest::Client, config: ProviderConfig) -> Http {
         Http {
             client,
             permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
@@ -120,12 +120,19 @@ impl Http {
 
     /// GETs `url` and reads JSON.
     pub async fn get_json(&self, url: &str) -> Result<Value, ProviderError> {
-        self.send(|| self.client.get(url)).await
+        self.send(|| self.client.get(url).timeout(self.config.timeout))
+            .await
     }
 
     /// POSTs `body` as JSON to `url` and reads JSON.
     pub async fn post_json(&self, url: &str, body: &Value) -> Result<Value, ProviderError> {
-        self.send(|| self.client.post(url).json(body)).await
+        self.send(|| {
+            self.client
+                .post(url)
+                .json(body)
+                .timeout(self.config.timeout)
+        })
+        .await
     }
 
     async fn send(
@@ -202,6 +209,15 @@ impl Http {
             ProviderError::Transport(error.without_url().to_string())
         }
     }
+}
+
+/// The HTTP client the providers share (timeouts are set per request).
+pub fn shared_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .user_agent(concat!("freedom-fund-scanner/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("an HTTP client with rustls builds")
 }
 
 /// Reads a decimal that may come as a JSON string (`"0.00004687"`) or number.
