@@ -356,9 +356,5 @@ async fn an_expired_kv_lock_passes_on_and_fences_out_its_old_holder() {
         );
         tokio::task::yield_now().await;
     };
-    let entry = vec![("report".to_owned(), "stale".to_owned())];
-    assert!(!store.write_fenced(&stale, &entry).await.unwrap());
-    assert!(!store.release(&stale).await.unwrap());
-    assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
-    assert!(store.release(&fresh).await.unwrap());
+    conformance::assert_stale_holder_is_fenced_out(store.as_ref(), &stale, &fresh).await;
 }

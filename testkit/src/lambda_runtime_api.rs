@@ -59,11 +59,7 @@ impl FakeRuntimeApi {
         });
         let app = Router::new()
             .route("/2018-06-01/runtime/invocation/next", get(next))
-            .route(
-                "/2018-06-01/runtime/invocation/{id}/response",
-                post(response),
-            )
-            .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
+            .route("/2018-06-01/runtime/invocation/{id}/{kind}", post(answer))
             .route("/2018-06-01/runtime/init/error", post(init_error))
             .with_state(shared);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -149,27 +145,19 @@ fn parse(body: &Bytes) -> Value {
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
 }
 
-async fn response(
+async fn answer(
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    Path((id, kind)): Path<(String, String)>,
     body: Bytes,
 ) -> StatusCode {
+    let kind = match kind.as_str() {
+        "response" => "response",
+        "error" => "error",
+        _ => return StatusCode::NOT_FOUND,
+    };
     let _ = shared.answers.send(Answer {
         request_id: id,
-        kind: "response",
-        body: parse(&body),
-    });
-    StatusCode::ACCEPTED
-}
-
-async fn error(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> StatusCode {
-    let _ = shared.answers.send(Answer {
-        request_id: id,
-        kind: "error",
+        kind,
         body: parse(&body),
     });
     StatusCode::ACCEPTED

@@ -86,6 +86,16 @@ impl Harness {
         &self.state.scanner
     }
 
+    /// Takes the lock as another run would.
+    async fn hold_lock(&self) -> freedom_shared::store::scanner::LockToken {
+        self.stores
+            .scanner
+            .acquire(Duration::from_secs(60))
+            .await
+            .unwrap()
+            .expect("the lock is free")
+    }
+
     fn advance_clock(&self, minutes: i64) {
         *self.now.lock().unwrap() += TimeDelta::minutes(minutes);
     }
@@ -272,13 +282,7 @@ async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
 async fn only_one_run_at_a_time() {
     let h = Harness::new().await;
     // A run in progress elsewhere: hold the lock by hand.
-    let held = h
-        .stores
-        .scanner
-        .acquire(Duration::from_secs(60))
-        .await
-        .unwrap()
-        .unwrap();
+    let held = h.hold_lock().await;
     assert!(matches!(h.scanner().run().await, Err(RunError::Busy)));
     assert!(h.stores.scanner.release(&held).await.unwrap());
 
@@ -411,13 +415,7 @@ async fn the_routes_read_run_and_refuse() {
         call(&h.state, post(Some("wrong"))).await.0,
         StatusCode::UNAUTHORIZED
     );
-    let held = h
-        .stores
-        .scanner
-        .acquire(Duration::from_secs(60))
-        .await
-        .unwrap()
-        .unwrap();
+    let held = h.hold_lock().await;
     let (status, busy) = call(&h.state, post(Some(TOKEN))).await;
     assert_eq!(
         (status, busy["error"]["code"].as_str()),
@@ -459,13 +457,7 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     assert_eq!(stored, report);
     assert_eq!(other.ledger_snapshots().await.len(), 3);
     // Its lock is the same lock.
-    let held = other
-        .stores
-        .scanner
-        .acquire(Duration::from_secs(60))
-        .await
-        .unwrap()
-        .unwrap();
+    let held = other.hold_lock().await;
     assert!(matches!(h.scanner().run().await, Err(RunError::Busy)));
     other.stores.scanner.release(&held).await.unwrap();
 }

@@ -644,3 +644,23 @@ async fn exactly_one_of_many_acquires<S: ScannerStore>(store: S) {
     assert_eq!(holders.len(), 1, "exactly one run holds the lock");
     assert!(store.release(&holders[0]).await.unwrap());
 }
+
+/// After `stale`'s lock expired and `fresh` took it: the stale holder can
+/// neither write nor release, nothing it tried is stored, and the fresh
+/// holder releases normally. For each adapter's expiry test.
+pub async fn assert_stale_holder_is_fenced_out<S: ScannerStore + ?Sized>(
+    store: &S,
+    stale: &LockToken,
+    fresh: &LockToken,
+) {
+    assert_ne!(stale, fresh);
+    assert!(
+        !store
+            .write_fenced(stale, &state("report", "stale"))
+            .await
+            .unwrap()
+    );
+    assert!(!store.release(stale).await.unwrap());
+    assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
+    assert!(store.release(fresh).await.unwrap());
+}

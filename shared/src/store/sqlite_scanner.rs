@@ -227,12 +227,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_ne!(stale, fresh);
-        let entry = vec![("report".to_owned(), "stale".to_owned())];
-        assert!(!store.write_fenced(&stale, &entry).await.unwrap());
-        assert!(!store.release(&stale).await.unwrap());
-        assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
-        assert!(store.release(&fresh).await.unwrap());
+        super::super::conformance::assert_stale_holder_is_fenced_out(&store, &stale, &fresh).await;
     }
 
     #[tokio::test]
