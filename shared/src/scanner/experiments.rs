@@ -107,7 +107,7 @@ pub fn declaration() -> Value {
             "rebalanceBandShare": decimal_json(REBALANCE_BAND),
             "minTradeUsd": decimal_json(MIN_TRADE_USD),
         },
-        "advance": format!("at most once per {} minutes; each advance appends every experiment's paper snapshot to the fund ledger with asOf on the 15-minute grid", DEDUP_WINDOW.num_minutes()),
+        "advance": format!("at most once per {} minutes and once per 15-minute ledger slot; each advance appends every experiment's paper snapshot to the fund ledger with asOf on the 15-minute grid", DEDUP_WINDOW.num_minutes()),
         "paperOnly": "nothing is signed, sent or copied: trades are arithmetic on a paper book",
     })
 }

@@ -87,11 +87,14 @@ impl ScannerState {
         true
     }
 
-    /// Whether the experiments may advance at `now` (not within the dedup
-    /// window of their last advance).
+    /// Whether the experiments may advance at `now`: not within the dedup
+    /// window of their last advance, and not in the same 15-minute ledger
+    /// slot (whose paper snapshots are already written, so a second advance
+    /// would leave the books ahead of the ledger).
     pub fn may_advance(&self, now: DateTime<Utc>) -> bool {
-        self.last_advanced_at
-            .is_none_or(|last| now - last >= DEDUP_WINDOW)
+        self.last_advanced_at.is_none_or(|last| {
+            now - last >= DEDUP_WINDOW && super::grid_slot(now) > super::grid_slot(last)
+        })
     }
 
     /// Adds an event, keeping the latest [`MAX_EVENTS`].
@@ -288,6 +291,11 @@ mod tests {
         assert!(state.may_advance(start));
         state.last_advanced_at = Some(start);
         assert!(!state.may_advance(observation(9).observed_at));
-        assert!(state.may_advance(observation(10).observed_at));
+        // 12:14 is ten minutes on, but still the 12:00 ledger slot.
+        assert!(!state.may_advance(observation(14).observed_at));
+        assert!(state.may_advance(observation(15).observed_at));
+        state.last_advanced_at = Some(observation(8).observed_at);
+        assert!(!state.may_advance(observation(17).observed_at), "9 minutes on");
+        assert!(state.may_advance(observation(18).observed_at));
     }
 }
