@@ -295,7 +295,10 @@ mod tests {
         assert!(!state.may_advance(observation(14).observed_at));
         assert!(state.may_advance(observation(15).observed_at));
         state.last_advanced_at = Some(observation(8).observed_at);
-        assert!(!state.may_advance(observation(17).observed_at), "9 minutes on");
+        assert!(
+            !state.may_advance(observation(17).observed_at),
+            "9 minutes on"
+        );
         assert!(state.may_advance(observation(18).observed_at));
     }
 }
