@@ -21,7 +21,6 @@ use crate::config::KvConfig;
 use serde_json::Value;
 use sha1::{Digest as _, Sha1};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -83,7 +82,6 @@ pub struct KvClient {
     base: String,
     authorization: String,
     loaded_scripts: Arc<Mutex<HashSet<String>>>,
-    requests: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for KvClient {
@@ -112,13 +110,7 @@ impl KvClient {
             base: config.url.trim_end_matches('/').to_owned(),
             authorization: format!("Bearer {}", config.token()),
             loaded_scripts: Arc::default(),
-            requests: Arc::default(),
         })
-    }
-
-    /// How many HTTP requests (round trips) this client has made.
-    pub fn round_trips(&self) -> u64 {
-        self.requests.load(Ordering::Relaxed)
     }
 
     /// Runs one command.
@@ -157,7 +149,6 @@ impl KvClient {
     }
 
     async fn post(&self, path: &str, body: &impl serde::Serialize) -> Result<Value, KvError> {
-        self.requests.fetch_add(1, Ordering::Relaxed);
         let url = format!("{}{}", self.base, path);
         let payload = serde_json::to_vec(body)
             .map_err(|e| KvError::Command(format!("cannot encode the command: {e}")))?;

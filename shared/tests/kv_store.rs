@@ -37,18 +37,8 @@ fn quick_store(bridge: &UpstashBridge, prefix: &str) -> KvStore {
     KvStore::new(client, prefix)
 }
 
-fn everything(limit: usize) -> PageQuery {
-    PageQuery {
-        before: None,
-        limit,
-        strategy_id: None,
-        kind: None,
-        mode: None,
-    }
-}
-
 async fn assert_consistent(store: &KvStore, size: u64) {
-    let page = store.page(&everything(1000)).await.unwrap();
+    let page = store.page(&conformance::all(1000)).await.unwrap();
     assert_eq!(page.head.size, size);
     assert_eq!(page.entries.len() as u64, size);
     let mut leaves: Vec<_> = page.entries.iter().map(|e| e.leaf_hash).collect();
@@ -149,12 +139,12 @@ async fn appends_and_reads_take_at_most_two_round_trips() {
         let before = bridge.requests();
         match what {
             "page" => {
-                fresh.page(&everything(3)).await.unwrap();
+                fresh.page(&conformance::all(3)).await.unwrap();
             }
             "filtered page" => {
                 let query = PageQuery {
                     strategy_id: Some(freedom_shared::record::StrategyId::parse("s").unwrap()),
-                    ..everything(3)
+                    ..conformance::all(3)
                 };
                 assert_eq!(fresh.page(&query).await.unwrap().entries.len(), 3);
             }
@@ -227,7 +217,7 @@ async fn a_failed_or_hanging_store_is_unavailable_and_nothing_is_half_written() 
         );
         assert_eq!(store.head().await.unwrap(), head, "{fault:?}");
         bridge.inject(fault);
-        let read = store.page(&everything(10)).await;
+        let read = store.page(&conformance::all(10)).await;
         assert!(
             matches!(read, Err(StoreError::Unavailable(_))),
             "{fault:?}: {read:?}"

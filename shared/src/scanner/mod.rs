@@ -68,9 +68,6 @@ pub struct MarketQuote {
     pub pair_url: Option<String>,
 }
 
-/// Market data for the universe: `None` when DexScreener could not be asked.
-pub type MarketAnswer = Option<std::collections::BTreeMap<String, MarketQuote>>;
-
 /// One risk RugCheck lists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Risk {

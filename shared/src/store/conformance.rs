@@ -76,7 +76,8 @@ fn strategy(id: &str) -> StrategyId {
     StrategyId::parse(id).expect("valid id")
 }
 
-fn all(limit: usize) -> PageQuery {
+/// A page query for every entry, newest first, at most `limit`.
+pub fn all(limit: usize) -> PageQuery {
     PageQuery {
         before: None,
         limit,
