@@ -133,6 +133,12 @@ pub fn kv_config(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<KvCon
     Ok(None)
 }
 
+/// Whether this process runs under the AWS Lambda runtime
+/// (`AWS_LAMBDA_RUNTIME_API` is set).
+pub fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
+    lookup("AWS_LAMBDA_RUNTIME_API").is_some_and(|v| !v.is_empty())
+}
+
 /// Reads `FF_AGENT_WRITE_TOKEN`; unset or empty means writes are disabled.
 pub fn write_token(lookup: impl Fn(&str) -> Option<String>) -> Option<WriteToken> {
     lookup("FF_AGENT_WRITE_TOKEN").and_then(WriteToken::new)

@@ -230,6 +230,12 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A router answering every request `503 storage_unavailable` because no
+/// store is configured (Lambda without the KV REST variables).
+pub fn store_not_configured_app() -> axum::Router {
+    axum::Router::new().fallback(|| async { ApiError::StoreNotConfigured })
+}
+
 /// Parameters whose name says they carry a credential: never accepted in a URL.
 const CREDENTIAL_PARAMETERS: &[&str] = &[
     "token",

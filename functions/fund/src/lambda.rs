@@ -10,19 +10,8 @@ use crate::AppState;
 use axum::Router;
 use freedom_shared::config::{self, ConfigError};
 use freedom_shared::events::EventBus;
-use freedom_shared::http::{ApiError, not_found};
+use freedom_shared::http::{not_found, store_not_configured_app};
 use freedom_shared::store::{StoreError, Stores};
-
-/// Whether this process runs under the Lambda runtime.
-pub fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
-    lookup("AWS_LAMBDA_RUNTIME_API").is_some_and(|v| !v.is_empty())
-}
-
-/// A router that answers every request `503 storage_unavailable` because
-/// no store is configured.
-pub fn unconfigured_app() -> Router {
-    Router::new().fallback(|| async { ApiError::StoreNotConfigured })
-}
 
 /// Why the Lambda app could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +28,7 @@ pub enum StartError {
 pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Router, StartError> {
     let Some(kv) = config::kv_config(&lookup)? else {
         tracing::error!("no KV REST store is configured: every request answers 503");
-        return Ok(unconfigured_app());
+        return Ok(store_not_configured_app());
     };
     // The data dir is unused with the KV store.
     let stores = Stores::open(Some(&kv), std::path::Path::new("/tmp"))?;

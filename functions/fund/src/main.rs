@@ -10,8 +10,9 @@ use freedom_shared::config;
 use freedom_shared::store::Stores;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if fund::lambda::is_lambda(|name| std::env::var(name).ok()) {
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let lookup = |name: &str| std::env::var(name).ok();
+    if config::is_lambda(lookup) {
         return fund::lambda::serve()
             .await
             .map_err(|e| e.to_string().into());
@@ -19,11 +20,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    let lookup = |name: &str| std::env::var(name).ok();
-    let kv = config::kv_config(lookup)?;
-    let data_dir = std::env::var("FF_DATA_DIR").unwrap_or_else(|_| "./data".into());
-    let addr = std::env::var("FF_ADDR").unwrap_or_else(|_| "127.0.0.1:3001".into());
-    let stores = Stores::open(kv.as_ref(), std::path::Path::new(&data_dir))?;
+    let addr = lookup("FF_ADDR").unwrap_or_else(|| "127.0.0.1:3001".into());
+    let stores = Stores::from_env(lookup)?;
     let state = fund::AppState::new(stores.ledger, config::write_token(lookup))
         .with_events(freedom_shared::events::EventBus::from_env(lookup).await);
     let listener = tokio::net::TcpListener::bind(&addr).await?;

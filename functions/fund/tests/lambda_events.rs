@@ -94,7 +94,7 @@ async fn every_fund_event_is_answered_as_expected() {
 
 #[tokio::test]
 async fn without_a_kv_store_lambda_answers_503_to_everything() {
-    let router = fund::lambda::unconfigured_app();
+    let router = freedom_shared::http::store_not_configured_app();
     for name in [
         "fund-get-dashboard.json",
         "fund-get-page.json",

@@ -17,7 +17,7 @@ use crate::{AppState, routes};
 use axum::Router;
 use freedom_shared::config;
 use freedom_shared::events::EventBus;
-use freedom_shared::http::{ApiError, not_found};
+use freedom_shared::http::{not_found, store_not_configured_app};
 use freedom_shared::store::Stores;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, LambdaEvent, Service, service_fn};
@@ -50,7 +50,7 @@ impl LambdaApp {
                 "no KV REST store is configured: HTTP answers 503 and scheduled runs fail"
             );
             return Ok(LambdaApp {
-                router: Router::new().fallback(|| async { ApiError::StoreNotConfigured }),
+                router: store_not_configured_app(),
                 scanner: None,
             });
         };

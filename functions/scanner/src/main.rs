@@ -11,8 +11,9 @@ use freedom_shared::store::Stores;
 use scanner::config::ScannerConfig;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::var("AWS_LAMBDA_RUNTIME_API").is_ok_and(|v| !v.is_empty()) {
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let lookup = |name: &str| std::env::var(name).ok();
+    if config::is_lambda(lookup) {
         return scanner::lambda::serve()
             .await
             .map_err(|e| e.to_string().into());
@@ -20,16 +21,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    let lookup = |name: &str| std::env::var(name).ok();
-    let kv = config::kv_config(lookup)?;
-    let data_dir = std::env::var("FF_DATA_DIR").unwrap_or_else(|_| "./data".into());
-    let addr = std::env::var("FF_ADDR").unwrap_or_else(|_| "127.0.0.1:3002".into());
-    let stores = Stores::open(kv.as_ref(), std::path::Path::new(&data_dir))?;
+    let addr = lookup("FF_ADDR").unwrap_or_else(|| "127.0.0.1:3002".into());
+    let stores = Stores::from_env(lookup)?;
     let state = scanner::AppState::new(
         ScannerConfig::from_env(lookup)?,
         &stores,
         config::write_token(lookup),
-    );
+    )
+    .with_events(freedom_shared::events::EventBus::from_env(lookup).await);
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(addr = %listener.local_addr()?, store = %stores.description, "scanner listening");
     axum::serve(listener, scanner::app(state)).await?;

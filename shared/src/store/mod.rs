@@ -47,6 +47,17 @@ pub struct Stores {
 }
 
 impl Stores {
+    /// The stores of a local process from its environment: the KV REST
+    /// store when its variables are set, else the embedded store in
+    /// `FF_DATA_DIR` (default `./data`).
+    pub fn from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Stores, Box<dyn std::error::Error + Send + Sync>> {
+        let kv = crate::config::kv_config(&lookup)?;
+        let data_dir = lookup("FF_DATA_DIR").unwrap_or_else(|| "./data".into());
+        Ok(Stores::open(kv.as_ref(), Path::new(&data_dir))?)
+    }
+
     /// The KV REST store when `kv` is configured (nothing is written to the
     /// data dir then), else the embedded store in `data_dir`.
     pub fn open(kv: Option<&KvConfig>, data_dir: &Path) -> Result<Stores, StoreError> {
