@@ -187,7 +187,7 @@ pub fn render(dashboard: &Dashboard, latest_entries: &[Entry]) -> Markup {
                 (strategies_section(dashboard))
                 (journal_section(dashboard))
                 (ledger_section(dashboard, latest_entries))
-                (formulas_section())
+                (PreEscaped(FORMULAS_SECTION.as_str()))
             }
             footer {
                 p {
@@ -763,6 +763,10 @@ fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
         }
     }
 }
+
+/// The formulas section, rendered once from the contract view (it never
+/// changes while the process runs).
+static FORMULAS_SECTION: LazyLock<String> = LazyLock::new(|| formulas_section().into_string());
 
 fn formulas_section() -> Markup {
     let contract = contract::contract();
