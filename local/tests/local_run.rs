@@ -258,6 +258,20 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let dir = tempfile::tempdir().unwrap();
     let (server, _) = start_with(dir.path(), &env);
+    let openapi: Value = reqwest::get(format!("{}/api/freedom-fund?view=openapi", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schema = &openapi["components"]["schemas"]["ScannerReport"];
+    let empty: Value = reqwest::get(format!("{}/api/freedom-scanner", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_matches_schema(schema, &empty);
     let client = reqwest::Client::new();
     let response = client
         .post(format!("{}/api/freedom-scanner", server.base))
@@ -268,6 +282,7 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     assert_eq!(response.status(), 200);
     let report: Value = response.json().await.unwrap();
     assert_eq!(report["status"], "ok", "{report}");
+    assert_matches_schema(schema, &report);
     let page = reqwest::get(format!("{}/", server.base))
         .await
         .unwrap()
@@ -336,5 +351,33 @@ async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
         trades
             .iter()
             .all(|t| t["detail"]["paper"] == true && t["detail"]["symbol"] == "FDELTA")
+    );
+}
+
+/// Validates `document` against the JSON Schema `schema` with Python's
+/// jsonschema (installed by scripts/test).
+fn assert_matches_schema(schema: &Value, document: &Value) {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys\nfrom jsonschema import Draft202012Validator as V\nc = json.load(sys.stdin)\nV(c['schema']).validate(c['document'])",
+        ])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 with jsonschema");
+    let input = json!({"schema": schema, "document": document});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }

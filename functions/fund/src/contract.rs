@@ -226,6 +226,44 @@ pub fn contract() -> Value {
     })
 }
 
+/// The scanner report's named parts (DESIGN.md "Scanner"), as JSON Schema.
+fn scanner_report_schema() -> Value {
+    let object = |required: &[&str]| json!({"type": "object", "required": required});
+    json!({
+        "type": "object",
+        "required": ["version", "mode", "status", "reportAt", "observedAt", "universe", "links", "books", "history", "events", "wallets"],
+        "properties": {
+            "version": {"const": SCANNER_VERSION},
+            "mode": {"const": SCANNER_MODE},
+            "status": {"enum": ["ok", "degraded", null], "description": "null before the first run"},
+            "reportAt": {"type": ["string", "null"], "format": "date-time"},
+            "observedAt": {"type": ["string", "null"], "format": "date-time"},
+            "universe": {"type": "array", "items": {
+                "type": "object",
+                "required": ["mint", "symbol", "priceUsd", "liquidityUsd", "eligible", "checks"],
+                "properties": {
+                    "mint": {"type": "string"}, "symbol": {"type": "string"},
+                    "priceUsd": {"type": ["number", "null"]}, "liquidityUsd": {"type": ["number", "null"]},
+                    "eligible": {"type": "boolean", "description": "true exactly when every check passes"},
+                    "checks": {"type": "array", "items": {
+                        "type": "object", "required": ["name", "status", "detail"],
+                        "properties": {
+                            "name": {"enum": freedom_shared::scanner::checks::CHECK_NAMES},
+                            "status": {"enum": ["pass", "fail", "unknown"]},
+                            "detail": {"type": "string"}
+                        }
+                    }}
+                }
+            }},
+            "links": {"type": "object", "additionalProperties": {"type": "array", "items": object(&["provider", "url"])}},
+            "books": {"type": "array", "items": object(&["experimentId", "cash", "equity", "positions", "trades"])},
+            "history": {"type": "object", "additionalProperties": {"type": "array", "items": object(&["observedAt", "priceUsd"])}},
+            "events": {"type": "array", "items": object(&["at", "kind", "message"])},
+            "wallets": {"type": "array", "items": object(&["address"])}
+        }
+    })
+}
+
 fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
@@ -322,7 +360,11 @@ pub fn openapi() -> Value {
                 "get": {
                     "operationId": "readScanner",
                     "summary": "The latest scanner report (never triggers a run)",
-                    "responses": {"200": json_response("the report", json!({"$ref": "#/components/schemas/ScannerReport"}))}
+                    "responses": {
+                        "200": json_response("the report (every part empty before the first run)", json!({"$ref": "#/components/schemas/ScannerReport"})),
+                        "400": error_response("invalid_query"),
+                        "503": error_response("storage_unavailable")
+                    }
                 },
                 "post": {
                     "operationId": "runScanner",
@@ -330,6 +372,7 @@ pub fn openapi() -> Value {
                     "security": [{"bearer": []}],
                     "responses": {
                         "200": json_response("the new report", json!({"$ref": "#/components/schemas/ScannerReport"})),
+                        "400": error_response("invalid_query"),
                         "401": error_response("unauthorized"),
                         "409": error_response("scanner_busy"),
                         "503": error_response("writes_disabled or storage_unavailable")
@@ -389,8 +432,7 @@ pub fn openapi() -> Value {
                         "strategies": {"type": "array", "items": {"type": "object"}}}},
                     "decisions": {"type": "array", "items": {"type": "object", "required": ["seq", "record"], "properties": {
                         "seq": {"type": "integer", "minimum": 1}, "record": {"$ref": "#/components/schemas/Decision"}}}}}},
-                "ScannerReport": {"type": "object", "required": ["version", "mode"], "properties": {
-                    "version": {"const": SCANNER_VERSION}, "mode": {"const": SCANNER_MODE}}},
+                "ScannerReport": scanner_report_schema(),
                 "Error": {"type": "object", "required": ["error"], "properties": {"error": {
                     "type": "object", "required": ["code", "message", "details"], "properties": {
                         "code": {"type": "string"}, "message": {"type": "string"}, "details": {"type": "array"}}}}}
