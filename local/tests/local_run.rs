@@ -271,7 +271,7 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
         .json()
         .await
         .unwrap();
-    assert_matches_schema(schema, &empty);
+    freedom_testkit::python::assert_matches_schema(schema, &empty);
     let client = reqwest::Client::new();
     let response = client
         .post(format!("{}/api/freedom-scanner", server.base))
@@ -282,7 +282,7 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     assert_eq!(response.status(), 200);
     let report: Value = response.json().await.unwrap();
     assert_eq!(report["status"], "ok", "{report}");
-    assert_matches_schema(schema, &report);
+    freedom_testkit::python::assert_matches_schema(schema, &report);
     let page = reqwest::get(format!("{}/", server.base))
         .await
         .unwrap()
@@ -351,33 +351,5 @@ async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
         trades
             .iter()
             .all(|t| t["detail"]["paper"] == true && t["detail"]["symbol"] == "FDELTA")
-    );
-}
-
-/// Validates `document` against the JSON Schema `schema` with Python's
-/// jsonschema (installed by scripts/test).
-fn assert_matches_schema(schema: &Value, document: &Value) {
-    use std::io::Write;
-    let mut child = Command::new("python3")
-        .args([
-            "-c",
-            "import json, sys\nfrom jsonschema import Draft202012Validator as V\nc = json.load(sys.stdin)\nV(c['schema']).validate(c['document'])",
-        ])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 with jsonschema");
-    let input = json!({"schema": schema, "document": document});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
     );
 }

@@ -15,12 +15,14 @@
 //! - [`moto`]: moto's server as a private EventBridge with an SQS sink.
 //! - [`provider_standin`]: DexScreener, RugCheck and Solana RPC in their
 //!   real shapes, with injectable latency and failures (also a program).
+//! - [`python`]: checks by Python's validators (OpenAPI, JSON Schema).
 //! - [`sample_ledger`]: a small, realistic ledger for page tests and the
 //!   README screenshot.
 
 pub mod lambda_runtime_api;
 pub mod moto;
 pub mod provider_standin;
+pub mod python;
 pub mod redis_server;
 pub mod sample_ledger;
 pub mod upstash_bridge;

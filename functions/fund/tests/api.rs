@@ -660,29 +660,7 @@ async fn the_contract_view_states_the_interface() {
     }
 }
 
-/// Runs a Python snippet with the document on stdin; the validators come
-/// from PyPI (`scripts/test` installs them).
-fn python_check(script: &str, document: &Value) {
-    use std::io::Write;
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 is needed (scripts/test installs what it needs)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(document.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
+use freedom_testkit::python::check as python_check;
 
 #[tokio::test]
 async fn the_openapi_document_validates() {
