@@ -10,6 +10,7 @@ use freedom_shared::canonical::canonical_json;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::{Digest, leaf_hash, root_of};
 use freedom_shared::store::sqlite::SqliteStore;
+use freedom_testkit::python::check as python_check;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -659,8 +660,6 @@ async fn the_contract_view_states_the_interface() {
         assert!(codes.contains(&json!(code)), "{code}");
     }
 }
-
-use freedom_testkit::python::check as python_check;
 
 #[tokio::test]
 async fn the_openapi_document_validates() {
