@@ -51,7 +51,14 @@ fn candidate(strategy: usize, at: DateTime<Utc>, equity: Decimal) -> Candidate {
         "source": {"name": "bench", "url": "https://example.com/bench"},
         "currency": "USD", "equity": decimal_json(equity), "flowSincePrevious": 0
     });
-    Candidate::new(&Record::parse(body.to_string().as_bytes(), &Guard::default()).expect("valid"))
+    Candidate::new(
+        &Record::parse(
+            body.to_string().as_bytes(),
+            &Guard::default(),
+            chrono::Utc::now(),
+        )
+        .expect("valid"),
+    )
 }
 
 /// Opens (building on first use) a ledger of `total` snapshots.

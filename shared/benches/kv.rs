@@ -31,7 +31,14 @@ fn decision(id: u64) -> Candidate {
         "source": {"name": "bench", "url": "https://example.com/bench"},
         "action": "hold", "summary": "Hold the benchmark position; nothing changed since the last check."
     });
-    Candidate::new(&Record::parse(body.to_string().as_bytes(), &Guard::default()).expect("valid"))
+    Candidate::new(
+        &Record::parse(
+            body.to_string().as_bytes(),
+            &Guard::default(),
+            chrono::Utc::now(),
+        )
+        .expect("valid"),
+    )
 }
 
 fn page(strategy: Option<&str>) -> PageQuery {

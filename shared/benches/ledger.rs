@@ -42,16 +42,24 @@ fn decision(id: u64) -> Candidate {
         "source": {"name": "bench", "url": "https://example.com/bench"},
         "action": "hold", "summary": "Hold the benchmark position; nothing changed since the last check."
     });
-    Candidate::new(&Record::parse(body.to_string().as_bytes(), &Guard::default()).expect("valid"))
+    Candidate::new(
+        &Record::parse(
+            body.to_string().as_bytes(),
+            &Guard::default(),
+            chrono::Utc::now(),
+        )
+        .expect("valid"),
+    )
 }
 
 fn records(c: &mut Criterion) {
     let guard = Guard::new(Some("bench-write-token-0123456789"));
+    let now = chrono::Utc::now();
     let body = snapshot_body(1);
     c.bench_function("record/parse+guard", |b| {
-        b.iter(|| Record::parse(black_box(&body), &guard).unwrap())
+        b.iter(|| Record::parse(black_box(&body), &guard, now).unwrap())
     });
-    let record = Record::parse(&body, &guard).unwrap();
+    let record = Record::parse(&body, &guard, now).unwrap();
     c.bench_function("record/canonical+leaf_hash", |b| {
         b.iter(|| Candidate::new(black_box(&record)))
     });

@@ -148,7 +148,7 @@ pub struct PositionView {
     pub cost: Value,
     /// Mark price.
     pub mark: Value,
-    /// quantity × mark, exact.
+    /// quantity × mark, exact (null if it does not fit a decimal).
     pub value: Value,
     /// value / equity (null when equity is 0).
     pub weight: Option<f64>,
@@ -245,14 +245,28 @@ pub struct SharedReturn {
     pub twr: Option<f64>,
 }
 
+/// One series: a strategy in one mode.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeriesKey {
+    /// Strategy id.
+    pub strategy_id: String,
+    /// live or paper.
+    pub mode: Mode,
+}
+
 /// How the strategies line up.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
-    /// Timestamps (instants in the window) that every strategy has.
+    /// Timestamps (instants in the window) that every series has.
     pub shared_timestamps: usize,
-    /// Strategies missing a timestamp another strategy has (sorted ids).
-    pub misaligned: Vec<String>,
+    /// Series that do not value at the reference times (DESIGN.md
+    /// "Dashboard"): the reference times are the valuation instants in the
+    /// window used by at least half of the series; a series is misaligned
+    /// when it misses more than half of the reference times within its own
+    /// span (its baseline to its latest snapshot). Sorted by id, then mode.
+    pub misaligned: Vec<SeriesKey>,
     /// Returns measured between the first and last shared timestamps.
     pub strategies: Vec<SharedReturn>,
 }
@@ -264,6 +278,15 @@ pub struct DecisionView {
     pub seq: u64,
     /// The record as stored.
     pub record: Box<RawValue>,
+}
+
+impl Comparison {
+    /// Whether `strategy` is one of the misaligned series.
+    pub fn is_misaligned(&self, strategy: &StrategyView) -> bool {
+        self.misaligned
+            .iter()
+            .any(|k| k.strategy_id == strategy.strategy_id && k.mode == strategy.mode)
+    }
 }
 
 /// The dashboard response.
@@ -284,7 +307,8 @@ pub struct Dashboard {
     pub strategies: Vec<StrategyView>,
     /// How the strategies line up.
     pub comparison: Comparison,
-    /// Decisions in the window, newest first (at most [`MAX_DECISIONS`]).
+    /// Decisions from the window's start on, including those made after the
+    /// latest snapshot, newest first (at most [`MAX_DECISIONS`]).
     pub decisions: Vec<DecisionView>,
 }
 
@@ -348,14 +372,17 @@ async fn compute(
         .iter()
         .map(|(_, s)| (s.header.strategy_id.clone(), s.header.mode))
         .collect();
+    // Read up to the end of time rather than `end`: no series has a
+    // snapshot after its latest (so the series are the same), and decisions
+    // made after the fund's latest snapshot belong on the dashboard too.
     let window = store
-        .window(&keys, nanos(start), nanos(end), MAX_DECISIONS)
+        .window(&keys, nanos(start), i64::MAX, MAX_DECISIONS)
         .await?;
     // Entries appended after `head` are not part of this dashboard.
     let at_head = |entry: &Entry| entry.seq <= head.size;
 
     let mut strategies = Vec::with_capacity(latest.len());
-    let mut timestamps: Vec<BTreeMap<DateTime<Utc>, Option<f64>>> = Vec::new();
+    let mut timelines = Vec::with_capacity(latest.len());
     for ((latest_entry, latest_snapshot), series_entries) in latest.iter().zip(&window.series) {
         let series: Vec<(u64, Snapshot)> = series_entries
             .iter()
@@ -363,17 +390,15 @@ async fn compute(
             .map(|e| snapshot_of(e).map(|s| (e.seq, s)))
             .collect::<Result<_, _>>()?;
         let view = strategy_view(latest_entry.seq, latest_snapshot, &series, end);
-        timestamps.push(
-            series
-                .iter()
-                .zip(&view.series)
-                .filter(|((_, s), _)| s.header.as_of.instant() >= start)
-                .map(|((_, s), point)| (s.header.as_of.instant(), point.index))
-                .collect(),
-        );
+        let instants: BTreeMap<DateTime<Utc>, Option<f64>> = series
+            .iter()
+            .zip(&view.series)
+            .map(|((_, s), point)| (s.header.as_of.instant(), point.index))
+            .collect();
+        timelines.push(Timeline { start, instants });
         strategies.push(view);
     }
-    let comparison = compare(&strategies, &timestamps);
+    let comparison = compare(&strategies, &timelines);
     let decisions = window
         .decisions
         .into_iter()
@@ -459,12 +484,12 @@ fn strategy_view(
 }
 
 fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
+    // Checked: a tiny equity beside a large value does not fit a decimal
+    // (the weight is then null, like a zero equity's).
     let weight = |value: rust_decimal::Decimal| {
-        if snapshot.equity.is_zero() {
-            None
-        } else {
-            rust_decimal::prelude::ToPrimitive::to_f64(&(value / snapshot.equity))
-        }
+        value
+            .checked_div(snapshot.equity)
+            .and_then(|w| rust_decimal::prelude::ToPrimitive::to_f64(&w))
     };
     Latest {
         as_of: snapshot.header.as_of.as_str().to_owned(),
@@ -475,14 +500,14 @@ fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
             positions
                 .iter()
                 .map(|p| {
-                    let value = p.market_value().unwrap_or_default();
+                    let value = p.market_value();
                     PositionView {
                         symbol: p.symbol.clone(),
                         quantity: decimal_json(p.quantity),
                         cost: decimal_json(p.cost),
                         mark: decimal_json(p.mark),
-                        value: decimal_json(value),
-                        weight: weight(value),
+                        value: value.map_or(Value::Null, decimal_json),
+                        weight: value.and_then(weight),
                     }
                 })
                 .collect()
@@ -491,32 +516,75 @@ fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
     }
 }
 
-/// Shared timestamps, misaligned strategies, and returns over the shared span.
-fn compare(
-    strategies: &[StrategyView],
-    timestamps: &[BTreeMap<DateTime<Utc>, Option<f64>>],
-) -> Comparison {
-    let union: BTreeSet<DateTime<Utc>> =
-        timestamps.iter().flat_map(|t| t.keys().copied()).collect();
-    let shared: BTreeSet<DateTime<Utc>> = union
+/// One series' valuation instants (baseline included) with its growth index.
+struct Timeline {
+    /// The window's start: instants before it are the baseline's, not the window's.
+    start: DateTime<Utc>,
+    instants: BTreeMap<DateTime<Utc>, Option<f64>>,
+}
+
+impl Timeline {
+    /// The instants inside the window.
+    fn in_window(&self) -> impl Iterator<Item = &DateTime<Utc>> {
+        self.instants.range(self.start..).map(|(t, _)| t)
+    }
+
+    /// From the baseline to the latest snapshot.
+    fn span(&self) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+        Some((
+            *self.instants.keys().next()?,
+            *self.instants.keys().next_back()?,
+        ))
+    }
+}
+
+/// Shared timestamps, misaligned series, and returns over the shared span.
+fn compare(strategies: &[StrategyView], timelines: &[Timeline]) -> Comparison {
+    let mut users: BTreeMap<DateTime<Utc>, usize> = BTreeMap::new();
+    for timeline in timelines {
+        for instant in timeline.in_window() {
+            *users.entry(*instant).or_default() += 1;
+        }
+    }
+    let series_count = timelines.len();
+    let shared: BTreeSet<DateTime<Utc>> = users
         .iter()
-        .copied()
-        .filter(|instant| timestamps.iter().all(|t| t.contains_key(instant)))
+        .filter(|(_, n)| **n == series_count)
+        .map(|(t, _)| *t)
         .collect();
-    let mut misaligned: Vec<String> = strategies
+    let reference: BTreeSet<DateTime<Utc>> = users
         .iter()
-        .zip(timestamps)
-        .filter(|(_, t)| t.len() < union.len())
-        .map(|(s, _)| s.strategy_id.clone())
+        .filter(|(_, n)| **n * 2 >= series_count)
+        .map(|(t, _)| *t)
         .collect();
-    misaligned.dedup();
+    let mut misaligned: Vec<SeriesKey> = strategies
+        .iter()
+        .zip(timelines)
+        .filter(|(_, timeline)| {
+            let Some((first, last)) = timeline.span() else {
+                return false;
+            };
+            let expected: Vec<&DateTime<Utc>> = reference.range(first..=last).collect();
+            let missed = expected
+                .iter()
+                .filter(|t| !timeline.instants.contains_key(t))
+                .count();
+            missed * 2 > expected.len()
+        })
+        .map(|(s, _)| SeriesKey {
+            strategy_id: s.strategy_id.clone(),
+            mode: s.mode,
+        })
+        .collect();
+    misaligned.sort();
     let returns = strategies
         .iter()
-        .zip(timestamps)
-        .map(|(s, t)| {
-            let first = shared.first().and_then(|i| t.get(i).copied().flatten());
-            let last = shared.last().and_then(|i| t.get(i).copied().flatten());
-            let twr = match (first, last) {
+        .zip(timelines)
+        .map(|(s, timeline)| {
+            let index_at = |instant: Option<&DateTime<Utc>>| {
+                instant.and_then(|i| timeline.instants.get(i).copied().flatten())
+            };
+            let twr = match (index_at(shared.first()), index_at(shared.last())) {
                 (Some(a), Some(b)) if shared.len() >= 2 && a > 0.0 => {
                     Some(b / a - 1.0).filter(|x| x.is_finite())
                 }

@@ -5,6 +5,7 @@
 //! and hand it to the store, whose append is atomic. A refusal at any step
 //! stores nothing.
 
+use crate::clock::{Clock, system_clock};
 use crate::merkle::Head;
 use crate::record::guard::Guard;
 use crate::record::{Record, RecordError};
@@ -54,17 +55,30 @@ pub enum AppendError {
     Store(#[from] StoreError),
 }
 
-/// The ledger on a store, with the guard that knows the write token.
+/// The ledger on a store, with the guard that knows the write token and
+/// the clock that dates "now".
 #[derive(Clone)]
 pub struct Ledger {
     store: Arc<dyn LedgerStore>,
     guard: Guard,
+    clock: Clock,
 }
 
 impl Ledger {
-    /// A ledger on `store` that refuses content `guard` flags.
+    /// A ledger on `store` that refuses content `guard` flags, on the
+    /// system clock.
     pub fn new(store: Arc<dyn LedgerStore>, guard: Guard) -> Ledger {
-        Ledger { store, guard }
+        Ledger {
+            store,
+            guard,
+            clock: system_clock(),
+        }
+    }
+
+    /// The same ledger reading `clock` (tests, and the scanner's own clock).
+    pub fn with_clock(mut self, clock: Clock) -> Ledger {
+        self.clock = clock;
+        self
     }
 
     /// The underlying store, for read models (the dashboard).
@@ -74,7 +88,7 @@ impl Ledger {
 
     /// Parses `body` and appends it.
     pub async fn append(&self, body: &[u8]) -> Result<Receipt, AppendError> {
-        let record = Record::parse(body, &self.guard)?;
+        let record = Record::parse(body, &self.guard, (self.clock)())?;
         let candidate = Candidate::new(&record);
         match self.store.append(candidate).await? {
             AppendOutcome::Created { entry, head } => Ok(Receipt {

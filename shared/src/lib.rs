@@ -4,6 +4,7 @@
 //! the local runner. Everything the functions decide lives here; the handlers
 //! only translate HTTP.
 //!
+//! - [`clock`]: where "now" comes from (injected in tests).
 //! - [`json`]: reading bodies exactly (duplicate keys kept, numbers as text).
 //! - [`canonical`]: RFC 8785 canonical JSON, the ledger's leaf bytes.
 //! - [`record`]: snapshot and decision records, parsed with every contract
@@ -23,6 +24,7 @@
 
 pub mod analytics;
 pub mod canonical;
+pub mod clock;
 pub mod config;
 pub mod dashboard;
 pub mod events;

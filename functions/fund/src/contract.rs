@@ -3,10 +3,12 @@
 //! same constants the code enforces.
 
 use freedom_shared::dashboard::{DEFAULT_PERIOD, PERIODS};
+use freedom_shared::json::MAX_NESTING;
 use freedom_shared::ledger::{DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::record::{
-    MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS, MAX_TEXT_CHARS, MAX_URL_CHARS,
+    FUTURE_TOLERANCE_SECONDS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS, MAX_TEXT_CHARS,
+    MAX_URL_CHARS,
 };
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
 use serde_json::{Value, json};
@@ -23,7 +25,11 @@ const WRITE_STATUSES: &[(u16, &str, &str)] = &[
         "",
         "same id, identical content (after canonicalisation): nothing new is stored; body {status: unchanged, ...}",
     ),
-    (400, "malformed_json", "the body is not JSON"),
+    (
+        400,
+        "malformed_json",
+        "the body is not JSON (RFC 8259, UTF-8), or nests arrays and objects deeper than 64 levels",
+    ),
     (400, "invalid_query", "POST takes no query parameters"),
     (
         401,
@@ -159,8 +165,10 @@ pub fn contract() -> Value {
             "identifiers": format!("id and strategyId: 1 to {MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ : -"),
             "unknownFields": "refused: a public record carries nothing the contract does not name; duplicate keys are refused too",
             "numbers": "JSON numbers only (never strings, NaN or Infinity), exact decimals; a number must keep its exact value as an IEEE double (at most 15 significant digits) and stay below 1e15 in magnitude. equity, cash, cost, mark >= 0; quantity > 0 (long-only); flowSincePrevious any sign",
-            "timestamps": "asOf is RFC 3339 with an explicit offset (Z or ±HH:MM), years 1970 to 2200; kept as written, compared as an instant",
-            "reconciliation": {"tolerance": 0.02, "formula": "when positions is present, cash is required and |equity - (cash + sum(quantity * mark))| <= 0.02, computed in exact decimals"},
+            "timestamps": format!("asOf is RFC 3339 with an explicit offset (Z or ±HH:MM), years 1970 to 2200, seconds 00 to 59 (a leap second :60 is refused); kept as written, compared as an instant. It may be at most {} minutes later than the service's clock (422 validation_failed, rule future_timestamp), so one mistyped year can never freeze a strategy or move the dashboard's window", FUTURE_TOLERANCE_SECONDS / 60),
+            "reconciliation": {"tolerance": 0.02, "formula": "when positions is present, cash is required and |equity - (cash + sum(quantity * mark))| <= 0.02, computed in exact decimals; without positions, cash (when given) is part of equity: cash <= equity + 0.02 (rule cash_exceeds_equity)"},
+            "text": "text fields carry no control characters (C0, C1; prose may hold line breaks and tabs) and no bidirectional embedding, override or isolate controls (U+202A-U+202E, U+2066-U+2069), rule control_character; source.url is an absolute http(s) URL of printable ASCII (no spaces or controls; percent-encode anything else), stored exactly as sent",
+            "json": format!("bodies are RFC 8259 JSON in UTF-8, nested at most {MAX_NESTING} levels deep (400 malformed_json beyond)"),
             "baseline": "the first snapshot of a strategy establishes its baseline; it cannot establish a return",
             "ordering": "snapshots of one (strategyId, mode) are appended in increasing asOf: the same instant is duplicate_snapshot, an older one out_of_order; the id is checked first, so replaying an old record answers 200 unchanged; decisions may come in any order",
             "idempotency": "the same id with identical content (equal after RFC 8785 canonicalisation: key order, white space and number spelling such as 100 vs 100.00 do not matter) answers 200 unchanged and stores nothing; different content is 409 id_conflict",
@@ -192,15 +200,17 @@ pub fn contract() -> Value {
                 "annualizedReturn": "(1 + twr)^(252 / span) - 1 only when the strategy's span in the window is at least 252 trading days; otherwise null",
                 "nulls": "a metric that cannot be computed is null, never 0 or NaN; a baseline-only strategy has baselineOnly true and null returns",
                 "stale": "the strategy's latest snapshot is more than one trading day older than the fund's latest",
-                "comparison": "sharedTimestamps counts the instants in the window every strategy has; misaligned lists strategies missing an instant another has; comparison.strategies[].twr is measured between the first and last shared instants",
+                "comparison": "a series is one (strategyId, mode). sharedTimestamps counts the instants in the window every series has; the reference times are the instants in the window used by at least half of the series; misaligned lists the series ({strategyId, mode}) that miss more than half of the reference times within their own span (baseline to latest snapshot); comparison.strategies[].twr is measured between the first and last shared instants",
                 "positions": "latest positions with value = quantity * mark and weight = value / equity (cashWeight = cash / equity)",
-                "decisions": "decisions with start < asOf <= end, newest first, at most 200",
+                "decisions": "decisions with asOf after the window's start, including those after the latest snapshot, newest first, at most 200",
                 "caching": "the same head always gives byte-identical JSON; ETag is the root hash"
             },
             "never": "the service executes no orders, approves nothing, signs nothing, copies no wallet, and holds no broker credentials"
         },
         "limits": {
             "maxBodyBytes": MAX_BODY_BYTES,
+            "maxJsonNesting": MAX_NESTING,
+            "futureTimestampToleranceSeconds": FUTURE_TOLERANCE_SECONDS,
             "ledgerPage": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT},
             "idLength": MAX_ID_CHARS,
             "nameLength": MAX_NAME_CHARS,
@@ -283,6 +293,8 @@ pub fn openapi() -> Value {
         object.remove("$id");
     }
     let string_param = |name: &str, description: &str, schema: Value| json!({"name": name, "in": "query", "required": false, "description": description, "schema": schema});
+    let series_key = json!({"type": "object", "required": ["strategyId", "mode"],
+        "properties": {"strategyId": {"type": "string"}, "mode": {"enum": ["live", "paper"]}}});
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -428,7 +440,7 @@ pub fn openapi() -> Value {
                     "strategies": {"type": "array", "items": {"$ref": "#/components/schemas/DashboardStrategy"}},
                     "comparison": {"type": "object", "required": ["sharedTimestamps", "misaligned"], "properties": {
                         "sharedTimestamps": {"type": "integer", "minimum": 0},
-                        "misaligned": {"type": "array", "items": {"type": "string"}},
+                        "misaligned": {"type": "array", "items": series_key},
                         "strategies": {"type": "array", "items": {"type": "object"}}}},
                     "decisions": {"type": "array", "items": {"type": "object", "required": ["seq", "record"], "properties": {
                         "seq": {"type": "integer", "minimum": 1}, "record": {"$ref": "#/components/schemas/Decision"}}}}}},

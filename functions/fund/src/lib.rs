@@ -51,6 +51,12 @@ impl AppState {
         }
     }
 
+    /// The same state reading `clock` for "now" (tests).
+    pub fn with_clock(mut self, clock: freedom_shared::clock::Clock) -> AppState {
+        self.ledger = self.ledger.with_clock(clock);
+        self
+    }
+
     /// The same state publishing to `events`.
     pub fn with_events(mut self, events: EventBus) -> AppState {
         self.events = events;

@@ -265,7 +265,7 @@ fn status_badges(strategy: &StrategyView, misaligned: bool) -> Markup {
             span.badge.warn title="The latest snapshot is more than one trading day older than the fund's latest" { "stale" }
         }
         @if misaligned {
-            span.badge.warn title="Missing a valuation instant other strategies have: compare with care" { "misaligned" }
+            span.badge.warn title="Misses most of the valuation instants the other series use: compare with care" { "misaligned" }
         }
     }
 }
@@ -315,9 +315,9 @@ fn chart_section(dashboard: &Dashboard) -> Markup {
                             svg.swatch viewBox="0 0 32 8" width="32" height="8" aria-hidden="true" {
                                 line class=(format!("curve c{} {}", i % COLOURS, curve.strategy.mode.as_str())) x1="0" y1="4" x2="32" y2="4" {}
                             }
-                            a href=(format!("#{}", strategy_anchor(curve.strategy))) { (curve.strategy.strategy_name) }
+                            a href=(format!("#{}", strategy_anchor(curve.strategy))) { bdi { (curve.strategy.strategy_name) } }
                             " " (mode_badge(curve.strategy.mode))
-                            (status_badges(curve.strategy, dashboard.comparison.misaligned.contains(&curve.strategy.strategy_id)))
+                            (status_badges(curve.strategy, dashboard.comparison.is_misaligned(curve.strategy)))
                         }
                     }
                 }
@@ -341,19 +341,16 @@ fn chart(curves: &[Curve<'_>]) -> Markup {
         t_min -= 86_400;
         t_max += 86_400;
     }
-    let step = nice_step((y_max - y_min).max(0.004) / 4.0);
-    let (y_min, y_max) = ((y_min / step).floor() * step, (y_max / step).ceil() * step);
-    let y_min = if y_max - y_min < step * 2.0 {
-        y_min - step
-    } else {
-        y_min
-    };
+    let YAxis {
+        min: y_min,
+        max: y_max,
+        step,
+        ticks: y_ticks,
+    } = y_axis(y_min, y_max);
     let plot_w = CHART_WIDTH - LEFT - RIGHT;
     let plot_h = CHART_HEIGHT - TOP - BOTTOM;
     let x = |t: i64| LEFT + (t - t_min) as f64 / (t_max - t_min) as f64 * plot_w;
     let y = |v: f64| TOP + (y_max - v) / (y_max - y_min) * plot_h;
-    let tick_count = ((y_max - y_min) / step).round() as usize;
-    let y_ticks: Vec<f64> = (0..=tick_count).map(|i| y_min + step * i as f64).collect();
     let decimals = (-step.log10().floor()).max(0.0) as usize;
     let x_ticks: Vec<i64> = (0..=3).map(|i| t_min + (t_max - t_min) * i / 3).collect();
     let description = curves
@@ -404,6 +401,49 @@ fn chart(curves: &[Curve<'_>]) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// Most horizontal grid lines the chart draws.
+const MAX_Y_TICKS: usize = 12;
+
+/// The chart's y axis.
+struct YAxis {
+    min: f64,
+    max: f64,
+    step: f64,
+    /// Grid values from `min` up to `max`, at most [`MAX_Y_TICKS`] + 1.
+    ticks: Vec<f64>,
+}
+
+/// The y axis for growth indices between `low` and `high` (finite, ≥ 0):
+/// bounds rounded out to a step that reads well, spanning at least two
+/// steps. Every value is finite however extreme the index: the step grows
+/// with the magnitude (so it is never below a double's resolution), and a
+/// bound that rounding would push past `f64::MAX` stays exact.
+fn y_axis(low: f64, high: f64) -> YAxis {
+    let spread = (high - low).max(0.004).max(high.abs() * 1e-6);
+    let step = nice_step(spread / 4.0);
+    let rounded =
+        |v: f64, round: fn(f64) -> f64| Some(round(v / step) * step).filter(|r| r.is_finite());
+    let max = rounded(high, f64::ceil).unwrap_or(high);
+    let min = rounded(low, f64::floor).unwrap_or(low);
+    let min = min.min(max - step * 2.0);
+    let count = (((max - min) / step) + 1e-9).floor();
+    let count = if count.is_finite() {
+        (count as usize).min(MAX_Y_TICKS)
+    } else {
+        0
+    };
+    let ticks = (0..=count)
+        .map(|i| min + step * i as f64)
+        .filter(|v| v.is_finite() && *v <= max)
+        .collect();
+    YAxis {
+        min,
+        max,
+        step,
+        ticks,
     }
 }
 
@@ -507,7 +547,12 @@ fn strategies_section(dashboard: &Dashboard) -> Markup {
                 p.note {
                     (dashboard.comparison.shared_timestamps) " valuation instants are shared by every strategy in this window."
                     @if !dashboard.comparison.misaligned.is_empty() {
-                        " Misaligned (missing instants others have): " (dashboard.comparison.misaligned.join(", ")) "."
+                        " Misaligned (missing most of the valuation instants the other series use): "
+                        @for (i, key) in dashboard.comparison.misaligned.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            bdi { (key.strategy_id) } " (" (key.mode.as_str()) ")"
+                        }
+                        "."
                     }
                 }
             }
@@ -515,7 +560,7 @@ fn strategies_section(dashboard: &Dashboard) -> Markup {
                 (overview(dashboard))
             }
             @for strategy in &dashboard.strategies {
-                (strategy_card(strategy, dashboard.comparison.misaligned.contains(&strategy.strategy_id)))
+                (strategy_card(strategy, dashboard.comparison.is_misaligned(strategy)))
             }
         }
     }
@@ -540,9 +585,9 @@ fn overview(dashboard: &Dashboard) -> Markup {
                     @for strategy in &dashboard.strategies {
                         tr {
                             th scope="row" {
-                                a href=(format!("#{}", strategy_anchor(strategy))) { (strategy.strategy_name) }
+                                a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
                                 " " (mode_badge(strategy.mode))
-                                (status_badges(strategy, dashboard.comparison.misaligned.contains(&strategy.strategy_id)))
+                                (status_badges(strategy, dashboard.comparison.is_misaligned(strategy)))
                             }
                             td { (percent(strategy.metrics.twr)) }
                             td { (percent(strategy.metrics.max_drawdown)) }
@@ -562,10 +607,10 @@ fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup {
     html! {
         article.strategy #(strategy_anchor(strategy)) aria-labelledby=(format!("{}-title", strategy_anchor(strategy))) {
             h3 #(format!("{}-title", strategy_anchor(strategy))) {
-                (strategy.strategy_name) " " (mode_badge(strategy.mode)) (status_badges(strategy, misaligned))
+                bdi { (strategy.strategy_name) } " " (mode_badge(strategy.mode)) (status_badges(strategy, misaligned))
             }
             p.meta {
-                code { (strategy.strategy_id) } " · baseline " (date(&strategy.baseline.as_of)) " at " (money(&strategy.baseline.equity))
+                code { bdi { (strategy.strategy_id) } } " · baseline " (date(&strategy.baseline.as_of)) " at " (money(&strategy.baseline.equity))
                 " · latest " (date_time(&latest.as_of)) " at " (money(&latest.equity))
             }
             @if strategy.baseline_only {
@@ -605,7 +650,7 @@ fn positions(strategy: &StrategyView) -> Markup {
                         tbody {
                             @for p in positions {
                                 tr {
-                                    th scope="row" { (p.symbol) }
+                                    th scope="row" { bdi { (p.symbol) } }
                                     td { (number(&p.quantity)) }
                                     td { (money(&p.mark)) }
                                     td { (money(&p.value)) }
@@ -664,17 +709,17 @@ fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> Markup {
         article.decision {
             h3 {
                 span class=(format!("badge action {action}")) { (action) } " "
-                (text(&record, "summary").unwrap_or_default())
+                bdi { (text(&record, "summary").unwrap_or_default()) }
             }
             p.meta {
                 time datetime=(as_of) { (date_time(as_of)) } " · "
-                (text(&record, "strategyName").unwrap_or(strategy_id)) " (" (mode) ") · "
+                bdi { (text(&record, "strategyName").unwrap_or(strategy_id)) } " (" (mode) ") · "
                 a href=(format!("{FUND_PATH}?view=ledger&strategyId={strategy_id}&type=decision")) { "ledger entry #" (decision.seq) }
             }
             dl {
-                @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { (thesis) } }
-                @if let Some(counter) = text(&record, "counterEvidence") { dt { "Counter-evidence" } dd { (counter) } }
-                @if let Some(next) = text(&record, "nextCheck") { dt { "Next check" } dd { (next) } }
+                @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { bdi { (thesis) } } }
+                @if let Some(counter) = text(&record, "counterEvidence") { dt { "Counter-evidence" } dd { bdi { (counter) } } }
+                @if let Some(next) = text(&record, "nextCheck") { dt { "Next check" } dd { bdi { (next) } } }
                 dt { "Snapshots around it" }
                 dd {
                     @match around {
@@ -746,7 +791,7 @@ fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
                                 tr {
                                     td { (entry.seq) }
                                     td { (text(&record, "type").unwrap_or_default()) }
-                                    td { (text(&record, "strategyId").unwrap_or_default()) " (" (text(&record, "mode").unwrap_or_default()) ")" }
+                                    td { bdi { (text(&record, "strategyId").unwrap_or_default()) } " (" (text(&record, "mode").unwrap_or_default()) ")" }
                                     td { (date_time(text(&record, "asOf").unwrap_or_default())) }
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
                                 }
@@ -783,6 +828,43 @@ fn formulas_section() -> Markup {
                     dd { (formula.as_str().unwrap_or_default()) }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_y_axis_is_finite_and_small_for_any_finite_index_range() {
+        for (low, high) in [
+            (1.0, 1.0),
+            (0.0, f64::MAX),
+            (1.7e308, f64::MAX),
+            (0.0, 1e-300),
+            (0.999, 1.001),
+            (1e-300, 1e300),
+        ] {
+            let axis = y_axis(low, high);
+            let (min, max, step) = (axis.min, axis.max, axis.step);
+            assert!(min.is_finite() && max.is_finite() && step.is_finite() && step > 0.0);
+            assert!(min <= low && max >= high, "{low} {high}: {min} {max}");
+            // At least two steps (up to rounding near f64::MAX).
+            assert!(
+                max - min >= 2.0 * step * (1.0 - 1e-9),
+                "{low} {high}: {min} {max} {step}"
+            );
+            assert!(
+                (2..=MAX_Y_TICKS + 1).contains(&axis.ticks.len()),
+                "{low} {high}: {} ticks",
+                axis.ticks.len()
+            );
+            assert!(
+                axis.ticks
+                    .iter()
+                    .all(|t| t.is_finite() && *t >= min && *t <= max)
+            );
         }
     }
 }

@@ -232,18 +232,98 @@ async fn stale_baseline_only_and_misaligned_strategies_are_shown_as_such() {
         comparison["sharedTimestamps"], 0,
         "'gone' shares no timestamp in the window with 'fresh'"
     );
-    let misaligned: Vec<&str> = comparison["misaligned"]
+    assert_eq!(
+        comparison["misaligned"],
+        json!([]),
+        "every series values at the times most others use, within its own span"
+    );
+}
+
+fn misaligned(dashboard: &Value) -> Vec<(String, String)> {
+    dashboard["comparison"]["misaligned"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    assert!(
-        misaligned.contains(&"fresh")
-            && misaligned.contains(&"late")
-            && !misaligned.contains(&"steady"),
-        "{misaligned:?}"
+        .map(|s| {
+            (
+                s["strategyId"].as_str().unwrap().to_owned(),
+                s["mode"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_series_valuing_at_another_hour_is_misaligned_and_a_frequent_valuer_is_not() {
+    let app = App::new();
+    let days = weekdays(10);
+    for at in &days {
+        for strategy in ["alpha", "beta", "gamma"] {
+            app.post(snapshot(strategy, "live", *at, 100.0, 0.0)).await;
+        }
+        // "hourly" values at the common close and at four more hours before it.
+        for hours_before in (0..5).rev() {
+            let when = *at - Duration::hours(hours_before);
+            app.post(snapshot("hourly", "live", when, 100.0, 0.0)).await;
+        }
+        // "other" values three hours before everyone's close.
+        app.post(snapshot(
+            "other",
+            "live",
+            *at - Duration::hours(3),
+            100.0,
+            0.0,
+        ))
+        .await;
+    }
+    let dashboard = app.get("?period=21").await;
+    assert_eq!(
+        misaligned(&dashboard),
+        [("other".to_owned(), "live".to_owned())]
     );
+}
+
+#[tokio::test]
+async fn misalignment_tells_the_live_and_paper_series_of_one_strategy_apart() {
+    let app = App::new();
+    for at in weekdays(10) {
+        app.post(snapshot("core", "live", at, 100.0, 0.0)).await;
+        app.post(snapshot("other", "live", at, 100.0, 0.0)).await;
+        app.post(snapshot(
+            "core",
+            "paper",
+            at - Duration::hours(2),
+            100.0,
+            0.0,
+        ))
+        .await;
+    }
+    let dashboard = app.get("?period=21").await;
+    assert_eq!(
+        misaligned(&dashboard),
+        [("core".to_owned(), "paper".to_owned())]
+    );
+}
+
+#[tokio::test]
+async fn a_decision_after_the_latest_snapshot_is_listed() {
+    let app = fund_with_history().await;
+    app.post(json!({
+        "id": "decision-after-latest", "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": "steady", "strategyName": "Strategy steady", "asOf": "2026-05-29T21:30:00Z",
+        "source": {"name": "agent", "url": "https://example.com/a"}, "action": "propose",
+        "summary": "Rebalance next week."
+    }))
+    .await;
+    let dashboard = app.get("?period=21").await;
+    assert_eq!(dashboard["window"]["end"], "2026-05-29T20:00:00Z");
+    let ids: Vec<&str> = dashboard["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["record"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["decision-after-latest", "decision-in-window"]);
 }
 
 #[tokio::test]

@@ -200,11 +200,50 @@ async fn strategies_show_their_metrics_and_their_states_never_as_zero() {
     let income_start = card.find("id=\"strategy-live-income\"").unwrap();
     assert!(card[income_start..].contains(">stale<"));
     let equal_start = card.find("id=\"strategy-paper-equal-weight\"").unwrap();
-    assert!(card[equal_start..].contains(">misaligned<"));
+    let equal = &card[equal_start..];
+    let equal = &equal[..equal.find("</article>").unwrap()];
+    assert!(
+        !equal.contains(">misaligned<"),
+        "skipping one valuation in five is not misaligned"
+    );
     // Latest positions, with cash.
     let core_start = card.find("id=\"strategy-live-core\"").unwrap();
     let core_card = &card[core_start..];
-    assert!(core_card.contains("<th scope=\"row\">VTI</th>") && core_card.contains(">Cash<"));
+    assert!(
+        core_card.contains("<th scope=\"row\"><bdi>VTI</bdi></th>") && core_card.contains(">Cash<")
+    );
+}
+
+#[tokio::test]
+async fn a_series_valuing_at_another_hour_is_labelled_misaligned() {
+    let mut records = sample_ledger::records();
+    let dates = sample_ledger::valuation_dates();
+    for (i, date) in dates[dates.len() - 10..].iter().enumerate() {
+        let mut record = records
+            .iter()
+            .find(|r| r["strategyId"] == "momentum")
+            .unwrap()
+            .clone();
+        record["id"] = Value::from(format!("offhour-{i}"));
+        record["strategyId"] = Value::from("offhour");
+        record["strategyName"] = Value::from("Off-hour (paper)");
+        record["asOf"] = Value::from(date.replace("T20:00", "T17:00"));
+        records.push(record);
+    }
+    let app = app_with(&records).await;
+    let (_, _, html) = send(&app.router, get("/?period=21")).await;
+    let card = |id: &str| {
+        let start = html.find(&format!("id=\"strategy-paper-{id}\"")).unwrap();
+        let rest = &html[start..];
+        rest[..rest.find("</article>").unwrap()].to_owned()
+    };
+    assert!(card("offhour").contains(">misaligned<"));
+    assert!(!card("momentum").contains(">misaligned<"));
+    let json = dashboard_json(&app.router, 21).await;
+    assert_eq!(
+        json["comparison"]["misaligned"],
+        serde_json::json!([{"strategyId": "offhour", "mode": "paper"}])
+    );
 }
 
 #[tokio::test]
@@ -215,10 +254,13 @@ async fn the_journal_shows_each_decision_with_the_snapshots_around_it() {
     assert_eq!(journal.matches("<article class=\"decision\">").count(), 3);
     assert!(journal.contains("Rotate half of the momentum book into QQQ"));
     assert!(journal.contains(
-        "<dt>Thesis</dt><dd>Twelve-week momentum turned positive and breadth confirms it.</dd>"
+        "<dt>Thesis</dt><dd><bdi>Twelve-week momentum turned positive and breadth confirms it.</bdi></dd>"
     ));
     assert!(journal.contains("<dt>Counter-evidence</dt>"));
-    assert!(journal.contains("<dt>Next check</dt><dd>Re-check after the May CPI print.</dd>"));
+    assert!(
+        journal
+            .contains("<dt>Next check</dt><dd><bdi>Re-check after the May CPI print.</bdi></dd>")
+    );
     // The momentum decision is at 21:30 on day 12; its neighbours are the
     // 20:00 snapshots of day 12 and day 13.
     let dates = sample_ledger::valuation_dates();

@@ -55,7 +55,12 @@ impl AppState {
         stores: &Stores,
         write_token: Option<WriteToken>,
     ) -> AppState {
-        AppState::with_clock(config, stores, write_token, Arc::new(chrono::Utc::now))
+        AppState::with_clock(
+            config,
+            stores,
+            write_token,
+            freedom_shared::clock::system_clock(),
+        )
     }
 
     /// The same with an injected clock (tests).
@@ -66,7 +71,7 @@ impl AppState {
         clock: run::Clock,
     ) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
-        let ledger = Ledger::new(Arc::clone(&stores.ledger), guard);
+        let ledger = Ledger::new(Arc::clone(&stores.ledger), guard).with_clock(clock.clone());
         let scanner = Scanner::new(config, Arc::clone(&stores.scanner), ledger, clock);
         AppState {
             scanner: Arc::new(scanner),

@@ -33,7 +33,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// The clock a run reads (injected so tests control time).
-pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+pub use freedom_shared::clock::Clock;
 
 /// State names in the scanner store.
 pub const REPORT: &str = "report";

@@ -15,6 +15,9 @@
 //!   capital) is `None`, never 0 or NaN.
 //!
 //! Money stays in exact decimals until a ratio is formed; ratios are `f64`.
+//! Decimal arithmetic is checked (a value that does not fit is `None`), and
+//! every `f64` result passes through `finite`, so no record the parser
+//! accepts can make a metric panic, overflow or print as NaN.
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
 use rust_decimal::Decimal;
@@ -86,7 +89,7 @@ pub fn interval_returns(series: &[Valuation]) -> Option<Vec<f64>> {
         .windows(2)
         .map(|pair| {
             let (previous, current) = (pair[0], pair[1]);
-            let grown = current.equity - current.flow;
+            let grown = current.equity.checked_sub(current.flow)?;
             if previous.equity.is_zero() {
                 return grown.is_zero().then_some(0.0);
             }
@@ -231,8 +234,12 @@ pub fn metrics(series: &[Valuation]) -> Metrics {
     let intervals = series.len().saturating_sub(1);
     let (pnl, net_flows) = match (series.first(), series.last()) {
         (Some(first), Some(last)) if intervals > 0 => {
-            let flows: Decimal = series[1..].iter().map(|v| v.flow).sum();
-            (Some(last.equity - first.equity - flows), Some(flows))
+            let flows = series[1..]
+                .iter()
+                .try_fold(Decimal::ZERO, |sum, v| sum.checked_add(v.flow));
+            let pnl =
+                flows.and_then(|flows| last.equity.checked_sub(first.equity)?.checked_sub(flows));
+            (pnl, flows)
         }
         _ => (None, None),
     };

@@ -3,10 +3,12 @@
 //! Parse, don't validate: [`Record::parse`] is the only way from a request
 //! body to a [`Record`], and it applies every rule of the contract while
 //! reading (DESIGN.md "Records"): required fields, constants, enums, the id
-//! format, RFC 3339 timestamps with an offset, exact decimals of the right
-//! sign, long-only positions, the $0.02 reconciliation, no unknown fields, no
-//! duplicate keys, no numbers written as strings, and the sensitive-content
-//! guard. It reports every broken rule at once, each with the field's path
+//! format, RFC 3339 timestamps with an offset and no later than the
+//! service's clock plus [`FUTURE_TOLERANCE_SECONDS`], exact decimals of the
+//! right sign, long-only positions, the $0.02 reconciliation (and, without
+//! positions, cash no larger than equity + $0.02), text free of control and
+//! bidirectional-override characters, no unknown fields, no duplicate keys,
+//! no numbers written as strings, and the sensitive-content guard. It reports every broken rule at once, each with the field's path
 //! and the rule's name, and never the offending value.
 //!
 //! A record's canonical form ([`Record::canonical_json`]) is its RFC 8785
@@ -37,6 +39,10 @@ pub const MAX_TEXT_CHARS: usize = 4000;
 pub const MAX_URL_CHARS: usize = 2048;
 /// Most positions in one snapshot.
 pub const MAX_POSITIONS: usize = 1000;
+/// How far past the service's clock an `asOf` may lie (5 minutes of clock
+/// skew). One mistyped year must never be able to freeze a strategy (every
+/// later snapshot would be `out_of_order`) or move the dashboard's window.
+pub const FUTURE_TOLERANCE_SECONDS: i64 = 300;
 /// Amounts must stay below this magnitude (10^15 USD).
 pub const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA4C6_8000, 0x38D7E, 0, false, 0);
 
@@ -238,6 +244,12 @@ impl AsOf {
         })
     }
 
+    /// Whether it is written with a second of 60 (a leap second, which
+    /// names no instant of its own: new records may not use it).
+    pub fn is_leap_second(&self) -> bool {
+        self.text.get(17..19) == Some("60")
+    }
+
     /// The timestamp as the writer gave it.
     pub fn as_str(&self) -> &str {
         &self.text
@@ -345,16 +357,23 @@ pub enum Record {
 
 impl Record {
     /// Parses a request body into a record, applying every rule of the
-    /// contract and the sensitive-content guard.
-    pub fn parse(body: &[u8], guard: &Guard) -> Result<Record, RecordError> {
-        Record::parse_checked(body, Some(guard))
+    /// contract and the sensitive-content guard; `now` is the service's
+    /// clock, for the rule against future timestamps.
+    pub fn parse(body: &[u8], guard: &Guard, now: DateTime<Utc>) -> Result<Record, RecordError> {
+        Record::parse_checked(body, Some((guard, now)))
     }
 
-    fn parse_checked(body: &[u8], guard: Option<&Guard>) -> Result<Record, RecordError> {
+    fn parse_checked(
+        body: &[u8],
+        write: Option<(&Guard, DateTime<Utc>)>,
+    ) -> Result<Record, RecordError> {
         let tree = parse_exact(body)?;
-        let mut parser = Parser::default();
+        let mut parser = Parser {
+            admitting_at: write.map(|(_, now)| now),
+            ..Parser::default()
+        };
         let record = parser.record(&tree);
-        if let Some(guard) = guard {
+        if let Some((guard, _)) = write {
             let sensitive: Vec<FieldIssue> = parser
                 .strings
                 .iter()
@@ -375,8 +394,11 @@ impl Record {
         }
     }
 
-    /// Reads back a record the ledger stored (its canonical text), with the
-    /// same rules but no guard: it was checked when it was written.
+    /// Reads back a record the ledger stored (its canonical text) with the
+    /// rules of its shape only: no guard, no clock, and none of the
+    /// admission rules added after records were stored (see [`Parser`]).
+    /// It was checked when it was written, and whatever the ledger ever
+    /// accepted must always read back: it can never be removed.
     pub fn from_canonical(text: &str) -> Result<Record, RecordError> {
         Record::parse_checked(text.as_bytes(), None)
     }
@@ -504,10 +526,28 @@ enum Text {
 
 /// Walks an [`ExactJson`] tree, collecting issues and every string (for the
 /// guard) as it goes.
+///
+/// Two kinds of rule apply. The rules of a record's shape (fields, types,
+/// constants, identifiers, exact decimals of the right sign, reconciliation)
+/// always do. The admission rules apply only to new records, on the write
+/// path: the clock (no future `asOf`), and the rules added after records may
+/// already have been stored (no leap second, cash within equity without
+/// positions, no control or bidirectional-override characters, URLs in
+/// printable ASCII). Read-back skips them, so a record the ledger accepted
+/// under older rules still reads, and every view over it keeps working.
 #[derive(Default)]
 struct Parser {
     issues: Vec<FieldIssue>,
     strings: Vec<(String, String)>,
+    /// The service's clock when admitting a new record; `None` on read-back.
+    admitting_at: Option<DateTime<Utc>>,
+}
+
+/// Characters no text field may carry: controls (C0, C1, DEL) and the
+/// bidirectional embedding, override and isolate controls, which can make
+/// the page show text in another order than the ledger holds it.
+fn is_forbidden_in_text(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 fn join(parent: &str, name: &str) -> String {
@@ -655,13 +695,19 @@ impl Parser {
                         format!("{path} must be at most {limit} characters"),
                     );
                     None
-                } else if text.chars().any(|c| {
-                    c.is_control() && !(multiline && (c == '\n' || c == '\t' || c == '\r'))
-                }) {
+                } else if self.admitting_at.is_some()
+                    && text.chars().any(|c| {
+                        is_forbidden_in_text(c)
+                            && !(multiline && (c == '\n' || c == '\t' || c == '\r'))
+                    })
+                {
                     self.issue(
                         path,
                         "control_character",
-                        format!("{path} must not contain control characters"),
+                        format!(
+                            "{path} must not contain control characters or bidirectional embedding, override or isolate controls{}",
+                            if multiline { " (line breaks and tabs are fine)" } else { "" }
+                        ),
                     );
                     None
                 } else {
@@ -669,8 +715,14 @@ impl Parser {
                 }
             }
             Text::Url => {
-                let parsed = url::Url::parse(text)
-                    .ok()
+                // Printable ASCII only: the URL parser would silently drop
+                // tabs and line breaks and convert other characters, and the
+                // record keeps the text exactly as sent.
+                let printable =
+                    self.admitting_at.is_none() || text.chars().all(|c| c.is_ascii_graphic());
+                let parsed = printable
+                    .then(|| url::Url::parse(text).ok())
+                    .flatten()
                     .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
                 if chars > MAX_URL_CHARS {
                     self.issue(
@@ -683,7 +735,7 @@ impl Parser {
                     self.issue(
                         path,
                         "format",
-                        format!("{path} must be an absolute http or https URL"),
+                        format!("{path} must be an absolute http or https URL of printable ASCII characters (percent-encode anything else)"),
                     );
                     None
                 } else {
@@ -806,14 +858,34 @@ impl Parser {
                 _ => None,
             };
             let parsed = text.and_then(|t| AsOf::parse(t));
-            if parsed.is_none() {
+            let leap_second = self.admitting_at.is_some() && parsed.as_ref().is_some_and(AsOf::is_leap_second);
+            let Some(parsed) = parsed.filter(|_| !leap_second) else {
                 self.issue(
                     "asOf",
                     "timestamp",
-                    "asOf must be an RFC 3339 timestamp with an offset, e.g. 2026-05-04T16:00:00Z, between 1970 and 2200",
+                    "asOf must be an RFC 3339 timestamp with an offset, e.g. 2026-05-04T16:00:00Z, between 1970 and 2200 (seconds 00 to 59)",
                 );
+                return None;
+            };
+            let latest_allowed = self.admitting_at.map(|now| {
+                now.checked_add_signed(chrono::Duration::seconds(FUTURE_TOLERANCE_SECONDS))
+                    .unwrap_or(DateTime::<Utc>::MAX_UTC)
+            });
+            if let (Some(now), Some(latest)) = (self.admitting_at, latest_allowed)
+                && parsed.instant() > latest
+            {
+                self.issue(
+                    "asOf",
+                    "future_timestamp",
+                    format!(
+                        "asOf may be at most {} minutes later than the service's clock ({})",
+                        FUTURE_TOLERANCE_SECONDS / 60,
+                        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    ),
+                );
+                return None;
             }
-            parsed
+            Some(parsed)
         });
         let source = self.required(members, "source").and_then(|v| {
             let mut inner = self.object(v, "source")?;
@@ -860,8 +932,21 @@ impl Parser {
                 "cash is required when positions are given",
             );
         }
-        if let (Some(equity), Some(cash), Some(positions)) = (equity, cash, &positions) {
-            self.reconcile(equity, cash, positions);
+        match (equity, cash, &positions) {
+            (Some(equity), Some(cash), Some(positions)) => self.reconcile(equity, cash, positions),
+            // Cash is part of equity (both are below 1e15: no overflow).
+            (Some(equity), Some(cash), None)
+                if positions_value.is_none()
+                    && self.admitting_at.is_some()
+                    && cash - equity > RECONCILIATION_TOLERANCE =>
+            {
+                self.issue(
+                    "cash",
+                    "cash_exceeds_equity",
+                    "cash is part of equity: it may exceed equity by at most 0.02",
+                );
+            }
+            _ => {}
         }
         let positions = match (positions_value, positions) {
             (Some(_), None) => return None,

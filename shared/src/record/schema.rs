@@ -9,10 +9,18 @@ use serde_json::{Value, json};
 
 const ID_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
 const TIMESTAMP_PATTERN: &str =
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$";
+    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$";
+/// One line: no control characters, no bidirectional embedding, override or
+/// isolate controls (ECMA-262 syntax, as JSON Schema's `pattern` reads it).
+const LINE_PATTERN: &str = r"^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$";
+/// Prose: the same, but line breaks and tabs are allowed.
+const PROSE_PATTERN: &str =
+    r"^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$";
+/// An absolute http(s) URL in printable ASCII.
+const URL_PATTERN: &str = r"^https?://[!-~]+$";
 
 fn common_properties() -> serde_json::Map<String, Value> {
-    let name = json!({"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS});
+    let name = json!({"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS, "pattern": LINE_PATTERN});
     let props = json!({
         "id": {"type": "string", "pattern": ID_PATTERN, "maxLength": MAX_ID_CHARS,
                "description": "Stable identifier, the idempotency key."},
@@ -21,12 +29,12 @@ fn common_properties() -> serde_json::Map<String, Value> {
         "strategyId": {"type": "string", "pattern": ID_PATTERN, "maxLength": MAX_ID_CHARS},
         "strategyName": name,
         "asOf": {"type": "string", "format": "date-time", "pattern": TIMESTAMP_PATTERN,
-                 "description": "RFC 3339 with an explicit offset; compared as an instant."},
+                 "description": "RFC 3339 with an explicit offset; compared as an instant; at most 5 minutes later than the service's clock."},
         "source": {
             "type": "object", "additionalProperties": false, "required": ["name", "url"],
             "properties": {
                 "name": name,
-                "url": {"type": "string", "format": "uri", "pattern": "^https?://", "maxLength": MAX_URL_CHARS}
+                "url": {"type": "string", "format": "uri", "pattern": URL_PATTERN, "maxLength": MAX_URL_CHARS}
             }
         }
     });
@@ -71,7 +79,7 @@ pub fn snapshot_schema() -> Value {
                 "type": "object", "additionalProperties": false,
                 "required": ["symbol", "quantity", "cost", "mark"],
                 "properties": {
-                    "symbol": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS},
+                    "symbol": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS, "pattern": LINE_PATTERN},
                     "quantity": {"type": "number", "exclusiveMinimum": 0, "description": "Long-only: greater than zero."},
                     "cost": {"type": "number", "minimum": 0},
                     "mark": {"type": "number", "minimum": 0}
@@ -85,7 +93,7 @@ pub fn snapshot_schema() -> Value {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "urn:freedom-fund:record:snapshot:1",
         "title": "Snapshot",
-        "description": "Account value at a point in time. When positions is present, cash is required and |equity - (cash + sum(quantity * mark))| <= 0.02.",
+        "description": "Account value at a point in time. When positions is present, cash is required and |equity - (cash + sum(quantity * mark))| <= 0.02; without positions, cash <= equity + 0.02.",
         "type": "object",
         "additionalProperties": false,
         "required": required,
@@ -97,7 +105,7 @@ pub fn snapshot_schema() -> Value {
 /// The decision record's schema.
 pub fn decision_schema() -> Value {
     let mut props = common_properties();
-    let text = json!({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS});
+    let text = json!({"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": PROSE_PATTERN});
     props.insert("type".into(), json!({"const": "decision"}));
     props.insert(
         "action".into(),

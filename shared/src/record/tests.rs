@@ -1,4 +1,5 @@
 use super::*;
+use chrono::Duration;
 use serde_json::json;
 
 const TOKEN: &str = "test-write-token-0123456789abcdef";
@@ -46,8 +47,13 @@ fn decision() -> Value {
     })
 }
 
+/// The service's clock in these tests: after every sample record.
+fn now() -> DateTime<Utc> {
+    "2026-06-01T12:00:00Z".parse().unwrap()
+}
+
 fn parse(value: &Value) -> Result<Record, RecordError> {
-    Record::parse(value.to_string().as_bytes(), &guard())
+    Record::parse(value.to_string().as_bytes(), &guard(), now())
 }
 
 fn issues(value: &Value) -> Vec<(String, String)> {
@@ -100,6 +106,7 @@ fn canonical_form_ignores_key_order_spacing_and_number_spelling() {
             "asOf":"2026-01-02T00:00:00Z","source":{"name":"n","url":"https://example.com"},"currency":"USD",
             "equity":100.00,"flowSincePrevious":-0.50}"#,
         &guard(),
+        now(),
     )
     .unwrap();
     let b = Record::parse(
@@ -107,6 +114,7 @@ fn canonical_form_ignores_key_order_spacing_and_number_spelling() {
               "asOf":"2026-01-02T00:00:00Z", "strategyName":"S","strategyId":"s","mode":"paper","visibility":"public",
               "type":"snapshot","id":"x" }"#,
         &guard(),
+        now(),
     )
     .unwrap();
     assert_eq!(a.canonical_json(), b.canonical_json());
@@ -200,6 +208,8 @@ fn timestamps_need_rfc3339_with_an_offset() {
         "2026-13-04T16:00:00Z",
         "yesterday",
         "1969-12-31T23:59:59Z",
+        "2026-05-04T16:00:60Z",
+        "2016-12-31T23:59:60Z",
     ] {
         assert_eq!(
             issues(&with(snapshot(), &["asOf"], json!(bad))),
@@ -215,6 +225,144 @@ fn timestamps_need_rfc3339_with_an_offset() {
         assert!(
             parse(&with(snapshot(), &["asOf"], json!(good))).is_ok(),
             "{good}"
+        );
+    }
+}
+
+#[test]
+fn a_timestamp_more_than_five_minutes_ahead_of_the_clock_is_refused() {
+    let at = |offset: Duration| rfc3339_of(now() + offset);
+    for late in [
+        at(Duration::minutes(5) + Duration::nanoseconds(1)),
+        at(Duration::days(1)),
+        "2199-01-01T00:00:00Z".to_owned(),
+        // The same instant as 12:06Z, written with another offset.
+        "2026-06-01T14:06:00+02:00".to_owned(),
+    ] {
+        assert_eq!(
+            issues(&with(snapshot(), &["asOf"], json!(late))),
+            vec![("asOf".into(), "future_timestamp".into())],
+            "{late}"
+        );
+        assert_eq!(
+            issues(&with(decision(), &["asOf"], json!(late))),
+            vec![("asOf".into(), "future_timestamp".into())],
+            "{late}"
+        );
+    }
+    for fine in [at(Duration::minutes(5)), at(Duration::zero())] {
+        assert!(
+            parse(&with(snapshot(), &["asOf"], json!(fine))).is_ok(),
+            "{fine}"
+        );
+    }
+    // Read-back applies no clock: what the ledger holds always reads.
+    let stored = with(snapshot(), &["asOf"], json!("2199-01-01T00:00:00Z"));
+    let canonical = crate::canonical::canonical_json(&stored);
+    assert!(Record::from_canonical(&canonical).is_ok());
+}
+
+fn rfc3339_of(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+#[test]
+fn cash_without_positions_may_not_exceed_equity_by_more_than_the_tolerance() {
+    let cash_only = |equity: Value, cash: Value| {
+        let base = without(snapshot(), "positions");
+        with(with(base, &["equity"], equity), &["cash"], cash)
+    };
+    assert_eq!(
+        issues(&cash_only(json!(1e-14), json!(999999999999999u64))),
+        vec![("cash".into(), "cash_exceeds_equity".into())]
+    );
+    assert_eq!(
+        issues(&cash_only(json!(100), json!(100.03))),
+        vec![("cash".into(), "cash_exceeds_equity".into())]
+    );
+    for (equity, cash) in [
+        (json!(100), json!(100.02)),
+        (json!(100), json!(40)),
+        (json!(0), json!(0.02)),
+    ] {
+        assert!(
+            parse(&cash_only(equity.clone(), cash.clone())).is_ok(),
+            "{equity} {cash}"
+        );
+    }
+}
+
+#[test]
+fn text_refuses_control_and_bidirectional_override_characters() {
+    for bad in [
+        "a\u{7}b",
+        "a\u{85}b",
+        "x\u{202E}gnp.exe",
+        "\u{2066}isolated\u{2069}",
+        "a\u{202A}b",
+    ] {
+        assert_eq!(
+            issues(&with(snapshot(), &["strategyName"], json!(bad))),
+            vec![("strategyName".into(), "control_character".into())],
+            "{bad:?}"
+        );
+        assert_eq!(
+            issues(&with(decision(), &["thesis"], json!(bad))),
+            vec![("thesis".into(), "control_character".into())],
+            "{bad:?}"
+        );
+    }
+    // Line breaks in prose, and right-to-left text itself, are fine.
+    assert!(parse(&with(decision(), &["thesis"], json!("line one\nline two"))).is_ok());
+    assert!(parse(&with(snapshot(), &["strategyName"], json!("صندوق الحرية"))).is_ok());
+}
+
+#[test]
+fn source_urls_are_printable_ascii_without_spaces_or_controls() {
+    for bad in [
+        "https://exa\tmple.com/x",
+        "https://example.com/a\nb",
+        "https://example.com/a b",
+        "https://example.com/\u{202E}x",
+        "https://\u{CF}",
+        "ftp://example.com/x",
+        "example.com/x",
+    ] {
+        assert_eq!(
+            issues(&with(snapshot(), &["source", "url"], json!(bad))),
+            vec![("source.url".into(), "format".into())],
+            "{bad:?}"
+        );
+    }
+    let url = "https://example.com/statements/2026-05-04?page=2#top";
+    let record = parse(&with(snapshot(), &["source", "url"], json!(url))).unwrap();
+    assert_eq!(record.header().source.url, url, "stored exactly as sent");
+}
+
+#[test]
+fn records_admitted_under_older_rules_still_read_back() {
+    let older = [
+        with(
+            with(without(snapshot(), "positions"), &["equity"], json!(1e-14)),
+            &["cash"],
+            json!(999999999999999u64),
+        ),
+        with(snapshot(), &["asOf"], json!("2016-12-31T23:59:60Z")),
+        with(snapshot(), &["strategyName"], json!("x\u{202E}gnp")),
+        with(decision(), &["thesis"], json!("a\u{7}b")),
+        with(
+            snapshot(),
+            &["source", "url"],
+            json!("https://exa\tmple.com/x"),
+        ),
+        with(snapshot(), &["asOf"], json!("2199-01-01T00:00:00Z")),
+    ];
+    for record in older {
+        assert!(parse(&record).is_err(), "new writes are refused: {record}");
+        let canonical = crate::canonical::canonical_json(&record);
+        assert!(
+            Record::from_canonical(&canonical).is_ok(),
+            "what the ledger holds reads back: {record}"
         );
     }
 }
@@ -267,7 +415,7 @@ fn numbers_that_a_double_cannot_keep_exactly_are_refused() {
     let body = snapshot()
         .to_string()
         .replace("\"equity\":10250.5", "\"equity\":10250.50000000000000001");
-    match Record::parse(body.as_bytes(), &guard()) {
+    match Record::parse(body.as_bytes(), &guard(), now()) {
         Err(RecordError::Invalid(list)) => assert_eq!(list[0].rule, "precision"),
         other => panic!("{other:?}"),
     }
@@ -275,7 +423,7 @@ fn numbers_that_a_double_cannot_keep_exactly_are_refused() {
         .to_string()
         .replace("\"equity\":10250.5", "\"equity\":1e400");
     assert!(matches!(
-        Record::parse(body.as_bytes(), &guard()),
+        Record::parse(body.as_bytes(), &guard(), now()),
         Err(RecordError::Invalid(_))
     ));
 }
@@ -328,7 +476,7 @@ fn unknown_fields_and_duplicate_keys_are_refused() {
     let body = snapshot()
         .to_string()
         .replacen("\"id\":", "\"id\":\"other\",\"id\":", 1);
-    match Record::parse(body.as_bytes(), &guard()) {
+    match Record::parse(body.as_bytes(), &guard(), now()) {
         Err(RecordError::Invalid(list)) => assert_eq!(
             (list[0].field.as_str(), list[0].rule.as_str()),
             ("id", "duplicate_key")
@@ -340,15 +488,15 @@ fn unknown_fields_and_duplicate_keys_are_refused() {
 #[test]
 fn malformed_json_and_non_objects() {
     assert!(matches!(
-        Record::parse(b"{", &guard()),
+        Record::parse(b"{", &guard(), now()),
         Err(RecordError::Malformed(_))
     ));
     assert!(matches!(
-        Record::parse(b"[]", &guard()),
+        Record::parse(b"[]", &guard(), now()),
         Err(RecordError::Invalid(_))
     ));
     assert!(matches!(
-        Record::parse(b"\"snapshot\"", &guard()),
+        Record::parse(b"\"snapshot\"", &guard(), now()),
         Err(RecordError::Invalid(_))
     ));
 }

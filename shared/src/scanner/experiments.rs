@@ -611,7 +611,7 @@ mod tests {
         ];
         book.advance(&EXPERIMENTS[1], &market, at(0));
         let record = book.snapshot_record(&EXPERIMENTS[1], at(0));
-        let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default());
+        let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default(), Utc::now());
         assert!(parsed.is_ok(), "{record}: {parsed:?}");
         assert_eq!(record["asOf"], "2026-05-04T12:00:00Z");
         assert_eq!(record["id"], "scanner-equal-weight-v1-20260504T1200Z");

@@ -33,8 +33,12 @@ pub fn day_nanos(day: i64) -> i64 {
 }
 
 fn candidate(value: serde_json::Value) -> Candidate {
-    let record = Record::parse(value.to_string().as_bytes(), &Guard::default())
-        .expect("suite records are valid");
+    let record = Record::parse(
+        value.to_string().as_bytes(),
+        &Guard::default(),
+        chrono::Utc::now(),
+    )
+    .expect("suite records are valid");
     Candidate::new(&record)
 }
 
