@@ -318,6 +318,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::json_tree;
     use proptest::prelude::*;
     use serde_json::Value;
 
@@ -389,23 +390,6 @@ mod tests {
         "nul",
         "NaN",
     ];
-
-    fn json_tree() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            (-1e300f64..1e300).prop_map(Value::from),
-            "\\PC{0,12}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(6, 64, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::vec(("\\PC{0,6}", inner), 0..6)
-                    .prop_map(|members| Value::Object(members.into_iter().collect())),
-            ]
-        })
-    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]

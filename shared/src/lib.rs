@@ -36,6 +36,8 @@ pub mod merkle;
 pub mod record;
 pub mod scanner;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 
 /// The fund interface's schema version (`schemaVersion`).
 pub const SCHEMA_VERSION: u32 = 1;

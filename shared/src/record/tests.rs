@@ -547,3 +547,115 @@ fn null_for_an_optional_field_is_refused_with_a_hint() {
     let value = with(decision(), &["thesis"], json!(null));
     assert_eq!(issues(&value), vec![("thesis".into(), "type".into())]);
 }
+
+mod fuzz {
+    //! The record parser under arbitrary input: it never panics, every
+    //! refusal maps to a 4xx, and every record it accepts reads back from
+    //! its canonical form as the same record.
+
+    use super::*;
+    use crate::http::ApiError;
+    use crate::ledger::AppendError;
+    use crate::test_support::{json_tree, number_text};
+    use proptest::prelude::*;
+
+    fn judged(body: &[u8]) -> Result<(), TestCaseError> {
+        match Record::parse(body, &guard(), now()) {
+            Ok(record) => {
+                let again = Record::from_canonical(&record.canonical_json());
+                prop_assert_eq!(again.ok(), Some(record));
+            }
+            Err(error) => {
+                let status = ApiError::from(AppendError::Record(error)).status();
+                prop_assert!(status.is_client_error(), "{}", status);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every place a value sits in the sample records.
+    const PATHS: &[&[&str]] = &[
+        &["id"],
+        &["type"],
+        &["visibility"],
+        &["mode"],
+        &["strategyId"],
+        &["strategyName"],
+        &["asOf"],
+        &["source"],
+        &["source", "name"],
+        &["source", "url"],
+        &["currency"],
+        &["equity"],
+        &["flowSincePrevious"],
+        &["cash"],
+        &["positions"],
+        &["positions", "0"],
+        &["positions", "1", "quantity"],
+        &["positions", "0", "mark"],
+        &["positions", "1", "symbol"],
+        &["action"],
+        &["summary"],
+        &["thesis"],
+        &["nextCheck"],
+        &["unknownField"],
+    ];
+
+    /// A sample record with one value replaced by `replacement` (JSON text,
+    /// so numbers keep any spelling), or removed when it is `None`. A path
+    /// the record does not have is added at the top level only.
+    fn mutated(decision_record: bool, path: &[&str], replacement: Option<&str>) -> String {
+        let mut record = if decision_record {
+            decision()
+        } else {
+            snapshot()
+        };
+        let pointer = format!("/{}", path.join("/"));
+        let marker = "\u{1}replacement\u{1}";
+        match (replacement, path) {
+            (None, [key]) => {
+                record.as_object_mut().unwrap().remove(*key);
+            }
+            (None, _) => {}
+            (Some(_), [key]) => record[*key] = json!(marker),
+            (Some(_), _) => {
+                if let Some(slot) = record.pointer_mut(&pointer) {
+                    *slot = json!(marker);
+                }
+            }
+        }
+        record
+            .to_string()
+            .replace(&format!("\"{marker}\""), replacement.unwrap_or_default())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic_and_are_refused_with_a_4xx(
+            bytes in prop::collection::vec(any::<u8>(), 0..512)
+        ) {
+            judged(&bytes)?;
+        }
+
+        #[test]
+        fn arbitrary_json_trees_never_panic_and_are_refused_with_a_4xx(tree in json_tree()) {
+            judged(tree.to_string().as_bytes())?;
+        }
+
+        #[test]
+        fn records_with_one_value_replaced_are_judged_without_panic(
+            decision_record in any::<bool>(),
+            path in prop::sample::select(PATHS),
+            replacement in prop_oneof![
+                3 => json_tree().prop_map(|v| Some(v.to_string())),
+                3 => number_text().prop_map(Some),
+                2 => "\\PC{0,40}".prop_map(|s| Some(serde_json::to_string(&s).unwrap())),
+                1 => Just(None),
+            ],
+        ) {
+            judged(mutated(decision_record, path, replacement.as_deref()).as_bytes())?;
+        }
+    }
+}
