@@ -2,21 +2,30 @@
 //!
 //! ```text
 //! freedom-local [--addr 127.0.0.1:3000] [--data-dir ./data] [--no-schedule]
+//!               [--max-connections N] [--head-timeout-secs S] [--shutdown-grace-secs S]
 //! ```
 //!
 //! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
 //! embedded store in the data dir, or on the KV REST store when its variables
-//! are set (DESIGN.md "Configuration"; the data dir is then unused). It logs where it listens and which store
-//! it uses, and shuts down cleanly on SIGINT or SIGTERM (in-flight requests
-//! finish; every acknowledged append is already on disk).
+//! are set (DESIGN.md "Configuration"; the data dir is then unused). It logs
+//! where it listens and which store it uses. The listener is
+//! [`freedom_shared::server`]: request-head and body timeouts, a connection
+//! cap below the descriptor limit, JSON errors from the HTTP layer too. On
+//! SIGINT or SIGTERM it stops accepting, gives in-flight requests a bounded
+//! grace period, and exits (every acknowledged append is already on disk).
+//! A configuration mistake stops it at start with one sentence naming the
+//! variable.
 
 use clap::Parser;
 use freedom_shared::config;
+use freedom_shared::server::{self, ServerLimits};
 use freedom_shared::store::Stores;
 use scanner::config::ScannerConfig;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -34,10 +43,18 @@ struct Options {
     /// Do not run the scanner every 15 minutes.
     #[arg(long)]
     no_schedule: bool,
+    /// Most connections served at once (lowered below the descriptor limit if need be).
+    #[arg(long, default_value_t = ServerLimits::default().max_connections)]
+    max_connections: usize,
+    /// Seconds a connection has to deliver a whole request head (also closes idle connections).
+    #[arg(long, default_value_t = ServerLimits::default().head_timeout.as_secs())]
+    head_timeout_secs: u64,
+    /// Seconds in-flight requests get to finish after SIGINT or SIGTERM.
+    #[arg(long, default_value_t = ServerLimits::default().shutdown_grace.as_secs())]
+    shutdown_grace_secs: u64,
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -47,29 +64,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .init();
     let options = Options::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => return server::fatal("freedom-local", &error),
+    };
+    match runtime.block_on(run(options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => server::fatal("freedom-local", error.as_ref()),
+    }
+}
+
+async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let lookup = |name: &str| std::env::var(name).ok();
     let kv = config::kv_config(lookup)?;
+    let write_token = config::write_token(lookup)?;
+    let scanner_config = ScannerConfig::from_env(lookup)?;
     let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
-    let write_token = config::write_token(lookup);
-    match &write_token {
-        None => tracing::warn!(
-            "FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled"
-        ),
-        // Records containing the token are refused; a short token would refuse ordinary words.
-        Some(token) if token.expose().chars().count() < 16 => {
-            tracing::warn!(
-                "FF_AGENT_WRITE_TOKEN is shorter than 16 characters: use a long random token"
-            )
-        }
-        Some(_) => {}
+    if write_token.is_none() {
+        tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
     }
     let events = freedom_shared::events::EventBus::from_env(lookup).await;
-    let scanner_state = scanner::AppState::new(
-        ScannerConfig::from_env(lookup)?,
-        &stores,
-        write_token.clone(),
-    )
-    .with_events(events.clone());
+    let scanner_state = scanner::AppState::new(scanner_config, &stores, write_token.clone())
+        .with_events(events.clone());
     let fund_state =
         fund::AppState::new(Arc::clone(&stores.ledger), write_token).with_events(events);
     let schedule = scanner_state.scanner.clone();
@@ -77,10 +93,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .merge(scanner::routes(scanner_state))
         .fallback(freedom_shared::http::not_found);
 
+    let (limits, descriptors) = ServerLimits {
+        max_connections: options.max_connections.max(1),
+        head_timeout: Duration::from_secs(options.head_timeout_secs.max(1)),
+        shutdown_grace: Duration::from_secs(options.shutdown_grace_secs),
+        ..ServerLimits::default()
+    }
+    .fitted_to_descriptors();
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     tracing::info!(
         addr = %listener.local_addr()?,
         store = %stores.description,
+        max_connections = limits.max_connections,
+        descriptor_limit = descriptors,
         "freedom-local listening"
     );
     if options.no_schedule {
@@ -89,9 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!("scanner schedule: every 15 minutes, on :00, :15, :30 and :45");
         tokio::spawn(run_every_quarter_hour(schedule));
     }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    server::serve(listener, app, limits, server::shutdown_signal()).await?;
     tracing::info!("freedom-local stopped");
     Ok(())
 }
@@ -110,27 +133,5 @@ async fn run_every_quarter_hour(scanner: Arc<scanner::run::Scanner>) {
             }
             Err(error) => tracing::warn!(%error, "scheduled scanner run did not finish"),
         }
-    }
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => tracing::info!("SIGINT received, shutting down"),
-        _ = terminate => tracing::info!("SIGTERM received, shutting down"),
     }
 }

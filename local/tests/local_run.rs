@@ -39,9 +39,15 @@ fn start(data_dir: &Path) -> Running {
 
 /// Starts it with extra environment; also returns the "listening" line.
 fn start_with(data_dir: &Path, env: &[(&str, &str)]) -> (Running, String) {
+    start_with_args(data_dir, env, &[])
+}
+
+/// Starts it with extra environment and options.
+fn start_with_args(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Running, String) {
     let mut child = local_command()
         .args(["--addr", "127.0.0.1:0", "--no-schedule", "--data-dir"])
         .arg(data_dir)
+        .args(args)
         .env("FF_AGENT_WRITE_TOKEN", TOKEN)
         .env("RUST_LOG", "info")
         .envs(env.iter().copied())
@@ -182,6 +188,93 @@ async fn sigterm_shuts_down_cleanly() {
         .unwrap();
     assert_eq!(answer["version"], "scanner-1.0");
     stop(server);
+}
+
+/// A client that sent half a request must not keep the process alive
+/// after SIGTERM (it used to, forever).
+#[tokio::test]
+async fn sigterm_ends_the_process_even_with_a_half_sent_request_open() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, _) = start_with_args(dir.path(), &[], &["--shutdown-grace-secs", "1"]);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut half_sent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    half_sent
+        .write_all(b"POST /api/freedom-fund HTTP/1.1\r\nhost: x\r\ncontent-le")
+        .await
+        .unwrap();
+    // The server has the connection once a full request on another one is
+    // answered after it (connections are accepted in order).
+    let answer = reqwest::get(format!("{}/api/freedom-scanner", server.base))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Bounded by the grace period (1 s here); a hang fails the test.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "freedom-local is still running 30 s after SIGTERM"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(exit.success(), "{exit:?}");
+    drop(half_sent);
+}
+
+/// Start-up refusals: one line naming the variable, not a Debug form.
+#[test]
+fn configuration_mistakes_stop_start_up_with_a_sentence_naming_the_variable() {
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            "FF_AGENT_WRITE_TOKEN",
+            "x",
+            "FF_AGENT_WRITE_TOKEN must be at least 16 characters",
+        ),
+        (
+            "FF_AGENT_WRITE_TOKEN",
+            " padded-token-0123456789 ",
+            "FF_AGENT_WRITE_TOKEN must not contain white space",
+        ),
+        (
+            "FF_SCANNER_UNIVERSE",
+            "So11111111111111111111111111111111111111112,So11111111111111111111111111111111111111112",
+            "FF_SCANNER_UNIVERSE lists the same mint twice (entries 1 and 2)",
+        ),
+    ];
+    for (variable, value, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let output = local_command()
+            .args(["--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .env("FF_AGENT_WRITE_TOKEN", TOKEN)
+            .env(variable, value)
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        assert!(
+            !output.status.success(),
+            "{variable}={value:?} must stop start-up"
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(stderr.starts_with("freedom-local: "), "{stderr}");
+        assert!(
+            !stderr.contains("Error: ") && !stderr.contains(" { "),
+            "no Debug form: {stderr}"
+        );
+        if variable == "FF_AGENT_WRITE_TOKEN" {
+            assert!(!stderr.contains(value.trim()), "never the token: {stderr}");
+        }
+    }
 }
 
 #[test]

@@ -87,7 +87,22 @@ pub enum ConfigError {
         /// The offending variable.
         variable: &'static str,
     },
+    /// The write token is too short to be a secret (and records containing
+    /// it are refused, so a short one would refuse ordinary words).
+    #[error(
+        "FF_AGENT_WRITE_TOKEN must be at least {MIN_WRITE_TOKEN_CHARS} characters: use a long random token (or leave it empty to disable writes)"
+    )]
+    WriteTokenTooShort,
+    /// The write token has white space or control characters in or around
+    /// it (usually a stray newline or quote from a file).
+    #[error(
+        "FF_AGENT_WRITE_TOKEN must not contain white space or control characters (a stray newline or space around it?): set the token alone"
+    )]
+    WriteTokenNotPrintable,
 }
+
+/// Shortest write token accepted at start-up.
+pub const MIN_WRITE_TOKEN_CHARS: usize = 16;
 
 /// The KV variable pairs, in order of preference.
 pub const KV_PAIRS: [(&str, &str); 3] = [
@@ -139,9 +154,22 @@ pub fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
     lookup("AWS_LAMBDA_RUNTIME_API").is_some_and(|v| !v.is_empty())
 }
 
-/// Reads `FF_AGENT_WRITE_TOKEN`; unset or empty means writes are disabled.
-pub fn write_token(lookup: impl Fn(&str) -> Option<String>) -> Option<WriteToken> {
-    lookup("FF_AGENT_WRITE_TOKEN").and_then(WriteToken::new)
+/// Reads `FF_AGENT_WRITE_TOKEN`: unset or empty means writes are disabled;
+/// a token shorter than [`MIN_WRITE_TOKEN_CHARS`], or with white space or
+/// control characters in it, stops start-up.
+pub fn write_token(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Option<WriteToken>, ConfigError> {
+    let Some(token) = lookup("FF_AGENT_WRITE_TOKEN").filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ConfigError::WriteTokenNotPrintable);
+    }
+    if token.chars().count() < MIN_WRITE_TOKEN_CHARS {
+        return Err(ConfigError::WriteTokenTooShort);
+    }
+    Ok(WriteToken::new(token))
 }
 
 #[cfg(test)]
@@ -240,6 +268,31 @@ mod tests {
         .unwrap()
         .unwrap();
         assert!(!format!("{config:?}").contains("kv-secret"));
+    }
+
+    #[test]
+    fn a_short_or_padded_write_token_stops_start_up_and_an_empty_one_disables_writes() {
+        let token = |value: &'static str| write_token(env(&[("FF_AGENT_WRITE_TOKEN", value)]));
+        assert_eq!(token("x").unwrap_err(), ConfigError::WriteTokenTooShort);
+        assert_eq!(
+            token("fifteen-chars-x").unwrap_err(),
+            ConfigError::WriteTokenTooShort
+        );
+        for padded in [
+            " a-long-random-token-0123",
+            "a-long-random-token-0123\n",
+            "a-long random-token-0123",
+            "   ",
+        ] {
+            let error = write_token(env(&[("FF_AGENT_WRITE_TOKEN", padded)])).unwrap_err();
+            assert_eq!(error, ConfigError::WriteTokenNotPrintable, "{padded:?}");
+            assert!(error.to_string().starts_with("FF_AGENT_WRITE_TOKEN "));
+            assert!(!error.to_string().contains("a-long"), "never the value");
+        }
+        assert!(token("").unwrap().is_none());
+        assert!(write_token(env(&[])).unwrap().is_none());
+        let ok = token("sixteen-chars-xx").unwrap().unwrap();
+        assert!(ok.verify("sixteen-chars-xx"));
     }
 
     #[test]

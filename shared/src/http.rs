@@ -14,6 +14,10 @@ use serde_json::{Value, json};
 /// Everything a request can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// 400: the request itself is not HTTP/1.1 (a broken request line or
+    /// header), answered by the HTTP layer before any route.
+    #[error("the request could not be read as HTTP/1.1")]
+    BadRequest,
     /// 400: the body is not JSON.
     #[error("{0}")]
     MalformedJson(String),
@@ -67,6 +71,18 @@ pub enum ApiError {
     /// 409: a scanner run is in progress.
     #[error("a scanner run is already in progress; try again after it finishes")]
     ScannerBusy,
+    /// 408: the client did not send its request (head or body) in time.
+    #[error("the request was not received in time; send it whole, promptly")]
+    RequestTimeout,
+    /// 414: the request target is longer than the limit.
+    #[error("the URL is longer than {limit} bytes")]
+    UriTooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// 431: the request head is larger than the limit.
+    #[error("the request's header fields are larger than the limit")]
+    HeaderFieldsTooLarge,
     /// 413: body over the limit.
     #[error("the body is larger than {limit} bytes")]
     PayloadTooLarge {
@@ -102,7 +118,12 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::MalformedJson(_) | ApiError::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest | ApiError::MalformedJson(_) | ApiError::InvalidQuery { .. } => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
+            ApiError::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -124,6 +145,10 @@ impl ApiError {
     /// The stable error code.
     pub fn code(&self) -> &'static str {
         match self {
+            ApiError::BadRequest => "bad_request",
+            ApiError::RequestTimeout => "request_timeout",
+            ApiError::UriTooLong { .. } => "uri_too_long",
+            ApiError::HeaderFieldsTooLarge => "header_fields_too_large",
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::InvalidQuery { .. } => "invalid_query",
             ApiError::Unauthorized { .. } => "unauthorized",
@@ -154,6 +179,11 @@ impl ApiError {
             ApiError::OutOfOrder { latest_seq } => vec![json!({"latestSeq": latest_seq})],
             _ => Vec::new(),
         }
+    }
+
+    /// The error body: `{"error": {"code", "message", "details"}}`.
+    pub fn body(&self) -> Value {
+        json!({"error": {"code": self.code(), "message": self.to_string(), "details": self.details()}})
     }
 
     /// A 400 `invalid_query` about one parameter.
@@ -202,8 +232,7 @@ impl IntoResponse for ApiError {
         } else if status.is_client_error() {
             tracing::info!(code = self.code(), "request refused");
         }
-        let body = json!({"error": {"code": self.code(), "message": self.to_string(), "details": self.details()}});
-        let mut response = (status, axum::Json(body)).into_response();
+        let mut response = (status, axum::Json(self.body())).into_response();
         let headers = response.headers_mut();
         match &self {
             ApiError::Unauthorized { presented, .. } => {
@@ -222,6 +251,10 @@ impl IntoResponse for ApiError {
             }
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            // The rest of the request was never read: this connection is done.
+            ApiError::RequestTimeout => {
+                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             _ => {}
         }

@@ -21,6 +21,8 @@
 //! - [`events`]: best-effort EventBridge events to outside consumers.
 //! - [`http`]: the API error type and its one mapping to HTTP statuses and codes.
 //! - [`config`]: configuration from the environment, secrets wrapped.
+//! - [`server`]: the local HTTP listener, hardened against slow and hostile
+//!   clients (timeouts, a connection cap, bounded shutdown, JSON errors).
 
 pub mod analytics;
 pub mod canonical;
@@ -35,6 +37,7 @@ pub mod ledger;
 pub mod merkle;
 pub mod record;
 pub mod scanner;
+pub mod server;
 pub mod store;
 #[cfg(test)]
 mod test_support;

@@ -33,7 +33,7 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
     // The data dir is unused with the KV store.
     let stores = Stores::open(Some(&kv), std::path::Path::new("/tmp"))?;
     tracing::info!(store = %stores.description, "fund on Lambda");
-    let state = AppState::new(stores.ledger, config::write_token(&lookup))
+    let state = AppState::new(stores.ledger, config::write_token(&lookup)?)
         .with_events(EventBus::from_env(&lookup).await);
     Ok(crate::routes(state).fallback(not_found))
 }

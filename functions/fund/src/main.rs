@@ -4,13 +4,23 @@
 //! choose where it listens and where the embedded store lives; with the KV
 //! variables set it uses the KV REST store instead. Under AWS Lambda
 //! (`AWS_LAMBDA_RUNTIME_API` set) it serves the same router through the
-//! Lambda runtime ([`fund::lambda`]).
+//! Lambda runtime ([`fund::lambda`]). Locally the listener is
+//! [`freedom_shared::server`] (timeouts, connection cap, bounded shutdown).
 
 use freedom_shared::config;
+use freedom_shared::server::{self, ServerLimits};
 use freedom_shared::store::Stores;
+use std::process::ExitCode;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => server::fatal("fund", error.as_ref()),
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let lookup = |name: &str| std::env::var(name).ok();
     if config::is_lambda(lookup) {
         return fund::lambda::serve()
@@ -21,11 +31,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let addr = lookup("FF_ADDR").unwrap_or_else(|| "127.0.0.1:3001".into());
+    let write_token = config::write_token(lookup)?;
     let stores = Stores::from_env(lookup)?;
-    let state = fund::AppState::new(stores.ledger, config::write_token(lookup))
+    let state = fund::AppState::new(stores.ledger, write_token)
         .with_events(freedom_shared::events::EventBus::from_env(lookup).await);
+    let (limits, _) = ServerLimits::default().fitted_to_descriptors();
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(addr = %listener.local_addr()?, store = %stores.description, "fund listening");
-    axum::serve(listener, fund::app(state)).await?;
+    server::serve(
+        listener,
+        fund::app(state),
+        limits,
+        server::shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }

@@ -17,7 +17,9 @@ use axum::routing::get;
 use freedom_shared::dashboard::Period;
 use freedom_shared::events::OutsideEvent;
 use freedom_shared::http::{ApiError, QueryParams, authorize};
-use freedom_shared::ledger::{AppendStatus, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use freedom_shared::ledger::{
+    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
+};
 use freedom_shared::merkle::{Digest, Head};
 use freedom_shared::record::{Mode, RecordKind, StrategyId};
 use freedom_shared::store::{Entry, PageQuery};
@@ -275,10 +277,13 @@ async fn read_body(body: Body, headers: &HeaderMap) -> Result<axum::body::Bytes,
     if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
         return Err(too_large);
     }
-    match http_body_util::Limited::new(body, MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
+    let collected = tokio::time::timeout(
+        BODY_TIMEOUT,
+        http_body_util::Limited::new(body, MAX_BODY_BYTES).collect(),
+    )
+    .await
+    .map_err(|_| ApiError::RequestTimeout)?;
+    match collected {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(error)
             if error

@@ -14,6 +14,7 @@ use freedom_shared::config::WriteToken;
 use freedom_shared::record::Record;
 use freedom_shared::store::sqlite::SqliteStore;
 use freedom_shared::store::{Candidate, LedgerStore};
+use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -135,6 +136,27 @@ async fn deep_nesting_in_a_valid_field_is_400_and_the_service_keeps_answering() 
     assert_eq!(app.size().await, 0, "nothing stored");
     let (status, _) = app.get("/api/freedom-fund").await;
     assert_eq!(status, StatusCode::OK);
+}
+
+/// A client that sends its headers and then never the whole body is
+/// answered 408 once the body timeout passes (paused clock: no real wait).
+#[tokio::test(start_paused = true)]
+async fn a_body_that_never_finishes_is_408_and_stores_nothing() {
+    let app = app();
+    let stalled = futures_util::stream::once(async {
+        Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b"{\"id\": "))
+    })
+    .chain(futures_util::stream::pending());
+    let request = Request::post("/api/freedom-fund")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(stalled))
+        .unwrap();
+    let (status, body) = app.send(request).await;
+    assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["error"]["code"], "request_timeout");
+    assert_eq!(app.size().await, 0);
 }
 
 #[tokio::test]

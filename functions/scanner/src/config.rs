@@ -64,6 +64,17 @@ pub enum ScannerConfigError {
     /// The universe is empty or too large.
     #[error("FF_SCANNER_UNIVERSE must list between 1 and {MAX_UNIVERSE} tokens")]
     UniverseSize,
+    /// The same mint is listed twice (the equal-weight book would count it
+    /// twice and leave part of its capital in cash).
+    #[error(
+        "FF_SCANNER_UNIVERSE lists the same mint twice (entries {first} and {again}): list each token once"
+    )]
+    DuplicateMint {
+        /// The 1-based entry of its first listing.
+        first: usize,
+        /// The 1-based entry that repeats it.
+        again: usize,
+    },
 }
 
 fn provider(base_url: String, concurrency: usize, spacing: Duration) -> ProviderConfig {
@@ -150,6 +161,14 @@ impl ScannerConfig {
         if universe.is_empty() || universe.len() > MAX_UNIVERSE {
             return Err(ScannerConfigError::UniverseSize);
         }
+        for (again, token) in universe.iter().enumerate() {
+            if let Some(first) = universe[..again].iter().position(|t| t.mint == token.mint) {
+                return Err(ScannerConfigError::DuplicateMint {
+                    first: first + 1,
+                    again: again + 1,
+                });
+            }
+        }
         let wallets = list(&lookup, "FF_SCANNER_WALLETS");
         if let Some(index) = wallets.iter().position(|w| !is_address(w)) {
             return Err(ScannerConfigError::NotAnAddress {
@@ -226,6 +245,19 @@ mod tests {
                 variable: "FF_SCANNER_UNIVERSE",
                 index: 2
             }
+        );
+        let twice = ScannerConfig::from_env(env(&[(
+            "FF_SCANNER_UNIVERSE",
+            "So11111111111111111111111111111111111111112,JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN,SOL:So11111111111111111111111111111111111111112",
+        )]))
+        .unwrap_err();
+        assert_eq!(
+            twice,
+            ScannerConfigError::DuplicateMint { first: 1, again: 3 }
+        );
+        assert_eq!(
+            twice.to_string(),
+            "FF_SCANNER_UNIVERSE lists the same mint twice (entries 1 and 3): list each token once"
         );
         let bad = ScannerConfig::from_env(env(&[("FF_RUGCHECK_URL", "ftp://x")]));
         assert_eq!(

@@ -59,7 +59,7 @@ impl LambdaApp {
         let state = AppState::new(
             ScannerConfig::from_env(&lookup)?,
             &stores,
-            config::write_token(&lookup),
+            config::write_token(&lookup)?,
         )
         .with_events(EventBus::from_env(&lookup).await);
         Ok(LambdaApp::new(state))

@@ -4,14 +4,26 @@
 //! as for `fund`; the KV variables select the KV REST store. Runs happen on
 //! `POST /api/freedom-scanner` (freedom-local adds the 15-minute schedule).
 //! Under AWS Lambda (`AWS_LAMBDA_RUNTIME_API` set) one runtime loop serves
-//! HTTP and the EventBridge schedule ([`scanner::lambda`]).
+//! HTTP and the EventBridge schedule ([`scanner::lambda`]). Locally the
+//! listener is [`freedom_shared::server`].
 
 use freedom_shared::config;
+use freedom_shared::server::{self, ServerLimits};
 use freedom_shared::store::Stores;
 use scanner::config::ScannerConfig;
+use std::process::ExitCode;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+async fn main() -> ExitCode {
+    // Boxed: the run's future is deep enough to pass the compiler's layout
+    // depth limit when inlined into `main`'s.
+    match Box::pin(run()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => server::fatal("scanner", error.as_ref()),
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let lookup = |name: &str| std::env::var(name).ok();
     if config::is_lambda(lookup) {
         return scanner::lambda::serve()
@@ -22,15 +34,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let addr = lookup("FF_ADDR").unwrap_or_else(|| "127.0.0.1:3002".into());
+    let write_token = config::write_token(lookup)?;
+    let scanner_config = ScannerConfig::from_env(lookup)?;
     let stores = Stores::from_env(lookup)?;
-    let state = scanner::AppState::new(
-        ScannerConfig::from_env(lookup)?,
-        &stores,
-        config::write_token(lookup),
-    )
-    .with_events(freedom_shared::events::EventBus::from_env(lookup).await);
+    let state = scanner::AppState::new(scanner_config, &stores, write_token)
+        .with_events(freedom_shared::events::EventBus::from_env(lookup).await);
+    let (limits, _) = ServerLimits::default().fitted_to_descriptors();
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(addr = %listener.local_addr()?, store = %stores.description, "scanner listening");
-    axum::serve(listener, scanner::app(state)).await?;
+    server::serve(
+        listener,
+        scanner::app(state),
+        limits,
+        server::shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }
