@@ -112,8 +112,21 @@ impl Scanner {
         Ok(self.store.read(&[REPORT]).await?.pop().flatten())
     }
 
-    /// One run. The lock is released whatever happens inside.
+    /// One run. The lock is released whatever happens inside, and whatever
+    /// happens to the caller: the run is a task of its own, so a caller that
+    /// goes away (an HTTP client that disconnects makes the server drop the
+    /// handler's future) cannot cancel it between taking and releasing the
+    /// lock. The run then completes, saves its report and releases.
     pub async fn run(&self) -> Result<Value, RunError> {
+        let scanner = self.clone();
+        match tokio::spawn(async move { scanner.run_to_the_end().await }).await {
+            Ok(outcome) => outcome,
+            // The task only fails if the runtime is shutting down.
+            Err(_) => Err(RunError::Panicked),
+        }
+    }
+
+    async fn run_to_the_end(&self) -> Result<Value, RunError> {
         let token = self
             .store
             .acquire(self.config.lock_ttl)

@@ -346,6 +346,63 @@ async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
     );
 }
 
+/// A client that gives up mid-run closes its connection, and the server
+/// drops the handler's future: the run must still end and release the lock
+/// (it used to stay held until it expired, 5 minutes later, so scheduled
+/// runs were skipped).
+#[tokio::test]
+async fn a_client_that_disconnects_mid_run_does_not_leave_the_lock_held() {
+    use tokio::io::AsyncWriteExt;
+    let h = Harness::with(|config| config.collect_budget = Duration::from_millis(800)).await;
+    h.stand_in
+        .fail_always(Provider::DexScreener, Some(Fault::Hang));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = scanner::app(h.state.clone());
+    tokio::spawn(freedom_shared::server::serve(
+        listener,
+        app,
+        freedom_shared::server::ServerLimits::default(),
+        std::future::pending(),
+    ));
+    let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /api/freedom-scanner HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: 0\r\n\r\n"
+    );
+    client.write_all(request.as_bytes()).await.unwrap();
+    // The run holds the lock once it asks DexScreener (which hangs).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while h.stand_in.requests(Provider::DexScreener) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(client);
+    // The run reaches its budget, saves its report and releases the lock.
+    let token = loop {
+        if let Some(token) = h
+            .stores
+            .scanner
+            .acquire(Duration::from_secs(60))
+            .await
+            .unwrap()
+        {
+            break token;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lock is still held after the client went away"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(h.stores.scanner.release(&token).await.unwrap());
+    let report = h.scanner().latest_report().await.unwrap().expect("saved");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["status"], "degraded");
+}
+
 #[tokio::test]
 async fn a_hanging_provider_cannot_outlast_the_budget() {
     let h = Harness::with(|config| config.collect_budget = Duration::from_millis(400)).await;
