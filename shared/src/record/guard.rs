@@ -6,6 +6,10 @@
 //! record legitimately carries passes: 64-hex hashes (our own leaf hashes),
 //! Solana addresses and signatures in prose, UUIDs, epoch timestamps. The
 //! guard reports which rule matched and never the matching text.
+//!
+//! Invisible characters (zero-width spaces and joiners, the byte-order mark,
+//! soft hyphens: Unicode's default-ignorable code points) are removed before
+//! scanning, so they cannot split a secret into pieces no rule recognises.
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -14,8 +18,8 @@ use subtle::ConstantTimeEq;
 /// Why a piece of text was refused. `as_str` is the rule name in API errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SensitiveRule {
-    /// PEM private keys, Solana keypair byte arrays, WIF and xprv keys,
-    /// labelled hex private keys.
+    /// PEM private keys; Solana keypairs as base58, hex or a JSON array of 64
+    /// numbers; WIF and xprv keys; labelled 32-byte seeds in hex or base58.
     PrivateKey,
     /// 12–24 BIP39 English words with a valid checksum.
     SeedPhrase,
@@ -111,6 +115,13 @@ impl Guard {
 
     /// The first rule `text` breaks, if any.
     pub fn scan(&self, text: &str) -> Option<SensitiveRule> {
+        let visible: String;
+        let text = if text.chars().any(is_default_ignorable) {
+            visible = text.chars().filter(|c| !is_default_ignorable(*c)).collect();
+            visible.as_str()
+        } else {
+            text
+        };
         if self.contains_write_token(text) {
             return Some(SensitiveRule::WriteToken);
         }
@@ -163,17 +174,79 @@ static PEM_PRIVATE_KEY: LazyLock<Regex> =
 static KEYPAIR_BYTES: LazyLock<Regex> =
     LazyLock::new(|| regex(r"\[\s*(?:\d{1,3}\s*,\s*){63}\d{1,3}\s*\]"));
 static LABELLED_HEX_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?i)(?:private|secret|priv|signing)[\s_-]?key\W{0,3}\s*(?:0x)?[0-9a-f]{64}\b")
+    regex(
+        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed)\b\W{0,3}\s*(?:0x)?[0-9a-f]{64}\b",
+    )
+});
+/// A labelled base58 word the size of a 32-byte seed (32 to 44 characters).
+static LABELLED_BASE58_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed)\b\W{0,3}\s*([1-9A-HJ-NP-Za-km-z]{32,44})\b",
+    )
 });
 static BASE58_WORD: LazyLock<Regex> = LazyLock::new(|| regex(r"\b[1-9A-HJ-NP-Za-km-z]{50,120}\b"));
+static HEX_128: LazyLock<Regex> = LazyLock::new(|| regex(r"\b(?:0x)?[0-9a-fA-F]{128}\b"));
 
 fn has_private_key(text: &str) -> bool {
     PEM_PRIVATE_KEY.is_match(text)
         || KEYPAIR_BYTES.is_match(text)
         || LABELLED_HEX_KEY.is_match(text)
-        || BASE58_WORD
-            .find_iter(text)
-            .any(|m| is_wif_or_extended_key(m.as_str()))
+        || LABELLED_BASE58_KEY.captures_iter(text).any(|c| {
+            bs58::decode(&c[1])
+                .into_vec()
+                .is_ok_and(|bytes| bytes.len() == 32)
+        })
+        || BASE58_WORD.find_iter(text).any(|m| {
+            is_wif_or_extended_key(m.as_str())
+                || bs58::decode(m.as_str())
+                    .into_vec()
+                    .is_ok_and(|bytes| is_ed25519_keypair(&bytes))
+        })
+        || HEX_128.find_iter(text).any(|m| {
+            hex::decode(m.as_str().trim_start_matches("0x"))
+                .is_ok_and(|bytes| is_ed25519_keypair(&bytes))
+        })
+}
+
+/// A Solana keypair as `solana-keygen` and wallets (Phantom) export it: a
+/// 32-byte Ed25519 seed followed by its public key. A transaction signature
+/// is 64 bytes too, but its second half is not the first half's public key.
+fn is_ed25519_keypair(bytes: &[u8]) -> bool {
+    let Ok(keypair) = <&[u8; 64]>::try_from(bytes) else {
+        return false;
+    };
+    let (seed, public) = keypair.split_at(32);
+    let Ok(seed) = <[u8; 32]>::try_from(seed) else {
+        return false;
+    };
+    let derived = ed25519_dalek::SigningKey::from_bytes(&seed).verifying_key();
+    subtle::ConstantTimeEq::ct_eq(derived.as_bytes().as_slice(), public).into()
+}
+
+/// Unicode's default-ignorable code points: characters that render as
+/// nothing (zero-width spaces and joiners, the byte-order mark, soft
+/// hyphens, variation selectors, tags).
+fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
 }
 
 /// Bitcoin WIF private keys (`5…`, `K…`, `L…`, testnet `9…`, `c…`) and BIP32
@@ -312,15 +385,24 @@ fn has_email(text: &str) -> bool {
     EMAIL.is_match(text)
 }
 
-static CARD_CANDIDATE: LazyLock<Regex> = LazyLock::new(|| regex(r"\b\d(?:[ -]?\d){11,18}\b"));
+static CARD_CANDIDATE: LazyLock<Regex> = LazyLock::new(|| regex(r"\b\d(?:[ ./-]?\d){11,18}\b"));
 
-/// 13–19 digits (spaces or dashes allowed between them) starting like a card
-/// network's numbers (2–6) and passing the Luhn check. Epoch timestamps start
-/// with 1 and are not cards.
+/// 13–19 digits, written together or with one separator throughout (space,
+/// dash, dot or slash, as card numbers are grouped), starting like a card
+/// network's numbers (2–6) and passing the Luhn check. Epoch timestamps
+/// start with 1; dates, versions and prices mix separators or are short.
 fn has_card_number(text: &str) -> bool {
     CARD_CANDIDATE.find_iter(text).any(|m| {
+        let mut separators = m.as_str().chars().filter(|c| !c.is_ascii_digit());
+        let one_separator = match separators.next() {
+            None => true,
+            Some(first) => separators.all(|c| c == first),
+        };
         let digits: Vec<u32> = m.as_str().chars().filter_map(|c| c.to_digit(10)).collect();
-        (13..=19).contains(&digits.len()) && (2..=6).contains(&digits[0]) && luhn_valid(&digits)
+        one_separator
+            && (13..=19).contains(&digits.len())
+            && digits.first().is_some_and(|d| (2..=6).contains(d))
+            && luhn_valid(&digits)
     })
 }
 
@@ -340,8 +422,10 @@ fn luhn_valid(digits: &[u32]) -> bool {
     sum % 10 == 0
 }
 
+/// Upper or lower case: banks print IBANs in capitals, people type them
+/// either way.
 static IBAN_CANDIDATE: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"));
+    LazyLock::new(|| regex(r"(?i)\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"));
 
 /// IBAN lengths by country (ISO 13616 registry).
 const IBAN_LENGTHS: &[(&str, usize)] = &[
@@ -437,7 +521,12 @@ const IBAN_LENGTHS: &[(&str, usize)] = &[
 
 fn has_iban(text: &str) -> bool {
     IBAN_CANDIDATE.find_iter(text).any(|m| {
-        let compact: String = m.as_str().chars().filter(|c| *c != ' ').collect();
+        let compact: String = m
+            .as_str()
+            .chars()
+            .filter(|c| *c != ' ')
+            .map(|c| c.to_ascii_uppercase())
+            .collect();
         let expected = IBAN_LENGTHS
             .iter()
             .find(|(country, _)| compact.starts_with(country))
@@ -601,9 +690,87 @@ mod tests {
             "Abandon the thesis: liquidity fell, volume dried up and the spread widened.",
             "next check 2026-05-04T12:00:00Z",
             "hold: wait for the weekly close above the range before adding",
+            "seededSo11111111111111111111111111111111111111112 pool",
         ];
         for text in clean {
             assert_eq!(rule(text), None, "{text}");
+        }
+    }
+
+    /// A Solana keypair as wallets export it: 32-byte seed, then the
+    /// Ed25519 public key of that seed.
+    fn keypair_bytes(seed: u8) -> Vec<u8> {
+        let signing = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
+        let mut bytes = signing.to_bytes().to_vec();
+        bytes.extend_from_slice(signing.verifying_key().as_bytes());
+        bytes
+    }
+
+    #[test]
+    fn solana_keypairs_in_their_exported_forms_are_refused() {
+        for seed in [1u8, 7, 200] {
+            let keypair = keypair_bytes(seed);
+            let base58 = bs58::encode(&keypair).into_string();
+            for text in [
+                base58.clone(),
+                format!("private key: {base58}"),
+                format!("exported from Phantom ({base58}), keep it"),
+                hex::encode(&keypair),
+            ] {
+                assert_eq!(rule(&text), Some("private_key"), "{text}");
+            }
+        }
+        let seed = bs58::encode([9u8; 32]).into_string();
+        assert_eq!(rule(&format!("private key: {seed}")), Some("private_key"));
+        assert_eq!(rule(&format!("seed = {seed}")), Some("private_key"));
+    }
+
+    #[test]
+    fn base58_of_64_bytes_that_is_not_a_keypair_passes() {
+        // A transaction signature is 64 bytes too, but its halves are not a
+        // seed and its public key.
+        let mut signature = keypair_bytes(3);
+        signature[40] ^= 1;
+        let text = bs58::encode(&signature).into_string();
+        assert_eq!(rule(&format!("signature {text}")), None);
+        assert_eq!(rule(&format!("private key: {text}")), None);
+        // A public key (32 bytes) with no secret label passes too.
+        let public = bs58::encode(&keypair_bytes(3)[32..]).into_string();
+        assert_eq!(rule(&format!("wallet {public}")), None);
+    }
+
+    #[test]
+    fn card_numbers_with_dots_or_slashes_and_lowercase_ibans_are_refused() {
+        for text in [
+            "card 4111.1111.1111.1111",
+            "card 4111/1111/1111/1111",
+            "5500.0000.0000.0004 exp 12/29",
+        ] {
+            assert_eq!(rule(text), Some("card_number"), "{text}");
+        }
+        for text in ["iban gb82west12345698765432", "de89 3704 0044 0532 0130 00"] {
+            assert_eq!(rule(text), Some("iban"), "{text}");
+        }
+        // Mixed separators are not how a card is written: version numbers,
+        // dates and prices pass.
+        for text in [
+            "v4.111.1111/1111-1111",
+            "price 4111.11",
+            "on 2026/05/04 at 12.30",
+        ] {
+            assert_eq!(rule(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn invisible_characters_do_not_hide_a_secret() {
+        let token = "ff-write-token-for-tests-0123456789";
+        for invisible in ['\u{200B}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}'] {
+            let (a, b) = token.split_at(10);
+            let split = format!("look: {a}{invisible}{b}");
+            assert_eq!(rule(&split), Some("write_token"), "{split:?}");
+            let aws = format!("key AKIA{invisible}IOSFODNN7EXAMPLE");
+            assert_eq!(rule(&aws), Some("aws_key"), "{aws:?}");
         }
     }
 
