@@ -445,6 +445,17 @@ impl Scanner {
                     ),
                 );
             }
+            all_fills.extend(fills);
+            let Some(record) = record else {
+                let message = format!(
+                    "{}: the book's value cannot be computed or recorded exactly; no {} snapshot",
+                    experiment.id,
+                    rfc3339(slot)
+                );
+                state.push_event(now, "ledger", message.clone());
+                degraded.push(message);
+                continue;
+            };
             match self.ledger.append(record.to_string().as_bytes()).await {
                 Ok(receipt) => {
                     if receipt.status == AppendStatus::Created {
@@ -472,7 +483,6 @@ impl Scanner {
                     degraded.push(message);
                 }
             }
-            all_fills.extend(fills);
         }
         (all_fills, appended)
     }

@@ -14,7 +14,7 @@
 //! sold. Changing a rule means a new experiment id.
 
 use super::{DEDUP_WINDOW, TRADES_PER_BOOK, rfc3339};
-use crate::record::decimal_json;
+use crate::record::{MAX_AMOUNT, decimal_json};
 use chrono::{DateTime, Utc};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -215,8 +215,19 @@ fn slippage(notional: Decimal, liquidity: Decimal) -> Decimal {
     if liquidity <= Decimal::ZERO {
         return MAX_SLIPPAGE;
     }
-    (notional / liquidity).min(MAX_SLIPPAGE)
+    notional
+        .checked_div(liquidity)
+        .map_or(MAX_SLIPPAGE, |s| s.min(MAX_SLIPPAGE))
 }
+
+/// quantity × mark, or `None` when it does not fit a decimal.
+fn value_of(quantity: Decimal, mark: Decimal) -> Option<Decimal> {
+    quantity.checked_mul(mark)
+}
+
+/// Largest cash or equity a paper snapshot carries: to the cent, 10^13 has
+/// 15 significant digits, the most a double keeps exactly.
+const MAX_BOOK_USD: Decimal = Decimal::from_parts(0x4E72_A000, 0x0918, 0, false, 0);
 
 impl Book {
     /// A fresh book with the start capital.
@@ -230,16 +241,13 @@ impl Book {
         }
     }
 
-    /// Cash plus every holding at its mark, to the cent.
-    pub fn equity(&self) -> Decimal {
-        cents(
-            self.cash
-                + self
-                    .positions
-                    .iter()
-                    .map(|p| p.quantity * p.mark)
-                    .sum::<Decimal>(),
-        )
+    /// Cash plus every holding at its mark, to the cent; `None` when the
+    /// holdings' value does not fit a decimal (the book cannot be valued).
+    pub fn equity(&self) -> Option<Decimal> {
+        let holdings = self.positions.iter().try_fold(Decimal::ZERO, |sum, p| {
+            sum.checked_add(value_of(p.quantity, p.mark)?)
+        })?;
+        Some(cents(self.cash.checked_add(holdings)?))
     }
 
     /// Marks holdings to `market` (a token without a price keeps its mark).
@@ -252,7 +260,9 @@ impl Book {
     }
 
     /// Marks to `market`, then trades toward the rule's targets. Returns the
-    /// fills made (also kept in the book).
+    /// fills made (also kept in the book). Every step is checked arithmetic:
+    /// a book that cannot be valued does not trade, and a fill whose numbers
+    /// do not fit (or would not fit the ledger) is not made.
     pub fn advance(
         &mut self,
         experiment: &Experiment,
@@ -262,12 +272,16 @@ impl Book {
         self.mark(market);
         self.advanced_at = Some(at);
         let targets = targets(experiment.rule, market);
-        let equity = self.equity();
+        let Some(equity) = self.equity() else {
+            return Vec::new();
+        };
         let target_value = if targets.is_empty() {
             Decimal::ZERO
         } else {
+            // Dividing by a count of at least one cannot overflow.
             equity / Decimal::from(targets.len())
         };
+        // Multiplying by a share below one cannot overflow either.
         let band = equity * REBALANCE_BAND;
         let mut fills = Vec::new();
         // Sells first: holdings off the target list, then overweights.
@@ -276,14 +290,16 @@ impl Book {
             let Some(token) = market.iter().find(|t| t.mint == position.mint) else {
                 continue; // no price this run: hold
             };
-            let value = position.quantity * position.mark;
+            let Some(value) = value_of(position.quantity, position.mark) else {
+                continue;
+            };
             let quantity = if !targets.iter().any(|t| t.mint == token.mint) {
                 position.quantity
             } else if value - target_value > band {
-                significant(
-                    (value - target_value) / position.mark,
-                    RoundingStrategy::ToZero,
-                )
+                let Some(excess) = (value - target_value).checked_div(position.mark) else {
+                    continue;
+                };
+                significant(excess, RoundingStrategy::ToZero).min(position.quantity)
             } else {
                 continue;
             };
@@ -292,16 +308,20 @@ impl Book {
             }
         }
         for token in &targets {
-            let held = self
-                .positions
-                .iter()
-                .find(|p| p.mint == token.mint)
-                .map_or(Decimal::ZERO, |p| p.quantity * p.mark);
+            let held = match self.positions.iter().find(|p| p.mint == token.mint) {
+                Some(p) => value_of(p.quantity, p.mark),
+                None => Some(Decimal::ZERO),
+            };
+            let Some(held) = held else {
+                continue;
+            };
+            // Both are at most the equity: the difference fits.
             let wanted = (target_value - held).min(self.cash);
-            if target_value - held > band && wanted >= MIN_TRADE_USD {
-                if let Some(fill) = self.buy(token, cents(wanted), at) {
-                    fills.push(fill);
-                }
+            if target_value - held > band
+                && wanted >= MIN_TRADE_USD
+                && let Some(fill) = self.buy(token, cents(wanted), at)
+            {
+                fills.push(fill);
             }
         }
         self.trades.extend(fills.iter().cloned());
@@ -318,19 +338,25 @@ impl Book {
         at: DateTime<Utc>,
     ) -> Option<Trade> {
         let mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
-        let notional = quantity * mark;
+        let notional = value_of(quantity, mark)?;
         if quantity <= Decimal::ZERO || notional < MIN_TRADE_USD {
             return None;
         }
         let slip = slippage(notional, token.liquidity);
-        let price = significant(mark * (Decimal::ONE - slip), RoundingStrategy::ToZero);
-        let gross = quantity * price;
-        let fee = cents(gross * FEE_RATE);
-        self.cash = cents(self.cash + gross - fee);
-        let position = &mut self.positions[index];
-        position.quantity -= quantity;
-        if position.quantity <= Decimal::ZERO {
+        let price = significant(
+            mark.checked_mul(Decimal::ONE - slip)?,
+            RoundingStrategy::ToZero,
+        );
+        let gross = value_of(quantity, price)?;
+        let fee = cents(gross.checked_mul(FEE_RATE)?);
+        let cash = cents(self.cash.checked_add(gross)?.checked_sub(fee)?);
+        let left = self.positions[index].quantity.checked_sub(quantity)?;
+        // Computed in full before the book changes.
+        self.cash = cash;
+        if left <= Decimal::ZERO {
             self.positions.remove(index);
+        } else {
+            self.positions[index].quantity = left;
         }
         Some(self.fill(token, Side::Sell, quantity, mark, price, slip, fee, at))
     }
@@ -340,30 +366,49 @@ impl Book {
         if mark <= Decimal::ZERO || spend < MIN_TRADE_USD {
             return None;
         }
-        let fee = cents(spend * FEE_RATE);
+        let fee = cents(spend.checked_mul(FEE_RATE)?);
         let slip = slippage(spend, token.liquidity);
-        let price = significant(mark * (Decimal::ONE + slip), RoundingStrategy::AwayFromZero);
-        let quantity = significant((spend - fee) / price, RoundingStrategy::ToZero);
+        let price = significant(
+            mark.checked_mul(Decimal::ONE + slip)?,
+            RoundingStrategy::AwayFromZero,
+        );
+        let quantity = significant(
+            spend.checked_sub(fee)?.checked_div(price)?,
+            RoundingStrategy::ToZero,
+        );
         if quantity <= Decimal::ZERO {
             return None;
         }
-        let paid = cents(quantity * price + fee);
-        self.cash = cents(self.cash - paid);
-        match self.positions.iter_mut().find(|p| p.mint == token.mint) {
+        let paid = cents(value_of(quantity, price)?.checked_add(fee)?);
+        let cash = cents(self.cash.checked_sub(paid)?);
+        let held = self.positions.iter().position(|p| p.mint == token.mint);
+        let (total, cost) = match held.map(|i| &self.positions[i]) {
             Some(position) => {
-                let total = position.quantity + quantity;
-                position.cost = significant(
-                    (position.cost * position.quantity + paid) / total,
-                    RoundingStrategy::MidpointNearestEven,
-                );
+                let total = position.quantity.checked_add(quantity)?;
+                let spent = value_of(position.cost, position.quantity)?.checked_add(paid)?;
+                (total, spent.checked_div(total)?)
+            }
+            None => (quantity, paid.checked_div(quantity)?),
+        };
+        // A holding the ledger could not record (1e15 units or more) is not bought.
+        if total >= MAX_AMOUNT {
+            return None;
+        }
+        let cost = significant(cost, RoundingStrategy::MidpointNearestEven);
+        // Computed in full before the book changes.
+        self.cash = cash;
+        match held {
+            Some(i) => {
+                let position = &mut self.positions[i];
                 position.quantity = total;
+                position.cost = cost;
                 position.mark = mark;
             }
             None => self.positions.push(Position {
                 mint: token.mint.clone(),
                 symbol: token.symbol.clone(),
                 quantity,
-                cost: significant(paid / quantity, RoundingStrategy::MidpointNearestEven),
+                cost,
                 mark,
             }),
         }
@@ -399,7 +444,20 @@ impl Book {
 
     /// The book as a paper snapshot for the fund ledger at `as_of` (a grid
     /// instant). It reconciles: equity is cash plus holdings to the cent.
-    pub fn snapshot_record(&self, experiment: &Experiment, as_of: DateTime<Utc>) -> Value {
+    /// `None` when the book cannot be valued or holds a number the ledger
+    /// cannot record exactly (cash or equity of 10^13 USD or more, a
+    /// quantity, cost or mark of 10^15 or more).
+    pub fn snapshot_record(&self, experiment: &Experiment, as_of: DateTime<Utc>) -> Option<Value> {
+        let equity = self.equity()?;
+        let recordable = equity < MAX_BOOK_USD
+            && self.cash < MAX_BOOK_USD
+            && self
+                .positions
+                .iter()
+                .all(|p| p.quantity < MAX_AMOUNT && p.cost < MAX_AMOUNT && p.mark < MAX_AMOUNT);
+        if !recordable {
+            return None;
+        }
         let positions: Vec<Value> = self
             .positions
             .iter()
@@ -410,18 +468,18 @@ impl Book {
                 })
             })
             .collect();
-        json!({
+        Some(json!({
             "id": format!("{}-{}", experiment.id, as_of.format("%Y%m%dT%H%MZ")),
             "type": "snapshot", "visibility": "public", "mode": "paper",
             "strategyId": experiment.id, "strategyName": experiment.name,
             "asOf": rfc3339(as_of),
             "source": {"name": "freedom-scanner paper book (DexScreener prices)", "url": "https://dexscreener.com/solana"},
             "currency": "USD",
-            "equity": decimal_json(self.equity()),
+            "equity": decimal_json(equity),
             "flowSincePrevious": 0,
             "cash": decimal_json(self.cash),
             "positions": positions,
-        })
+        }))
     }
 
     /// The book as the report shows it (numbers as JSON numbers).
@@ -433,7 +491,7 @@ impl Book {
                 json!({
                     "mint": p.mint, "symbol": p.symbol, "quantity": decimal_json(p.quantity),
                     "cost": decimal_json(p.cost), "mark": decimal_json(p.mark),
-                    "value": decimal_json(cents(p.quantity * p.mark)),
+                    "value": value_of(p.quantity, p.mark).map(|v| decimal_json(cents(v))),
                 })
             })
             .collect();
@@ -452,7 +510,7 @@ impl Book {
         json!({
             "experimentId": self.experiment_id,
             "cash": decimal_json(self.cash),
-            "equity": decimal_json(self.equity()),
+            "equity": self.equity().map(decimal_json),
             "startCapital": decimal_json(START_CAPITAL_USD),
             "positions": positions,
             "trades": trades,
@@ -511,6 +569,11 @@ mod tests {
     }
 
     #[test]
+    fn the_book_limit_is_ten_trillion_dollars() {
+        assert_eq!(MAX_BOOK_USD, Decimal::from(10_000_000_000_000u64));
+    }
+
+    #[test]
     fn the_control_never_trades() {
         let mut book = Book::new(&EXPERIMENTS[0]);
         let fills = book.advance(
@@ -519,7 +582,7 @@ mod tests {
             at(0),
         );
         assert!(fills.is_empty());
-        assert_eq!(book.equity(), START_CAPITAL_USD);
+        assert_eq!(book.equity(), Some(START_CAPITAL_USD));
     }
 
     #[test]
@@ -541,7 +604,7 @@ mod tests {
         // (10 000 - 25) / 2.02 = 4938.118811881188..., 12 significant digits, toward zero.
         assert_eq!(fill.quantity, Decimal::from_str("4938.11881188").unwrap());
         // Marked at 2: equity = cash + 9876.23762376 → the costs are visible.
-        let equity = book.equity();
+        let equity = book.equity().unwrap();
         assert!(equity < START_CAPITAL_USD - Decimal::from(120));
         assert!(book.cash >= Decimal::ZERO && book.cash < Decimal::ONE);
     }
@@ -602,6 +665,49 @@ mod tests {
         );
     }
 
+    /// Prices and liquidity come from a provider: any decimal at all. No
+    /// value may make a book panic, and whatever it holds afterwards still
+    /// makes a snapshot the ledger accepts (or none, when its value cannot
+    /// be computed).
+    #[test]
+    fn extreme_provider_values_never_panic_a_book() {
+        let extremes = [
+            "79228162514264337593543950335",
+            "0.0000000000000000000000000001",
+            "999999999999999",
+            "0.000000000001",
+            "1",
+        ];
+        for price in extremes {
+            for liquidity in extremes {
+                let liquidity = Decimal::from_str(liquidity).unwrap();
+                let market = [TokenMarket {
+                    liquidity,
+                    ..token("a", price, 0, 5.0, true)
+                }];
+                for experiment in &EXPERIMENTS {
+                    let mut book = Book::new(experiment);
+                    book.advance(experiment, &market, at(0));
+                    let sell_off = [TokenMarket {
+                        eligible: false,
+                        ..market[0].clone()
+                    }];
+                    book.advance(experiment, &sell_off, at(15));
+                    book.advance(experiment, &market, at(30));
+                    let _ = book.view();
+                    if let Some(record) = book.snapshot_record(experiment, at(30)) {
+                        let parsed = Record::parse(
+                            record.to_string().as_bytes(),
+                            &Guard::default(),
+                            Utc::now(),
+                        );
+                        assert!(parsed.is_ok(), "{price} {liquidity}: {record}: {parsed:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_paper_snapshot_is_a_valid_reconciling_ledger_record() {
         let mut book = Book::new(&EXPERIMENTS[1]);
@@ -610,7 +716,7 @@ mod tests {
             token("b", "123.456789", 900_000, 1.0, true),
         ];
         book.advance(&EXPERIMENTS[1], &market, at(0));
-        let record = book.snapshot_record(&EXPERIMENTS[1], at(0));
+        let record = book.snapshot_record(&EXPERIMENTS[1], at(0)).unwrap();
         let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default(), Utc::now());
         assert!(parsed.is_ok(), "{record}: {parsed:?}");
         assert_eq!(record["asOf"], "2026-05-04T12:00:00Z");

@@ -4,6 +4,7 @@
 //! pairs is absent (not indexed). The most liquid pair gives the price.
 
 use super::{Http, ProviderError, decimal};
+use freedom_shared::record::MAX_AMOUNT;
 use freedom_shared::scanner::MarketQuote;
 use futures_util::future::join_all;
 use rust_decimal::Decimal;
@@ -104,6 +105,18 @@ pub fn parse_pairs(
     Ok(best)
 }
 
+/// A USD amount the scanner can compute with: below 10^15 (the ledger's
+/// bound), and positive for a price. Anything else is unknown.
+fn usable(value: Decimal, positive: bool) -> Option<Decimal> {
+    let in_range = value < MAX_AMOUNT
+        && if positive {
+            value > Decimal::ZERO
+        } else {
+            !value.is_sign_negative()
+        };
+    in_range.then_some(value)
+}
+
 fn quote_for_side(pair: &Value, side: &str) -> MarketQuote {
     let base_price = decimal(pair.get("priceUsd"));
     let price_usd = if side == "baseToken" {
@@ -111,10 +124,11 @@ fn quote_for_side(pair: &Value, side: &str) -> MarketQuote {
     } else {
         // priceNative is the base token's price in quote tokens.
         match (base_price, decimal(pair.get("priceNative"))) {
-            (Some(usd), Some(native)) if native > Decimal::ZERO => Some(usd / native),
+            (Some(usd), Some(native)) if native > Decimal::ZERO => usd.checked_div(native),
             _ => None,
         }
-    };
+    }
+    .and_then(|p| usable(p, true));
     MarketQuote {
         symbol: pair
             .pointer(&format!("/{side}/symbol"))
@@ -124,12 +138,64 @@ fn quote_for_side(pair: &Value, side: &str) -> MarketQuote {
             .take(32)
             .collect(),
         price_usd: price_usd.map(|p| p.round_sf(12).unwrap_or(p).normalize()),
-        liquidity_usd: decimal(pair.pointer("/liquidity/usd")),
+        liquidity_usd: decimal(pair.pointer("/liquidity/usd")).and_then(|l| usable(l, false)),
         price_change_h24: pair.pointer("/priceChange/h24").and_then(Value::as_f64),
         pair_url: pair
             .get("url")
             .and_then(Value::as_str)
             .filter(|u| u.starts_with("https://"))
             .map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const MINT: &str = "So11111111111111111111111111111111111111112";
+
+    fn pair(side: &str, price_usd: &str, price_native: &str, liquidity: &str) -> Value {
+        json!([{
+            "url": "https://dexscreener.com/solana/pool",
+            side: {"address": MINT, "symbol": "SOL"},
+            "priceUsd": price_usd, "priceNative": price_native,
+            "liquidity": {"usd": liquidity}, "priceChange": {"h24": 1.5}
+        }])
+    }
+
+    /// Any decimal a provider sends is judged without panic; one the
+    /// scanner cannot compute with (not positive, or 1e15 USD and more) is
+    /// unknown, never a wrong number.
+    #[test]
+    fn extreme_prices_and_liquidity_are_unknown_not_a_panic() {
+        let huge = "79228162514264337593543950335";
+        let tiny = "0.0000000000000000000000000001";
+        for (side, usd, native, liquidity) in [
+            ("quoteToken", huge, tiny, "1000"),
+            ("quoteToken", "1", "0", "1000"),
+            ("baseToken", huge, "1", huge),
+            ("baseToken", "-5", "1", "-1"),
+            ("baseToken", "1e15", "1", "1e15"),
+        ] {
+            let quotes =
+                parse_pairs(&pair(side, usd, native, liquidity), &[MINT.to_owned()]).unwrap();
+            let quote = quotes[MINT].as_ref().unwrap();
+            assert_eq!(quote.price_usd, None, "{side} {usd} / {native}");
+            assert_eq!(
+                quote.liquidity_usd.is_some(),
+                liquidity == "1000",
+                "{liquidity}"
+            );
+        }
+        let quotes = parse_pairs(
+            &pair("quoteToken", "150", "0.5", "1000"),
+            &[MINT.to_owned()],
+        )
+        .unwrap();
+        assert_eq!(
+            quotes[MINT].as_ref().unwrap().price_usd,
+            Some(Decimal::from(300))
+        );
     }
 }
