@@ -72,10 +72,48 @@ pub struct RenderedDashboard {
 
 type Cached = (Arc<Dashboard>, Bytes);
 
+/// What was rendered for the latest head, by period: a new head replaces
+/// it all, so it holds at most one value per period. The dashboard's JSON
+/// and the page are cached this way.
+#[derive(Debug)]
+pub struct PeriodCache<V> {
+    latest: Mutex<Option<(Digest, HashMap<Period, V>)>>,
+}
+
+impl<V> Default for PeriodCache<V> {
+    fn default() -> PeriodCache<V> {
+        PeriodCache {
+            latest: Mutex::new(None),
+        }
+    }
+}
+
+impl<V: Clone> PeriodCache<V> {
+    /// What was kept for `period` at the head whose root is `root`.
+    pub fn get(&self, root: &Digest, period: Period) -> Option<V> {
+        let guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        guard
+            .as_ref()
+            .filter(|(r, _)| r == root)
+            .and_then(|(_, by_period)| by_period.get(&period).cloned())
+    }
+
+    /// Keeps `value` for `period` at `root`, dropping other heads' values.
+    pub fn put(&self, root: Digest, period: Period, value: V) {
+        let mut guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_mut() {
+            Some((r, by_period)) if *r == root => {
+                by_period.insert(period, value);
+            }
+            _ => *guard = Some((root, HashMap::from([(period, value)]))),
+        }
+    }
+}
+
 /// The dashboards of the latest head, kept in memory by period.
 #[derive(Debug, Default)]
 pub struct Dashboards {
-    latest: Mutex<Option<(Digest, HashMap<Period, Cached>)>>,
+    latest: PeriodCache<Cached>,
 }
 
 impl Dashboards {
@@ -87,32 +125,15 @@ impl Dashboards {
     ) -> Result<RenderedDashboard, StoreError> {
         let latest = store.latest_snapshots().await?;
         let head = latest.head;
-        if let Some((view, json)) = self.cached(&head.root_hash, period) {
+        if let Some((view, json)) = self.latest.get(&head.root_hash, period) {
             return Ok(RenderedDashboard { head, view, json });
         }
         let dashboard = compute(store, period, head, latest.entries).await?;
         let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
         let view = Arc::new(dashboard);
-        self.remember(head.root_hash, period, (Arc::clone(&view), json.clone()));
+        self.latest
+            .put(head.root_hash, period, (Arc::clone(&view), json.clone()));
         Ok(RenderedDashboard { head, view, json })
-    }
-
-    fn cached(&self, root: &Digest, period: Period) -> Option<Cached> {
-        let guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        guard
-            .as_ref()
-            .filter(|(r, _)| r == root)
-            .and_then(|(_, by_period)| by_period.get(&period).cloned())
-    }
-
-    fn remember(&self, root: Digest, period: Period, json: Cached) {
-        let mut guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        match guard.as_mut() {
-            Some((r, by_period)) if *r == root => {
-                by_period.insert(period, json);
-            }
-            _ => *guard = Some((root, HashMap::from([(period, json)]))),
-        }
     }
 }
 

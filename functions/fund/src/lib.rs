@@ -19,7 +19,7 @@ pub mod routes;
 
 use axum::Router;
 use freedom_shared::config::WriteToken;
-use freedom_shared::dashboard::Dashboards;
+use freedom_shared::dashboard::{Dashboards, PeriodCache};
 use freedom_shared::events::EventBus;
 use freedom_shared::ledger::Ledger;
 use freedom_shared::record::guard::Guard;
@@ -35,6 +35,8 @@ pub struct AppState {
     pub write_token: Option<WriteToken>,
     /// Dashboards of the latest head, answered from memory when repeated.
     pub dashboards: Arc<Dashboards>,
+    /// The page (`GET /`) of the latest head by period, rendered once.
+    pub pages: Arc<PeriodCache<axum::body::Bytes>>,
     /// Where "record appended" events go (nowhere unless configured).
     pub events: EventBus,
 }
@@ -47,6 +49,7 @@ impl AppState {
             ledger: Ledger::new(store, guard),
             write_token,
             dashboards: Arc::new(Dashboards::default()),
+            pages: Arc::new(PeriodCache::default()),
             events: EventBus::none(),
         }
     }

@@ -10,6 +10,13 @@
 //! strategies are labelled as such, and a metric that cannot be computed
 //! shows as "n/a", never as 0 %.
 //!
+//! The page is bounded whatever the ledger holds: at most
+//! [`MAX_STRATEGIES`] strategies (live first), [`MAX_POSITIONS`] positions
+//! each, the newest [`MAX_DECISIONS`] decisions, prose cut at
+//! [`MAX_PROSE_CHARS`] characters, each with a note and a link to the JSON
+//! or the ledger entry that holds the rest. It is rendered once per head
+//! and period and then answered from memory.
+//!
 //! Nothing comes from another host. The Content-Security-Policy allows only
 //! the page's own stylesheet (by hash) and no scripts, frames or forms. The
 //! ETag is the root hash, as for the data it shows. Colours follow the
@@ -36,6 +43,14 @@ use std::sync::LazyLock;
 
 /// How many of the newest ledger entries the page lists.
 pub const LATEST_ENTRIES: usize = 10;
+/// Most strategies the page shows (the JSON dashboard lists them all).
+pub const MAX_STRATEGIES: usize = 50;
+/// Most positions a strategy's card lists.
+pub const MAX_POSITIONS: usize = 25;
+/// Most decisions the journal shows (the newest).
+pub const MAX_DECISIONS: usize = 20;
+/// Longest excerpt of a decision's text on the page.
+pub const MAX_PROSE_CHARS: usize = 600;
 
 const STYLE: &str = include_str!("page.css");
 
@@ -66,6 +81,14 @@ pub async fn show(
         Ok(dashboard) => dashboard,
         Err(error) => return unavailable(&error),
     };
+    if let Some(html) = state.pages.get(&dashboard.head.root_hash, period) {
+        let response = with_etag(
+            &headers,
+            &dashboard.head,
+            html_response(StatusCode::OK, html),
+        );
+        return secure(response);
+    }
     let latest = PageQuery {
         before: Some(dashboard.head.size + 1),
         limit: LATEST_ENTRIES,
@@ -77,11 +100,14 @@ pub async fn show(
         Ok(page) => page.entries,
         Err(error) => return unavailable(&error),
     };
-    let body = render(&dashboard.view, &entries);
+    let html = axum::body::Bytes::from(render(&dashboard.view, &entries).into_string());
+    state
+        .pages
+        .put(dashboard.head.root_hash, period, html.clone());
     let response = with_etag(
         &headers,
         &dashboard.head,
-        html_response(StatusCode::OK, body),
+        html_response(StatusCode::OK, html),
     );
     secure(response)
 }
@@ -99,11 +125,11 @@ fn unavailable(error: &freedom_shared::store::StoreError) -> Response {
     response
 }
 
-fn html_response(status: StatusCode, body: Markup) -> Response {
+fn html_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        body.into_string(),
+        body.into(),
     )
         .into_response()
 }
@@ -133,7 +159,7 @@ fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
             main { p { (message) } p { a href="/" { "Back to the dashboard" } } }
         },
     );
-    let mut response = secure(html_response(status, body));
+    let mut response = secure(html_response(status, body.into_string()));
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -285,10 +311,27 @@ struct Curve<'a> {
     points: Vec<(i64, f64, &'a SeriesPoint)>,
 }
 
+/// The strategies the page shows: live before paper (readers come for the
+/// real money first), then in the dashboard's order; at most
+/// [`MAX_STRATEGIES`].
+fn shown(dashboard: &Dashboard) -> Vec<&StrategyView> {
+    let mut strategies: Vec<&StrategyView> = dashboard.strategies.iter().collect();
+    strategies.sort_by_key(|s| s.mode != Mode::Live);
+    strategies.truncate(MAX_STRATEGIES);
+    strategies
+}
+
+/// Text cut to [`MAX_PROSE_CHARS`] characters, with an ellipsis when cut.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(MAX_PROSE_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 fn curves(dashboard: &Dashboard) -> Vec<Curve<'_>> {
-    dashboard
-        .strategies
-        .iter()
+    shown(dashboard)
+        .into_iter()
         .map(|strategy| Curve {
             strategy,
             points: strategy
@@ -548,18 +591,28 @@ fn strategies_section(dashboard: &Dashboard) -> Markup {
                     (dashboard.comparison.shared_timestamps) " valuation instants are shared by every strategy in this window."
                     @if !dashboard.comparison.misaligned.is_empty() {
                         " Misaligned (missing most of the valuation instants the other series use): "
-                        @for (i, key) in dashboard.comparison.misaligned.iter().enumerate() {
+                        @for (i, key) in dashboard.comparison.misaligned.iter().take(MAX_STRATEGIES).enumerate() {
                             @if i > 0 { ", " }
                             bdi { (key.strategy_id) } " (" (key.mode.as_str()) ")"
+                        }
+                        @if dashboard.comparison.misaligned.len() > MAX_STRATEGIES {
+                            " and " (dashboard.comparison.misaligned.len() - MAX_STRATEGIES) " more"
                         }
                         "."
                     }
                 }
             }
+            @if dashboard.strategies.len() > MAX_STRATEGIES {
+                p.note {
+                    (MAX_STRATEGIES) " are shown here, live ones first; "
+                    a href=(format!("{FUND_PATH}?period={}", dashboard.period.days())) { "the JSON dashboard" }
+                    " lists all " (dashboard.strategies.len()) " strategies."
+                }
+            }
             @if !dashboard.strategies.is_empty() {
                 (overview(dashboard))
             }
-            @for strategy in &dashboard.strategies {
+            @for strategy in shown(dashboard) {
                 (strategy_card(strategy, dashboard.comparison.is_misaligned(strategy)))
             }
         }
@@ -582,7 +635,7 @@ fn overview(dashboard: &Dashboard) -> Markup {
                     }
                 }
                 tbody {
-                    @for strategy in &dashboard.strategies {
+                    @for strategy in shown(dashboard) {
                         tr {
                             th scope="row" {
                                 a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
@@ -648,13 +701,21 @@ fn positions(strategy: &StrategyView) -> Markup {
                         caption { "Positions on " (date(&latest.as_of)) }
                         thead { tr { th scope="col" { "Symbol" } th scope="col" { "Quantity" } th scope="col" { "Mark" } th scope="col" { "Value" } th scope="col" { "Weight" } } }
                         tbody {
-                            @for p in positions {
+                            @for p in positions.iter().take(MAX_POSITIONS) {
                                 tr {
                                     th scope="row" { bdi { (p.symbol) } }
                                     td { (number(&p.quantity)) }
                                     td { (money(&p.mark)) }
                                     td { (money(&p.value)) }
                                     td { (percent_plain(p.weight)) }
+                                }
+                            }
+                            @if positions.len() > MAX_POSITIONS {
+                                tr.more {
+                                    td colspan="5" {
+                                        "and " (positions.len() - MAX_POSITIONS) " more positions, in "
+                                        a href=(format!("{FUND_PATH}?view=ledger&strategyId={}&type=snapshot&mode={}&limit=1", strategy.strategy_id, strategy.mode.as_str())) { "the ledger entry" }
+                                    }
                                 }
                             }
                             @if let Some(cash) = &latest.cash {
@@ -687,8 +748,15 @@ fn journal_section(dashboard: &Dashboard) -> Markup {
             @if dashboard.decisions.is_empty() {
                 p { "No decisions recorded in this window." }
             }
-            @for decision in &dashboard.decisions {
+            @for decision in dashboard.decisions.iter().take(MAX_DECISIONS) {
                 (decision_entry(dashboard, decision))
+            }
+            @if dashboard.decisions.len() > MAX_DECISIONS {
+                p.note {
+                    "The newest " (MAX_DECISIONS) " are shown; "
+                    a href=(format!("{FUND_PATH}?view=ledger&type=decision")) { "the ledger" }
+                    " holds every decision."
+                }
             }
         }
     }
@@ -709,7 +777,7 @@ fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> Markup {
         article.decision {
             h3 {
                 span class=(format!("badge action {action}")) { (action) } " "
-                bdi { (text(&record, "summary").unwrap_or_default()) }
+                bdi { (excerpt(text(&record, "summary").unwrap_or_default())) }
             }
             p.meta {
                 time datetime=(as_of) { (date_time(as_of)) } " · "
@@ -717,9 +785,9 @@ fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> Markup {
                 a href=(format!("{FUND_PATH}?view=ledger&strategyId={strategy_id}&type=decision")) { "ledger entry #" (decision.seq) }
             }
             dl {
-                @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { bdi { (thesis) } } }
-                @if let Some(counter) = text(&record, "counterEvidence") { dt { "Counter-evidence" } dd { bdi { (counter) } } }
-                @if let Some(next) = text(&record, "nextCheck") { dt { "Next check" } dd { bdi { (next) } } }
+                @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { bdi { (excerpt(thesis)) } } }
+                @if let Some(counter) = text(&record, "counterEvidence") { dt { "Counter-evidence" } dd { bdi { (excerpt(counter)) } } }
+                @if let Some(next) = text(&record, "nextCheck") { dt { "Next check" } dd { bdi { (excerpt(next)) } } }
                 dt { "Snapshots around it" }
                 dd {
                     @match around {

@@ -225,6 +225,95 @@ async fn a_stored_record_with_cash_far_above_a_tiny_equity_does_not_break_any_vi
     );
 }
 
+/// Records as the store takes them (they are valid records: read back
+/// with the record rules).
+fn stored(records: impl Iterator<Item = String>) -> Vec<Candidate> {
+    records
+        .map(|text| Candidate::new(&Record::from_canonical(&text).expect("a valid record")))
+        .collect()
+}
+
+/// A decision of about 64 KB: four long fields of 4-byte characters.
+fn large_decision(i: usize) -> String {
+    let text = "\u{1D11E}".repeat(3_990);
+    json!({
+        "id": format!("large-{i}"), "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": "large", "strategyName": "Large", "asOf": "2026-05-01T16:00:00Z",
+        "source": {"name": "test", "url": "https://example.com/t"}, "action": "research",
+        "summary": text, "thesis": text, "counterEvidence": text, "nextCheck": text
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_ledger_page_of_large_records_stops_at_one_mib_and_next_continues() {
+    let app = app();
+    // One goes through the API (it is a record a writer can send)...
+    let body = large_decision(0);
+    assert!(body.len() <= 64 * 1024);
+    assert_eq!(app.post(body).await.0, StatusCode::CREATED);
+    // ...the rest straight into the store: this test is about reading.
+    app.store
+        .append_batch(stored((1..30).map(large_decision)))
+        .await
+        .unwrap();
+    let mut seen = 0;
+    let mut uri = "/api/freedom-fund?view=ledger&limit=1000".to_owned();
+    loop {
+        let (status, body) = app.get(&uri).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.len() <= 1024 * 1024, "a page of {} bytes", body.len());
+        let page: Value = serde_json::from_slice(&body).unwrap();
+        seen += page["entries"].as_array().unwrap().len();
+        match page["next"].as_u64() {
+            Some(next) => uri = format!("/api/freedom-fund?view=ledger&limit=1000&before={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, 30);
+}
+
+#[tokio::test]
+async fn the_page_stays_bounded_with_thousands_of_strategies_and_large_decisions() {
+    let app = app();
+    app.store
+        .append_batch(stored((0..40).map(large_decision)))
+        .await
+        .unwrap();
+    let mut wide = snapshot("wide", "a-wide-book", "2026-05-01T16:00:00Z");
+    wide["cash"] = json!(0);
+    wide["equity"] = json!(1000);
+    wide["positions"] = (0..1000)
+        .map(|i| json!({"symbol": format!("P{i}"), "quantity": 1, "cost": 1, "mark": 1}))
+        .collect();
+    let strategies = std::iter::once(wide)
+        .chain((0..2_000).map(|i| {
+            snapshot(
+                &format!("s{i}"),
+                &format!("strategy-{i:04}"),
+                "2026-05-01T16:00:00Z",
+            )
+        }))
+        .map(|record| record.to_string());
+    app.store.append_batch(stored(strategies)).await.unwrap();
+    let (status, html) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.len() < 2 * 1024 * 1024,
+        "a page of {} bytes",
+        html.len()
+    );
+    let html = String::from_utf8(html).unwrap();
+    assert!(
+        html.contains("lists all 2001 strategies"),
+        "the page says how many there are"
+    );
+    assert!(html.contains("and 975 more positions"));
+    assert!(html.contains("The newest 20 are shown"));
+    // The same head gives the same bytes (rendered once, then from memory).
+    assert_eq!(app.get("/").await.1, html.as_bytes());
+}
+
 /// Numbers chosen to stress the arithmetic: the smallest and largest
 /// magnitudes the parser accepts, and ordinary ones.
 const AMOUNTS: &[&str] = &[

@@ -106,6 +106,7 @@ where
     strategies_and_modes_are_independent(make_store().await).await;
     head_matches_a_full_recomputation(make_store().await).await;
     pages_are_newest_first_with_cursor_and_filters(make_store().await).await;
+    pages_stop_at_the_byte_budget_and_next_reaches_every_entry(make_store().await).await;
     series_starts_at_the_baseline(make_store().await).await;
     latest_snapshots_has_one_per_strategy_and_mode(make_store().await).await;
     decisions_in_range_are_newest_first(make_store().await).await;
@@ -331,6 +332,92 @@ async fn pages_are_newest_first_with_cursor_and_filters<S: LedgerStore>(store: S
         .await
         .unwrap();
     assert!(none.entries.is_empty() && none.next.is_none());
+}
+
+/// A decision of about 64 KB (four long fields of 4-byte characters).
+pub fn large_decision(id: &str, day: i64) -> Candidate {
+    let text = "\u{1D11E}".repeat(3_990);
+    candidate(json!({
+        "id": id, "type": "decision", "visibility": "public", "mode": "paper",
+        "strategyId": "large", "strategyName": "Strategy large",
+        "asOf": timestamp(day), "source": {"name": "suite", "url": "https://example.com/suite"},
+        "action": "research", "summary": text, "thesis": text, "counterEvidence": text, "nextCheck": text
+    }))
+}
+
+async fn pages_stop_at_the_byte_budget_and_next_reaches_every_entry<S: LedgerStore>(store: S) {
+    use super::MAX_PAGE_BYTES;
+    for i in 0..40 {
+        created(&store, large_decision(&format!("big-{i}"), i)).await;
+        if i % 10 == 0 {
+            created(&store, snapshot(&format!("small-{i}"), "s", "live", i, 100)).await;
+        }
+    }
+    let total = store.head().await.expect("head").size;
+    for kind in [None, Some(RecordKind::Decision)] {
+        let mut seen = Vec::new();
+        let mut before = None;
+        loop {
+            let page = store
+                .page(&PageQuery {
+                    before,
+                    limit: 1000,
+                    strategy_id: None,
+                    kind,
+                    mode: None,
+                })
+                .await
+                .expect("page");
+            let cost: usize = page.entries.iter().map(Entry::page_cost).sum();
+            assert!(
+                cost <= MAX_PAGE_BYTES,
+                "a page of {} entries costs {cost} bytes",
+                page.entries.len()
+            );
+            assert!(
+                !page.entries.is_empty(),
+                "every page holds at least one entry"
+            );
+            seen.extend(page.entries.iter().map(|e| e.seq));
+            match page.next {
+                Some(next) => {
+                    assert_eq!(Some(next), page.entries.last().map(|e| e.seq));
+                    before = Some(next);
+                }
+                None => break,
+            }
+        }
+        let expected: Vec<u64> = match kind {
+            None => (1..=total).rev().collect(),
+            Some(_) => {
+                let mut all = Vec::new();
+                let mut before = None;
+                loop {
+                    let page = store
+                        .page(&PageQuery {
+                            before,
+                            limit: 1,
+                            strategy_id: None,
+                            kind,
+                            mode: None,
+                        })
+                        .await
+                        .expect("page");
+                    all.extend(page.entries.iter().map(|e| e.seq));
+                    match page.next {
+                        Some(next) => before = Some(next),
+                        None => break,
+                    }
+                }
+                all
+            }
+        };
+        assert!(seen.len() > 10, "several pages were needed");
+        assert_eq!(
+            seen, expected,
+            "following next reaches every entry once, newest first"
+        );
+    }
 }
 
 async fn series_starts_at_the_baseline<S: LedgerStore>(store: S) {

@@ -40,11 +40,12 @@
 //!   its id with the same leaf: `unchanged`, never a second leaf.
 //! - head: one; page, series, decisions, latest snapshots, dashboard window:
 //!   two (the indexes and head in one atomic `multi-exec` or pipeline, then
-//!   one `MGET` of the records).
+//!   one `MGET` of the records; for a page, one run of `kv_page.lua`, which
+//!   reads the records in order and stops at the page's byte budget).
 
 use super::{
-    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageQuery, Refusal,
-    StoreError, WindowEntries,
+    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, PAGE_ENTRY_OVERHEAD_BYTES, Page,
+    PageBuilder, PageQuery, Refusal, StoreError, WindowEntries,
 };
 use crate::kv::{Command, KvClient, KvError, Script, as_array, as_string};
 use crate::merkle::{Digest, Frontier, Head};
@@ -59,6 +60,7 @@ pub const MAX_APPEND_ATTEMPTS: usize = 200;
 
 static APPEND_SCRIPT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("kv_append.lua")));
+static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("kv_page.lua")));
 
 impl From<KvError> for StoreError {
     fn from(error: KvError) -> StoreError {
@@ -151,6 +153,33 @@ impl KvStore {
         if values.len() != seqs.len() {
             return Err(StoreError::Corrupt(
                 "MGET answered a different count".into(),
+            ));
+        }
+        seqs.iter()
+            .zip(values)
+            .map(|(seq, value)| match as_string(value)? {
+                Some(text) => parse_record(*seq, text),
+                None => Err(StoreError::Corrupt(format!(
+                    "an index names record {seq}, which is missing"
+                ))),
+            })
+            .collect()
+    }
+
+    /// The records of `seqs` in order, stopping before the first that would
+    /// pass `budget` bytes of page body (always at least one): one
+    /// round trip that moves no more than the page holds.
+    async fn records_within(&self, seqs: &[u64], budget: usize) -> Result<Vec<Entry>, StoreError> {
+        if seqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = seqs.iter().map(|s| self.record_key(*s)).collect();
+        let args = [budget.to_string(), PAGE_ENTRY_OVERHEAD_BYTES.to_string()];
+        let value = PAGE_SCRIPT.run(&self.client, &keys, &args).await?;
+        let values = as_array(&value)?;
+        if values.len() > seqs.len() {
+            return Err(StoreError::Corrupt(
+                "the page script answered more records than asked".into(),
             ));
         }
         seqs.iter()
@@ -475,18 +504,21 @@ impl LedgerStore for KvStore {
             let seqs = (1..=top).rev().take(q.limit + 1).collect();
             (head, seqs)
         };
-        let next = if seqs.len() > q.limit {
+        let mut page = PageBuilder::new(q.limit);
+        if seqs.len() > q.limit {
             seqs.truncate(q.limit);
-            seqs.last().copied()
-        } else {
-            None
-        };
-        let entries = self.records(&seqs).await?;
-        Ok(Page {
-            head,
-            entries,
-            next,
-        })
+            page.more_remain();
+        }
+        let read = self.records_within(&seqs, page.budget()).await?;
+        if read.len() < seqs.len() {
+            page.more_remain();
+        }
+        for entry in read {
+            if !page.offer(entry) {
+                break;
+            }
+        }
+        Ok(page.finish(head))
     }
 
     async fn snapshot_series(

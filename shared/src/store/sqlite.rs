@@ -16,8 +16,8 @@
 //! frontier)`.
 
 use super::{
-    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageQuery, Refusal,
-    StoreError, WindowEntries,
+    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageBuilder, PageQuery,
+    Refusal, StoreError, WindowEntries,
 };
 use crate::merkle::{Digest, Frontier, Head};
 use crate::record::{Mode, RecordKind, StrategyId};
@@ -370,20 +370,16 @@ fn read_page(conn: &mut Connection, q: &PageQuery) -> Result<Page, StoreError> {
             entry_from_row,
         )
         .map_err(unavailable)?;
-    let mut entries = collect_entries(rows)?;
-    let next = if entries.len() > q.limit {
-        entries.truncate(q.limit);
-        entries.last().map(|e| e.seq)
-    } else {
-        None
-    };
+    // Rows are read one at a time, and no further once the page is full.
+    let mut page = PageBuilder::new(q.limit);
+    for row in rows {
+        if !page.offer(to_entry(row.map_err(unavailable)?)?) {
+            break;
+        }
+    }
     drop(statement);
     tx.commit().map_err(unavailable)?;
-    Ok(Page {
-        head,
-        entries,
-        next,
-    })
+    Ok(page.finish(head))
 }
 
 fn read_series(
