@@ -4,12 +4,14 @@
 
 use freedom_shared::dashboard::{DEFAULT_PERIOD, PERIODS};
 use freedom_shared::json::MAX_NESTING;
-use freedom_shared::ledger::{DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use freedom_shared::ledger::{BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::record::{
     FUTURE_TOLERANCE_SECONDS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS, MAX_TEXT_CHARS,
     MAX_URL_CHARS,
 };
+use freedom_shared::server::ServerLimits;
+use freedom_shared::store::MAX_PAGE_BYTES;
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
 use serde_json::{Value, json};
 
@@ -46,6 +48,11 @@ const WRITE_STATUSES: &[(u16, &str, &str)] = &[
         409,
         "out_of_order",
         "the snapshot is older than the latest of its strategy and mode",
+    ),
+    (
+        408,
+        "request_timeout",
+        "the body did not arrive within 30 s (the connection is closed)",
     ),
     (413, "payload_too_large", "the body is over 64 KiB"),
     (
@@ -91,6 +98,26 @@ const READ_STATUSES: &[(u16, &str, &str)] = &[
         503,
         "storage_unavailable",
         "the store is not configured or failing",
+    ),
+];
+
+/// What the HTTP layer answers by itself, before any route.
+const HTTP_LAYER_STATUSES: &[(u16, &str, &str)] = &[
+    (
+        400,
+        "bad_request",
+        "the request is not HTTP/1.1 (a broken request line or header)",
+    ),
+    (
+        408,
+        "request_timeout",
+        "the request head did not arrive within the head timeout after the connection was ready",
+    ),
+    (414, "uri_too_long", "the URL is longer than 8 KiB"),
+    (
+        431,
+        "header_fields_too_large",
+        "the request head is larger than 32 KiB",
     ),
 ];
 
@@ -141,7 +168,7 @@ pub fn contract() -> Value {
              "query": {"view": "ledger", "limit": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT},
                        "before": "a seq: entries with a smaller seq (the `next` cursor)",
                        "strategyId": "filter", "type": "filter: snapshot | decision", "mode": "filter: live | paper"},
-             "purpose": "the ledger, newest first: {schemaVersion, head, entries: [{seq, leafHash, record}], next}",
+             "purpose": format!("the ledger, newest first: {{schemaVersion, head, entries: [{{seq, leafHash, record}}], next}}; a page also stops early once its body would pass {MAX_PAGE_BYTES} bytes (limit is a maximum; follow next)"),
              "statuses": statuses(READ_STATUSES)},
             {"method": "GET", "path": "/api/freedom-fund", "auth": "none", "query": {"view": "contract"},
              "purpose": "this document", "statuses": statuses(&READ_STATUSES[..1])},
@@ -157,9 +184,14 @@ pub fn contract() -> Value {
         ],
         "errors": {
             "shape": {"error": {"code": "string", "message": "string", "details": "array"}},
-            "codes": ["malformed_json", "invalid_query", "unauthorized", "not_found", "method_not_allowed", "id_conflict",
-                      "duplicate_snapshot", "out_of_order", "scanner_busy", "payload_too_large", "unsupported_media_type",
-                      "validation_failed", "sensitive_content", "writes_disabled", "storage_unavailable"]
+            "codes": ["bad_request", "malformed_json", "invalid_query", "unauthorized", "not_found", "method_not_allowed",
+                      "request_timeout", "id_conflict", "duplicate_snapshot", "out_of_order", "scanner_busy", "payload_too_large",
+                      "uri_too_long", "header_fields_too_large", "unsupported_media_type", "validation_failed",
+                      "sensitive_content", "writes_disabled", "storage_unavailable"],
+            "httpLayer": {
+                "note": "answers any request may get before it reaches a route, with the same error body (on the local listener; API Gateway gives its own under Lambda)",
+                "statuses": statuses(HTTP_LAYER_STATUSES)
+            }
         },
         "rules": {
             "identifiers": format!("id and strategyId: 1 to {MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ : -"),
@@ -211,7 +243,15 @@ pub fn contract() -> Value {
             "maxBodyBytes": MAX_BODY_BYTES,
             "maxJsonNesting": MAX_NESTING,
             "futureTimestampToleranceSeconds": FUTURE_TOLERANCE_SECONDS,
-            "ledgerPage": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT},
+            "ledgerPage": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT, "maxBytes": MAX_PAGE_BYTES},
+            "localListener": {
+                "requestHeadTimeoutSeconds": ServerLimits::default().head_timeout.as_secs(),
+                "bodyTimeoutSeconds": BODY_TIMEOUT.as_secs(),
+                "maxHeadBytes": ServerLimits::default().max_head_bytes,
+                "maxUriBytes": ServerLimits::default().max_uri_bytes,
+                "maxConnections": ServerLimits::default().max_connections,
+                "shutdownGraceSeconds": ServerLimits::default().shutdown_grace.as_secs()
+            },
             "idLength": MAX_ID_CHARS,
             "nameLength": MAX_NAME_CHARS,
             "textLength": MAX_TEXT_CHARS,
@@ -344,7 +384,10 @@ pub fn openapi() -> Value {
                             ]}}}
                         },
                         "304": {"description": "not modified (ETag matched)", "headers": etag_header},
-                        "400": error_response("invalid_query"),
+                        "400": error_response("invalid_query, or bad_request from the HTTP layer"),
+                        "408": error_response("request_timeout (HTTP layer)"),
+                        "414": error_response("uri_too_long (HTTP layer)"),
+                        "431": error_response("header_fields_too_large (HTTP layer)"),
                         "503": error_response("storage_unavailable")
                     }
                 },
@@ -360,8 +403,11 @@ pub fn openapi() -> Value {
                         "200": json_response("identical record already stored; nothing changed", json!({"$ref": "#/components/schemas/AppendReceipt"})),
                         "400": error_response("malformed_json or invalid_query"),
                         "401": error_response("unauthorized"),
+                        "408": error_response("request_timeout: the body did not arrive in time"),
                         "409": error_response("id_conflict, duplicate_snapshot or out_of_order"),
                         "413": error_response("payload_too_large"),
+                        "414": error_response("uri_too_long (HTTP layer)"),
+                        "431": error_response("header_fields_too_large (HTTP layer)"),
                         "415": error_response("unsupported_media_type"),
                         "422": error_response("validation_failed or sensitive_content"),
                         "503": error_response("writes_disabled or storage_unavailable")
