@@ -155,15 +155,7 @@ impl KvStore {
                 "MGET answered a different count".into(),
             ));
         }
-        seqs.iter()
-            .zip(values)
-            .map(|(seq, value)| match as_string(value)? {
-                Some(text) => parse_record(*seq, text),
-                None => Err(StoreError::Corrupt(format!(
-                    "an index names record {seq}, which is missing"
-                ))),
-            })
-            .collect()
+        entries_of(seqs, values)
     }
 
     /// The records of `seqs` in order, stopping before the first that would
@@ -182,15 +174,7 @@ impl KvStore {
                 "the page script answered more records than asked".into(),
             ));
         }
-        seqs.iter()
-            .zip(values)
-            .map(|(seq, value)| match as_string(value)? {
-                Some(text) => parse_record(*seq, text),
-                None => Err(StoreError::Corrupt(format!(
-                    "an index names record {seq}, which is missing"
-                ))),
-            })
-            .collect()
+        entries_of(seqs, values)
     }
 
     fn series_commands(
@@ -257,6 +241,20 @@ fn parse_head(fields: &[Value]) -> Result<Head, StoreError> {
             "the head has a size but no root".into(),
         )),
     }
+}
+
+/// The entries of `seqs` from the stored values read for them, in order
+/// (there may be fewer values than seqs; never a missing record).
+fn entries_of(seqs: &[u64], values: &[Value]) -> Result<Vec<Entry>, StoreError> {
+    seqs.iter()
+        .zip(values)
+        .map(|(seq, value)| match as_string(value)? {
+            Some(text) => parse_record(*seq, text),
+            None => Err(StoreError::Corrupt(format!(
+                "an index names record {seq}, which is missing"
+            ))),
+        })
+        .collect()
 }
 
 fn parse_record(seq: u64, text: &str) -> Result<Entry, StoreError> {
