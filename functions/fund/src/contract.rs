@@ -63,7 +63,7 @@ const WRITE_STATUSES: &[(u16, &str, &str)] = &[
     (
         422,
         "validation_failed",
-        "fields break the rules; details list each field path and rule",
+        "fields break the rules; details list each field path and rule (at most 100; a last more_issues entry counts the rest)",
     ),
     (
         422,

@@ -39,6 +39,10 @@ pub const MAX_TEXT_CHARS: usize = 4000;
 pub const MAX_URL_CHARS: usize = 2048;
 /// Most positions in one snapshot.
 pub const MAX_POSITIONS: usize = 1000;
+/// Most issues one refusal lists; beyond them a last issue (rule
+/// `more_issues`) says how many more there are, so a body of thousands of
+/// broken members cannot make an answer many times its own size.
+pub const MAX_REPORTED_ISSUES: usize = 100;
 /// How far past the service's clock an `asOf` may lie (5 minutes of clock
 /// skew). One mistyped year must never be able to freeze a strategy (every
 /// later snapshot would be `out_of_order`) or move the dashboard's window.
@@ -374,23 +378,20 @@ impl Record {
         };
         let record = parser.record(&tree);
         if let Some((guard, _)) = write {
-            let sensitive: Vec<FieldIssue> = parser
-                .strings
-                .iter()
-                .filter_map(|(path, text)| {
-                    guard.scan(text).map(|rule| {
-                        let field = if path.is_empty() { "(record)" } else { path };
-                        FieldIssue::new(path, rule.as_str(), format!("{field} {}", rule.describe()))
-                    })
-                })
-                .collect();
-            if !sensitive.is_empty() {
-                return Err(RecordError::Sensitive(sensitive));
+            let mut sensitive = Parser::default();
+            for (path, text) in &parser.strings {
+                if let Some(rule) = guard.scan(text) {
+                    let field = if path.is_empty() { "(record)" } else { path };
+                    sensitive.issue(path, rule.as_str(), format!("{field} {}", rule.describe()));
+                }
+            }
+            if !sensitive.issues.is_empty() {
+                return Err(RecordError::Sensitive(sensitive.into_issues()));
             }
         }
         match record {
             Some(record) if parser.issues.is_empty() => Ok(record),
-            _ => Err(RecordError::Invalid(parser.issues)),
+            _ => Err(RecordError::Invalid(parser.into_issues())),
         }
     }
 
@@ -524,8 +525,9 @@ enum Text {
     Url,
 }
 
-/// Walks an [`ExactJson`] tree, collecting issues and every string (for the
-/// guard) as it goes.
+/// Walks an [`ExactJson`] tree, collecting issues (the first
+/// [`MAX_REPORTED_ISSUES`], and a count of the rest) and every string (for
+/// the guard) as it goes.
 ///
 /// Two kinds of rule apply. The rules of a record's shape (fields, types,
 /// constants, identifiers, exact decimals of the right sign, reconciliation)
@@ -538,6 +540,8 @@ enum Text {
 #[derive(Default)]
 struct Parser {
     issues: Vec<FieldIssue>,
+    /// Issues found beyond [`MAX_REPORTED_ISSUES`].
+    unreported: usize,
     strings: Vec<(String, String)>,
     /// The service's clock when admitting a new record; `None` on read-back.
     admitting_at: Option<DateTime<Utc>>,
@@ -574,15 +578,44 @@ struct Members<'a> {
 }
 
 impl<'a> Members<'a> {
+    /// The first member called `name`; its duplicates (already reported as
+    /// `duplicate_key`) go with it, so they are not also unknown fields.
     fn take(&mut self, name: &str) -> Option<&'a ExactJson> {
         let at = self.members.iter().position(|(k, _)| *k == name)?;
-        Some(self.members.remove(at).1)
+        let value = self.members.remove(at).1;
+        self.members.retain(|(k, _)| *k != name);
+        Some(value)
     }
 }
 
 impl Parser {
     fn issue(&mut self, field: &str, rule: &str, message: impl Into<String>) {
-        self.issues.push(FieldIssue::new(field, rule, message));
+        if self.is_full() {
+            self.unreported += 1;
+        } else {
+            self.issues.push(FieldIssue::new(field, rule, message));
+        }
+    }
+
+    /// Whether further issues are only counted (so their wording, and the
+    /// check of a member's name before it is shown, can be skipped).
+    fn is_full(&self) -> bool {
+        self.issues.len() >= MAX_REPORTED_ISSUES
+    }
+
+    /// The issues found, the last one counting those not listed.
+    fn into_issues(mut self) -> Vec<FieldIssue> {
+        if self.unreported > 0 {
+            self.issues.push(FieldIssue::new(
+                "",
+                "more_issues",
+                format!(
+                    "{} more issues are not listed; fix these and send the record again",
+                    self.unreported
+                ),
+            ));
+        }
+        self.issues
     }
 
     fn object<'a>(&mut self, value: &'a ExactJson, path: &str) -> Option<Members<'a>> {
@@ -598,6 +631,10 @@ impl Parser {
         let mut seen = std::collections::HashSet::new();
         for (key, _) in members {
             if !seen.insert(key.as_str()) {
+                if self.is_full() {
+                    self.unreported += 1;
+                    continue;
+                }
                 match display_key(key) {
                     Some(name) => {
                         let field = join(path, name);
@@ -624,6 +661,10 @@ impl Parser {
     fn finish(&mut self, members: Members<'_>) {
         for (key, _) in members.members {
             // Duplicates of known names were already reported.
+            if self.is_full() {
+                self.unreported += 1;
+                continue;
+            }
             match display_key(key) {
                 Some(name) => {
                     let field = join(&members.path, name);

@@ -659,3 +659,20 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn a_body_of_thousands_of_broken_members_reports_at_most_a_hundred_issues() {
+    let mut text = snapshot().to_string();
+    text.pop(); // the closing brace
+    for i in 0..3000 {
+        text.push_str(&format!(r#","id":"dup","x{i}":1"#));
+    }
+    text.push('}');
+    let Err(RecordError::Invalid(list)) = Record::parse(text.as_bytes(), &guard(), now()) else {
+        panic!("refused as invalid");
+    };
+    assert_eq!(list.len(), MAX_REPORTED_ISSUES + 1);
+    let last = list.last().unwrap();
+    assert_eq!(last.rule, "more_issues");
+    assert!(last.message.contains("5900 more"), "{}", last.message);
+}
