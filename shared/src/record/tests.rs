@@ -231,7 +231,8 @@ fn timestamps_need_rfc3339_with_an_offset() {
 
 #[test]
 fn a_timestamp_more_than_five_minutes_ahead_of_the_clock_is_refused() {
-    let at = |offset: Duration| rfc3339_of(now() + offset);
+    let at =
+        |offset: Duration| (now() + offset).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
     for late in [
         at(Duration::minutes(5) + Duration::nanoseconds(1)),
         at(Duration::days(1)),
@@ -260,10 +261,6 @@ fn a_timestamp_more_than_five_minutes_ahead_of_the_clock_is_refused() {
     let stored = with(snapshot(), &["asOf"], json!("2199-01-01T00:00:00Z"));
     let canonical = crate::canonical::canonical_json(&stored);
     assert!(Record::from_canonical(&canonical).is_ok());
-}
-
-fn rfc3339_of(instant: DateTime<Utc>) -> String {
-    instant.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
 #[test]
