@@ -9,7 +9,7 @@
 //! embedded store in the data dir, or on the KV REST store when its variables
 //! are set (DESIGN.md "Configuration"; the data dir is then unused). It logs
 //! where it listens and which store it uses. The listener is
-//! [`freedom_shared::server`]: request-head and body timeouts, a connection
+//! [`freedom_shared::web::listener`]: request-head and body timeouts, a connection
 //! cap below the descriptor limit, JSON errors from the HTTP layer too. On
 //! SIGINT or SIGTERM it stops accepting, gives in-flight requests a bounded
 //! grace period, and exits (every acknowledged append is already on disk).
@@ -17,10 +17,12 @@
 //! variable.
 
 use clap::Parser;
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config;
-use freedom_shared::server::{self, ServerLimits};
-use freedom_shared::store::Stores;
+use freedom_shared::errors::fatal;
+use freedom_shared::web::listener::{self, ServerLimits};
 use scanner::config::ScannerConfig;
+use scanner::run::ScanRunner;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -66,11 +68,11 @@ fn main() -> ExitCode {
     let options = Options::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(error) => return server::fatal("freedom-local", &error),
+        Err(error) => return fatal("freedom-local", &error),
     };
     match runtime.block_on(run(options)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => server::fatal("freedom-local", error.as_ref()),
+        Err(error) => fatal("freedom-local", error.as_ref()),
     }
 }
 
@@ -83,15 +85,15 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
     }
-    let events = freedom_shared::events::EventBus::from_env(lookup).await;
+    let events = fund::lambda::events_from_env(lookup).await;
     let scanner_state = scanner::AppState::new(scanner_config, &stores, write_token.clone())
         .with_events(events.clone());
     let fund_state =
         fund::AppState::new(Arc::clone(&stores.ledger), write_token).with_events(events);
-    let schedule = scanner_state.scanner.clone();
+    let schedule = Arc::clone(&scanner_state.runner);
     let app = fund::routes(fund_state)
         .merge(scanner::routes(scanner_state))
-        .fallback(freedom_shared::http::not_found);
+        .fallback(freedom_shared::web::not_found);
 
     let (limits, descriptors) = ServerLimits {
         max_connections: options.max_connections.max(1),
@@ -100,9 +102,9 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         ..ServerLimits::default()
     }
     .fitted_to_descriptors();
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let socket = tokio::net::TcpListener::bind(options.addr).await?;
     tracing::info!(
-        addr = %listener.local_addr()?,
+        addr = %socket.local_addr()?,
         store = %stores.description,
         max_connections = limits.max_connections,
         descriptor_limit = descriptors,
@@ -114,20 +116,20 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!("scanner schedule: every 15 minutes, on :00, :15, :30 and :45");
         tokio::spawn(run_every_quarter_hour(schedule));
     }
-    server::serve(listener, app, limits, server::shutdown_signal()).await?;
+    listener::serve(socket, app, limits, listener::shutdown_signal()).await?;
     tracing::info!("freedom-local stopped");
     Ok(())
 }
 
 /// Runs the scanner at every quarter hour of the wall clock, like the
 /// EventBridge rule in production; a run that finds the lock held is skipped.
-async fn run_every_quarter_hour(scanner: Arc<scanner::run::Scanner>) {
+async fn run_every_quarter_hour(runner: Arc<ScanRunner>) {
     loop {
         let now = chrono::Utc::now();
-        let next = freedom_shared::scanner::grid_slot(now) + freedom_shared::scanner::LEDGER_GRID;
+        let next = freedom_shared::scan::grid_slot(now) + freedom_shared::scan::LEDGER_GRID;
         let wait = (next - now).to_std().unwrap_or_default();
         tokio::time::sleep(wait).await;
-        match scanner.run().await {
+        match runner.run().await {
             Ok(report) => {
                 tracing::info!(status = %report["status"], "scheduled scanner run finished")
             }

@@ -18,11 +18,11 @@
 
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::dashboard::{Dashboards, Period};
+use freedom_shared::ports::ledger_store::{Candidate, LedgerStore};
 use freedom_shared::record::guard::Guard;
 use freedom_shared::record::{Record, decimal_json};
-use freedom_shared::store::sqlite::SqliteStore;
-use freedom_shared::store::{Candidate, LedgerStore};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::path::PathBuf;
@@ -62,18 +62,18 @@ fn candidate(strategy: usize, at: DateTime<Utc>, equity: Decimal) -> Candidate {
 }
 
 /// Opens (building on first use) a ledger of `total` snapshots.
-fn ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteStore {
+fn ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteLedgerStore {
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from("target"));
     let dir = target.join("bench-ledgers").join(format!("ledger-{total}"));
-    let store = SqliteStore::open(&dir).expect("open bench ledger");
+    let store = SqliteLedgerStore::open(&dir).expect("open bench ledger");
     if runtime.block_on(store.head()).expect("head").size == total as u64 {
         return store;
     }
     drop(store);
     std::fs::remove_dir_all(&dir).ok();
-    let store = SqliteStore::open(&dir).expect("create bench ledger");
+    let store = SqliteLedgerStore::open(&dir).expect("create bench ledger");
     let older = total / STRATEGIES - RECENT;
     let history_end: DateTime<Utc> = "2025-12-31T23:00:00Z".parse().unwrap();
     let recent = recent_closes();

@@ -13,11 +13,11 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use freedom_shared::kv::KvClient;
+use freedom_shared::adapters::kv_rest::KvLedgerStore;
+use freedom_shared::adapters::kv_rest::client::KvClient;
+use freedom_shared::ports::ledger_store::{Candidate, LedgerStore, PageQuery};
 use freedom_shared::record::guard::Guard;
 use freedom_shared::record::{Record, StrategyId};
-use freedom_shared::store::kv::KvStore;
-use freedom_shared::store::{Candidate, LedgerStore, PageQuery};
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;
 use serde_json::json;
@@ -58,7 +58,7 @@ fn kv(c: &mut Criterion) {
         .block_on(UpstashBridge::start(&server.url(), "bench-token"))
         .unwrap();
     let config = bridge.kv_config("bench:");
-    let new_store = || KvStore::new(KvClient::new(&config).unwrap(), "bench:");
+    let new_store = || KvLedgerStore::new(KvClient::new(&config).unwrap(), "bench:");
     let store = new_store();
     let next = AtomicU64::new(0);
     runtime.block_on(async {

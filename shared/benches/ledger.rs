@@ -11,10 +11,10 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::ports::ledger_store::{Candidate, LedgerStore, PageQuery};
 use freedom_shared::record::Record;
 use freedom_shared::record::guard::Guard;
-use freedom_shared::store::sqlite::SqliteStore;
-use freedom_shared::store::{Candidate, LedgerStore, PageQuery};
 use serde_json::json;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,7 +68,7 @@ fn records(c: &mut Criterion) {
 fn embedded(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
     let next = AtomicU64::new(0);
     c.bench_function("embedded/append", |b| {
         b.to_async(&runtime).iter_batched(
@@ -79,7 +79,7 @@ fn embedded(c: &mut Criterion) {
     });
 
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
     runtime.block_on(async {
         for id in 0..10_000 {
             store.append(decision(id)).await.unwrap();

@@ -1,8 +1,9 @@
-//! Where "now" comes from. Production reads the system clock; tests inject a
-//! fixed or stepped one, so rules that depend on the time (a record may not
-//! be dated in the future; the scanner's schedule) are tested exactly.
+//! Where "now" comes from, and how instants are written. Production reads the
+//! system clock; tests inject a fixed or stepped one, so rules that depend on
+//! the time (a record may not be dated in the future; the scanner's schedule;
+//! a lock's expiry) are tested exactly.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use std::sync::Arc;
 
 /// A source of the current instant.
@@ -16,4 +17,17 @@ pub fn system_clock() -> Clock {
 /// A clock that always reads `at` (tests).
 pub fn fixed_clock(at: DateTime<Utc>) -> Clock {
     Arc::new(move || at)
+}
+
+/// `instant` as RFC 3339 in UTC (`2026-05-04T16:00:00Z`, with a fraction of
+/// a second only when it has one): how the service writes every instant it
+/// produces itself.
+pub fn rfc3339(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// `instant` without its fraction of a second: the scanner and the messages
+/// that name the service's clock count in whole seconds.
+pub fn whole_seconds(instant: DateTime<Utc>) -> DateTime<Utc> {
+    chrono::SubsecRound::trunc_subsecs(instant, 0)
 }

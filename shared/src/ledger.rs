@@ -7,11 +7,11 @@
 
 use crate::clock::{Clock, system_clock};
 use crate::merkle::Head;
-use crate::record::guard::Guard;
-use crate::record::{Record, RecordError};
-use crate::store::{
+use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError,
 };
+use crate::record::guard::Guard;
+use crate::record::{Record, RecordError};
 use std::sync::Arc;
 
 /// Largest request body the write path accepts (64 KiB).
@@ -51,7 +51,7 @@ pub enum AppendError {
     #[error(transparent)]
     Record(#[from] RecordError),
     /// The store's checks refused it.
-    #[error("refused by the ledger: {0:?}")]
+    #[error("refused by the ledger: {0}")]
     Refused(Refusal),
     /// The store failed.
     #[error(transparent)]

@@ -183,7 +183,7 @@ impl Frontier {
 
     /// Reads the storage form back, checking it fits `size`.
     pub fn from_bytes(size: u64, bytes: &[u8]) -> Result<Frontier, CorruptFrontier> {
-        if bytes.len() % 32 != 0 || bytes.len() / 32 != size.count_ones() as usize {
+        if !bytes.len().is_multiple_of(32) || bytes.len() / 32 != size.count_ones() as usize {
             return Err(CorruptFrontier);
         }
         let subtrees = bytes

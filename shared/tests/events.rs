@@ -2,19 +2,29 @@
 //! their source, detail-type and detail, in batches of at most 10; a bus that
 //! is down fails nothing.
 
-use freedom_shared::events::{EventBus, OutsideEvent};
+use aws_config::{BehaviorVersion, Region};
+use aws_sdk_eventbridge::config::Credentials;
+use freedom_shared::adapters::eventbridge::{EventBridgeSink, sdk_config};
+use freedom_shared::ports::event_sink::{EventSink, NoEvents, OutsideEvent};
 use freedom_testkit::moto::MotoServer;
 use serde_json::json;
+
+/// The sink for `bus` on `moto`, configured as the default chain would be
+/// from the variables [`MotoServer::env`] gives a process.
+async fn sink(moto: &MotoServer, bus: &str) -> EventBridgeSink {
+    let loader = aws_config::defaults(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
+        .endpoint_url(moto.endpoint());
+    EventBridgeSink::new(&sdk_config(loader).await, bus)
+}
 
 #[tokio::test]
 async fn events_arrive_in_batches_and_a_missing_bus_fails_nothing() {
     let moto = MotoServer::start();
     let queue = moto.sink("ff-test-bus");
-    let env = moto.env("ff-test-bus");
-    let bus =
-        EventBus::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
-            .await;
-    assert!(bus.is_configured());
+    let bus = sink(&moto, "ff-test-bus").await;
+    assert!(bus.is_enabled());
     let events: Vec<OutsideEvent> = (0..23)
         .map(|i| OutsideEvent {
             detail_type: "PaperTrade",
@@ -30,10 +40,7 @@ async fn events_arrive_in_batches_and_a_missing_bus_fails_nothing() {
     assert_eq!(arrived[7]["detail"], json!({"n": 7}));
 
     // A bus that does not exist: refused, logged, nothing fails.
-    let env = moto.env("no-such-bus");
-    let missing =
-        EventBus::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
-            .await;
+    let missing = sink(&moto, "no-such-bus").await;
     let accepted = missing
         .publish(vec![OutsideEvent {
             detail_type: "PaperTrade",
@@ -42,5 +49,7 @@ async fn events_arrive_in_batches_and_a_missing_bus_fails_nothing() {
         .await;
     assert_eq!(accepted, 0);
     // And no bus configured publishes nothing.
-    assert_eq!(EventBus::from_env(|_| None).await.publish(vec![]).await, 0);
+    assert!(EventBridgeSink::from_env(|_| None).await.is_none());
+    assert!(!NoEvents.is_enabled());
+    assert_eq!(NoEvents.publish(vec![]).await, 0);
 }

@@ -90,7 +90,7 @@ impl MotoServer {
         }
     }
 
-    /// The endpoint URL (`FF_EVENTBRIDGE_ENDPOINT`).
+    /// The endpoint URL (what `AWS_ENDPOINT_URL_EVENTBRIDGE` is set to).
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
@@ -106,11 +106,12 @@ impl MotoServer {
         serde_json::from_str(&python(PYTHON_DRAIN, &[&self.endpoint, queue_url])).expect("JSON")
     }
 
-    /// The variables that point the publisher at this server and `bus`.
+    /// The variables that point the publisher at this server and `bus`
+    /// through the AWS SDK's default chain.
     pub fn env(&self, bus: &str) -> Vec<(String, String)> {
         vec![
             ("FF_EVENT_BUS_NAME".into(), bus.into()),
-            ("FF_EVENTBRIDGE_ENDPOINT".into(), self.endpoint.clone()),
+            ("AWS_ENDPOINT_URL_EVENTBRIDGE".into(), self.endpoint.clone()),
             ("AWS_REGION".into(), "us-east-1".into()),
             ("AWS_ACCESS_KEY_ID".into(), "testing".into()),
             ("AWS_SECRET_ACCESS_KEY".into(), "testing".into()),

@@ -5,13 +5,13 @@
 use freedom_shared::dashboard::{DEFAULT_PERIOD, PERIODS};
 use freedom_shared::json::MAX_NESTING;
 use freedom_shared::ledger::{BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use freedom_shared::ports::ledger_store::MAX_PAGE_BYTES;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::record::{
     FUTURE_TOLERANCE_SECONDS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS, MAX_TEXT_CHARS,
     MAX_URL_CHARS,
 };
-use freedom_shared::server::ServerLimits;
-use freedom_shared::store::MAX_PAGE_BYTES;
+use freedom_shared::web::ServerLimits;
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
 use serde_json::{Value, json};
 
@@ -265,13 +265,13 @@ pub fn contract() -> Value {
         },
         "scanner": {
             "version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner",
-            "checks": freedom_shared::scanner::checks::CHECK_NAMES,
-            "minLiquidityUsd": freedom_shared::record::decimal_json(freedom_shared::scanner::MIN_LIQUIDITY_USD),
+            "checks": freedom_shared::scan::checks::CHECK_NAMES,
+            "minLiquidityUsd": freedom_shared::record::decimal_json(freedom_shared::scan::MIN_LIQUIDITY_USD),
             "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer",
             "dedup": "a token's observations closer than 10 minutes are one; experiments advance at most once per 10 minutes",
-            "bounds": {"historyPerToken": freedom_shared::scanner::HISTORY_PER_TOKEN, "events": freedom_shared::scanner::MAX_EVENTS, "tradesPerBook": freedom_shared::scanner::TRADES_PER_BOOK},
-            "riskCacheHours": freedom_shared::scanner::RISK_CACHE_TTL.num_hours(),
-            "paper": freedom_shared::scanner::experiments::declaration()
+            "bounds": {"historyPerToken": freedom_shared::scan::HISTORY_PER_TOKEN, "events": freedom_shared::scan::MAX_EVENTS, "tradesPerBook": freedom_shared::scan::TRADES_PER_BOOK},
+            "riskCacheHours": freedom_shared::scan::RISK_CACHE_TTL.num_hours(),
+            "paper": freedom_shared::scan::experiments::declaration()
         }
     })
 }
@@ -298,7 +298,7 @@ fn scanner_report_schema() -> Value {
                     "checks": {"type": "array", "items": {
                         "type": "object", "required": ["name", "status", "detail"],
                         "properties": {
-                            "name": {"enum": freedom_shared::scanner::checks::CHECK_NAMES},
+                            "name": {"enum": freedom_shared::scan::checks::CHECK_NAMES},
                             "status": {"enum": ["pass", "fail", "unknown"]},
                             "detail": {"type": "string"}
                         }

@@ -1,6 +1,6 @@
 //! The fund under AWS Lambda: the same router on `lambda_http::run`, behind
-//! API Gateway's HTTP API (payload 2.0). Logging is the runtime's (it
-//! honours `AWS_LAMBDA_LOG_FORMAT=JSON` and `AWS_LAMBDA_LOG_LEVEL`).
+//! API Gateway's HTTP API (payload 2.0). Logging is the runtime's: it honours
+//! `AWS_LAMBDA_LOG_FORMAT=JSON` and `AWS_LAMBDA_LOG_LEVEL` (default `info`).
 //!
 //! Lambda's disk does not last, so without the KV REST store's variables
 //! every request answers `503 storage_unavailable` saying so, and nothing is
@@ -8,10 +8,13 @@
 
 use crate::AppState;
 use axum::Router;
+use freedom_shared::adapters::eventbridge::EventBridgeSink;
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::{self, ConfigError};
-use freedom_shared::events::EventBus;
-use freedom_shared::http::{not_found, store_not_configured_app};
-use freedom_shared::store::{StoreError, Stores};
+use freedom_shared::ports::StoreError;
+use freedom_shared::ports::event_sink::{Events, no_events};
+use freedom_shared::web::{not_found, store_not_configured_app};
+use std::sync::Arc;
 
 /// Why the Lambda app could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +25,11 @@ pub enum StartError {
     /// The store could not be set up.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// This process is not under the Lambda runtime.
+    #[error(
+        "AWS_LAMBDA_RUNTIME_API is not set: this binary is the Lambda package; run freedom-local to serve locally"
+    )]
+    NotLambda,
 }
 
 /// The fund's router as Lambda serves it, from the environment.
@@ -30,18 +38,28 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
         tracing::error!("no KV REST store is configured: every request answers 503");
         return Ok(store_not_configured_app());
     };
-    // The data dir is unused with the KV store.
-    let stores = Stores::open(Some(&kv), std::path::Path::new("/tmp"))?;
+    let stores = Stores::kv_rest(&kv)?;
     tracing::info!(store = %stores.description, "fund on Lambda");
     let state = AppState::new(stores.ledger, config::write_token(&lookup)?)
-        .with_events(EventBus::from_env(&lookup).await);
+        .with_events(events_from_env(&lookup).await);
     Ok(crate::routes(state).fallback(not_found))
+}
+
+/// The event sink `FF_EVENT_BUS_NAME` names, or none.
+pub async fn events_from_env(lookup: impl Fn(&str) -> Option<String>) -> Events {
+    match EventBridgeSink::from_env(lookup).await {
+        Some(sink) => Arc::new(sink),
+        None => no_events(),
+    }
 }
 
 /// Runs the Lambda runtime loop until the runtime stops it.
 pub async fn serve() -> Result<(), lambda_http::Error> {
-    lambda_http::tracing::init_default_subscriber();
     let lookup = |name: &str| std::env::var(name).ok();
+    if !config::is_lambda(lookup) {
+        return Err(StartError::NotLambda.into());
+    }
+    lambda_http::tracing::init_default_subscriber();
     let app = app_from_env(lookup).await?;
     lambda_http::run(app).await
 }

@@ -4,7 +4,7 @@
 //! the local listener, the tests and (with Lambda packaging) the Lambda
 //! runtime. Handlers are thin: they translate HTTP to the shared crate's use
 //! cases ([`freedom_shared::ledger`], [`freedom_shared::dashboard`]) and its
-//! errors back through [`freedom_shared::http::ApiError`].
+//! errors back through [`freedom_shared::web::ApiError`].
 //!
 //! - [`routes`]: the handlers for GET (dashboard, ledger, contract, OpenAPI)
 //!   and POST (append).
@@ -18,13 +18,17 @@ pub mod page;
 pub mod routes;
 
 use axum::Router;
+use axum::body::Bytes;
 use freedom_shared::config::WriteToken;
 use freedom_shared::dashboard::{Dashboards, PeriodCache};
-use freedom_shared::events::EventBus;
 use freedom_shared::ledger::Ledger;
+use freedom_shared::ports::event_sink::{Events, no_events};
+use freedom_shared::ports::ledger_store::LedgerStore;
 use freedom_shared::record::guard::Guard;
-use freedom_shared::store::LedgerStore;
 use std::sync::Arc;
+
+/// The fund API's path.
+pub const FUND_PATH: &str = "/api/freedom-fund";
 
 /// What the fund handlers share.
 #[derive(Clone)]
@@ -36,9 +40,9 @@ pub struct AppState {
     /// Dashboards of the latest head, answered from memory when repeated.
     pub dashboards: Arc<Dashboards>,
     /// The page (`GET /`) of the latest head by period, rendered once.
-    pub pages: Arc<PeriodCache<axum::body::Bytes>>,
+    pub pages: Arc<PeriodCache<Bytes>>,
     /// Where "record appended" events go (nowhere unless configured).
-    pub events: EventBus,
+    pub events: Events,
 }
 
 impl AppState {
@@ -50,7 +54,7 @@ impl AppState {
             write_token,
             dashboards: Arc::new(Dashboards::default()),
             pages: Arc::new(PeriodCache::default()),
-            events: EventBus::none(),
+            events: no_events(),
         }
     }
 
@@ -61,7 +65,7 @@ impl AppState {
     }
 
     /// The same state publishing to `events`.
-    pub fn with_events(mut self, events: EventBus) -> AppState {
+    pub fn with_events(mut self, events: Events) -> AppState {
         self.events = events;
         self
     }
@@ -75,5 +79,5 @@ pub fn routes(state: AppState) -> Router {
 
 /// The fund function's router: its routes plus a JSON 404 for anything else.
 pub fn app(state: AppState) -> Router {
-    routes(state).fallback(freedom_shared::http::not_found)
+    routes(state).fallback(freedom_shared::web::not_found)
 }

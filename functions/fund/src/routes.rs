@@ -6,8 +6,8 @@
 //! appends one record: writes enabled → bearer token → no query → JSON
 //! content type → size → the ledger's own checks.
 
-use crate::AppState;
 use crate::contract;
+use crate::{AppState, FUND_PATH};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{RawQuery, Request, State};
@@ -15,21 +15,18 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use freedom_shared::dashboard::Period;
-use freedom_shared::events::OutsideEvent;
-use freedom_shared::http::{ApiError, QueryParams, authorize};
 use freedom_shared::ledger::{
     AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
 };
 use freedom_shared::merkle::{Digest, Head};
+use freedom_shared::ports::event_sink::OutsideEvent;
+use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::record::{Mode, RecordKind, StrategyId};
-use freedom_shared::store::{Entry, PageQuery};
+use freedom_shared::web::{ApiError, QueryParams, authorize, with_etag};
 use http_body_util::BodyExt;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tracing::instrument;
-
-/// The fund API's path.
-pub const FUND_PATH: &str = "/api/freedom-fund";
 
 pub(crate) fn router(state: AppState) -> Router {
     Router::new()
@@ -123,7 +120,7 @@ struct EntryView {
 impl EntryView {
     fn new(entry: Entry) -> Result<EntryView, ApiError> {
         let record = RawValue::from_string(entry.canonical).map_err(|e| {
-            ApiError::StorageUnavailable(freedom_shared::store::StoreError::Corrupt(format!(
+            ApiError::StorageUnavailable(StoreError::Corrupt(format!(
                 "stored record is not JSON: {e}"
             )))
         })?;
@@ -212,32 +209,6 @@ async fn ledger(
     Ok(with_etag(headers, &page.head, axum::Json(body)))
 }
 
-/// Adds `ETag: "<rootHash>"`, or answers 304 when `If-None-Match` has it.
-/// Answers `304` when `If-None-Match` names the head's root, else `body`; both
-/// carry the root as ETag.
-pub(crate) fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> Response {
-    let etag = format!("\"{}\"", head.root_hash);
-    let matches = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|tag| tag.trim().trim_start_matches("W/"))
-        .any(|tag| tag == etag || tag == "*");
-    let mut response = if matches {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        body.into_response()
-    };
-    let response_headers = response.headers_mut();
-    response_headers.insert(
-        header::ETAG,
-        HeaderValue::from_str(&etag).expect("hex is a valid header value"),
-    );
-    response_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-}
-
 /// The append response's body.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -314,7 +285,7 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
         AppendStatus::Unchanged => (StatusCode::OK, "unchanged"),
     };
     tracing::info!(seq = receipt.entry.seq, status = word, "append");
-    if receipt.status == AppendStatus::Created && state.events.is_configured() {
+    if receipt.status == AppendStatus::Created && state.events.is_enabled() {
         state
             .events
             .publish(vec![OutsideEvent::record_appended(&receipt)])

@@ -6,10 +6,10 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::canonical::canonical_json;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::{Digest, leaf_hash, root_of};
-use freedom_shared::store::sqlite::SqliteStore;
 use freedom_testkit::python::check as python_check;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -26,7 +26,7 @@ struct TestApp {
 
 fn spawn_app_with_token(token: Option<&str>) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
     let state = fund::AppState::new(Arc::new(store), token.and_then(WriteToken::new));
     TestApp {
         router: fund::app(state),

@@ -9,8 +9,8 @@
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::sqlite::SqliteStore;
 use freedom_testkit::sample_ledger;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,7 +31,7 @@ async fn the_page_works_in_headless_chromium() {
         "playwright-core is not installed: run `npm ci` in scripts/browser (scripts/test does)"
     );
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
     let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
     for record in sample_ledger::records() {
         let request = Request::post("/api/freedom-fund")

@@ -6,8 +6,8 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::sqlite::SqliteStore;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -23,7 +23,7 @@ struct App {
 impl App {
     fn new() -> App {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(dir.path()).unwrap();
+        let store = SqliteLedgerStore::open(dir.path()).unwrap();
         let state = fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN));
         App {
             router: fund::app(state),

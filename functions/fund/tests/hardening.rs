@@ -9,11 +9,11 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, Duration, Utc};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::clock::fixed_clock;
 use freedom_shared::config::WriteToken;
+use freedom_shared::ports::ledger_store::{Candidate, LedgerStore};
 use freedom_shared::record::Record;
-use freedom_shared::store::sqlite::SqliteStore;
-use freedom_shared::store::{Candidate, LedgerStore};
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use proptest::prelude::*;
@@ -30,13 +30,13 @@ fn now() -> DateTime<Utc> {
 
 struct App {
     router: Router,
-    store: Arc<SqliteStore>,
+    store: Arc<SqliteLedgerStore>,
     _dir: tempfile::TempDir,
 }
 
 fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
+    let store = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
     let state =
         fund::AppState::new(store.clone(), WriteToken::new(TOKEN)).with_clock(fixed_clock(now()));
     App {

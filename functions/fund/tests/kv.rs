@@ -8,9 +8,9 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use freedom_shared::adapters::kv_rest::KvLedgerStore;
+use freedom_shared::adapters::kv_rest::client::KvClient;
 use freedom_shared::config::WriteToken;
-use freedom_shared::kv::KvClient;
-use freedom_shared::store::kv::KvStore;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};
 use http_body_util::BodyExt;
@@ -28,7 +28,7 @@ async fn app() -> (RedisServer, UpstashBridge, Router) {
     let client =
         KvClient::with_timeout(&bridge.kv_config("ff:"), Duration::from_millis(300)).unwrap();
     let state = fund::AppState::new(
-        Arc::new(KvStore::new(client, "ff:")),
+        Arc::new(KvLedgerStore::new(client, "ff:")),
         WriteToken::new(TOKEN),
     );
     (server, bridge, fund::app(state))

@@ -4,8 +4,8 @@
 //! KV store is configured.
 
 use axum::Router;
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::sqlite::SqliteStore;
 use http_body_util::BodyExt;
 use serde_json::Value;
 use std::path::Path;
@@ -44,7 +44,7 @@ fn json(body: &str) -> Value {
 #[tokio::test]
 async fn every_fund_event_is_answered_as_expected() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
     // The events carry this token, as a developer's local deployment would.
     let router = fund::app(fund::AppState::new(
         Arc::new(store),
@@ -94,7 +94,7 @@ async fn every_fund_event_is_answered_as_expected() {
 
 #[tokio::test]
 async fn without_a_kv_store_lambda_answers_503_to_everything() {
-    let router = freedom_shared::http::store_not_configured_app();
+    let router = freedom_shared::web::store_not_configured_app();
     for name in [
         "fund-get-dashboard.json",
         "fund-get-page.json",

@@ -5,8 +5,8 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::sqlite::SqliteStore;
 use freedom_testkit::sample_ledger;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -34,7 +34,7 @@ fn get(uri: &str) -> Request<Body> {
 
 async fn app_with(records: &[Value]) -> App {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
     let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
     for record in records {
         let request = Request::post("/api/freedom-fund")

@@ -10,8 +10,8 @@
 //! the three. Run: `cargo bench -p scanner --bench run`.
 #![allow(missing_docs)]
 
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::Stores;
 use freedom_testkit::provider_standin::{ProviderStandIn, synthetic_tokens};
 use scanner::config::ScannerConfig;
 use scanner::providers::ProviderConfig;
@@ -67,7 +67,7 @@ fn main() {
             WriteToken::new("bench-token-0123456789"),
         );
         let started = Instant::now();
-        let report = runtime.block_on(state.scanner.run()).unwrap();
+        let report = runtime.block_on(state.runner.run()).unwrap();
         let took = started.elapsed();
         assert_eq!(report["status"], "ok");
         println!(

@@ -3,7 +3,7 @@
 //! and the run's time budget. Provider rates follow PROVIDERS.md.
 
 use crate::providers::ProviderConfig;
-use freedom_shared::scanner::UniverseToken;
+use freedom_shared::scan::UniverseToken;
 use std::time::Duration;
 
 /// The universe when `FF_SCANNER_UNIVERSE` is not set: liquid, well-known

@@ -2,8 +2,8 @@
 //! kinds of invocation it gets.
 //!
 //! - An EventBridge scheduled event (`"source": "aws.events"`,
-//!   `"detail-type": "Scheduled Event"`, the `rate(15 minutes)` rule): one
-//!   run; a run that finds the lock held is skipped, not an error.
+//!   `"detail-type": "Scheduled Event"`, the quarter-hour rule): one run; a
+//!   run that finds the lock held is skipped, not an error.
 //! - Anything else is read as an API Gateway HTTP API request (payload 2.0)
 //!   and answered by the same router as everywhere else.
 //!
@@ -12,26 +12,27 @@
 //! Lambda's short-lived disk.
 
 use crate::config::ScannerConfig;
-use crate::run::{RunError, Scanner};
+use crate::run::{RunError, ScanRunner};
 use crate::{AppState, routes};
 use axum::Router;
+use freedom_shared::adapters::eventbridge::EventBridgeSink;
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config;
-use freedom_shared::events::EventBus;
-use freedom_shared::http::{not_found, store_not_configured_app};
-use freedom_shared::store::Stores;
+use freedom_shared::ports::event_sink::{Events, no_events};
+use freedom_shared::web::{not_found, store_not_configured_app};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, LambdaEvent, Service, service_fn};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// What the scanner serves under Lambda: its router, and the scanner for
+/// What the scanner serves under Lambda: its router, and the runner for
 /// scheduled runs when a store is configured.
 #[derive(Clone)]
 pub struct LambdaApp {
     /// The HTTP router.
     pub router: Router,
-    /// The scanner, `None` when no store is configured.
-    pub scanner: Option<Arc<Scanner>>,
+    /// The runner, `None` when no store is configured.
+    pub runner: Option<Arc<ScanRunner>>,
 }
 
 /// Whether `event` is EventBridge's scheduled event.
@@ -51,24 +52,24 @@ impl LambdaApp {
             );
             return Ok(LambdaApp {
                 router: store_not_configured_app(),
-                scanner: None,
+                runner: None,
             });
         };
-        let stores = Stores::open(Some(&kv), std::path::Path::new("/tmp"))?;
+        let stores = Stores::kv_rest(&kv)?;
         tracing::info!(store = %stores.description, "scanner on Lambda");
         let state = AppState::new(
             ScannerConfig::from_env(&lookup)?,
             &stores,
             config::write_token(&lookup)?,
         )
-        .with_events(EventBus::from_env(&lookup).await);
+        .with_events(events_from_env(&lookup).await);
         Ok(LambdaApp::new(state))
     }
 
     /// The app for `state`.
     pub fn new(state: AppState) -> LambdaApp {
         LambdaApp {
-            scanner: Some(Arc::clone(&state.scanner)),
+            runner: Some(Arc::clone(&state.runner)),
             router: routes(state).fallback(not_found),
         }
     }
@@ -78,12 +79,12 @@ impl LambdaApp {
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_http::Error> {
         let (payload, context) = event.into_parts();
         if is_scheduled(&payload) {
-            let Some(scanner) = &self.scanner else {
+            let Some(runner) = &self.runner else {
                 return Err(
                     "no store is configured: the scheduled run cannot save anything".into(),
                 );
             };
-            return match scanner.run().await {
+            return match runner.run().await {
                 Ok(report) => Ok(json!({
                     "run": "finished", "status": report["status"], "reportAt": report["reportAt"],
                 })),
@@ -104,10 +105,25 @@ impl LambdaApp {
     }
 }
 
+/// The event sink `FF_EVENT_BUS_NAME` names, or none.
+pub async fn events_from_env(lookup: impl Fn(&str) -> Option<String>) -> Events {
+    match EventBridgeSink::from_env(lookup).await {
+        Some(sink) => Arc::new(sink),
+        None => no_events(),
+    }
+}
+
 /// Runs the Lambda runtime loop until the runtime stops it.
 pub async fn serve() -> Result<(), lambda_http::Error> {
+    let lookup = |name: &str| std::env::var(name).ok();
+    if !config::is_lambda(lookup) {
+        return Err(
+            "AWS_LAMBDA_RUNTIME_API is not set: this binary is the Lambda package; run freedom-local to serve locally"
+                .into(),
+        );
+    }
     lambda_http::tracing::init_default_subscriber();
-    let app = LambdaApp::from_env(|name| std::env::var(name).ok()).await?;
+    let app = LambdaApp::from_env(lookup).await?;
     lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         let app = app.clone();
         async move { app.handle(event).await }

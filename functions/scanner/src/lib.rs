@@ -5,15 +5,16 @@
 //! and never starts a run. `POST` (with the write token) runs the scanner
 //! once and answers the new report, or `409 scanner_busy` while another run
 //! holds the lock. The schedule (EventBridge, or freedom-local's timer)
-//! calls the same [`run::Scanner::run`].
+//! calls the same [`run::ScanRunner::run`].
 //!
 //! - [`providers`]: DexScreener, RugCheck and Solana RPC clients;
 //! - [`run`]: one run, under the lock;
-//! - [`lambda`]: the Lambda runtime loop (HTTP and the schedule);
+//! - [`lambda`]: the Lambda runtime loop (HTTP and the schedule), the
+//!   `scanner` binary;
 //! - [`config`]: the universe, wallets and provider URLs.
 //!
 //! The checks, experiments, state and report are in
-//! [`freedom_shared::scanner`].
+//! [`freedom_shared::scan`].
 
 pub mod config;
 pub mod lambda;
@@ -25,15 +26,18 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use freedom_shared::adapters::stores::Stores;
+use freedom_shared::clock::Clock;
 use freedom_shared::config::WriteToken;
-use freedom_shared::http::{ApiError, QueryParams, authorize};
 use freedom_shared::ledger::Ledger;
+use freedom_shared::ports::StoreError;
+use freedom_shared::ports::event_sink::Events;
 use freedom_shared::record::guard::Guard;
-use freedom_shared::store::{StoreError, Stores};
-use run::{RunError, Scanner};
+use freedom_shared::web::{ApiError, QueryParams, authorize};
+use run::{RunError, ScanRunner};
 use std::sync::Arc;
 
-pub use freedom_shared::scanner::report::empty_report;
+pub use freedom_shared::scan::report::empty_report;
 
 /// The scanner API's path.
 pub const SCANNER_PATH: &str = "/api/freedom-scanner";
@@ -41,8 +45,8 @@ pub const SCANNER_PATH: &str = "/api/freedom-scanner";
 /// What the scanner handlers share.
 #[derive(Clone)]
 pub struct AppState {
-    /// The scanner.
-    pub scanner: Arc<Scanner>,
+    /// What runs scans.
+    pub runner: Arc<ScanRunner>,
     /// The write token; `None` disables runs by POST (503 `writes_disabled`).
     pub write_token: Option<WriteToken>,
 }
@@ -68,22 +72,22 @@ impl AppState {
         config: config::ScannerConfig,
         stores: &Stores,
         write_token: Option<WriteToken>,
-        clock: run::Clock,
+        clock: Clock,
     ) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
         let ledger = Ledger::new(Arc::clone(&stores.ledger), guard).with_clock(clock.clone());
-        let scanner = Scanner::new(config, Arc::clone(&stores.scanner), ledger, clock);
+        let runner = ScanRunner::new(config, Arc::clone(&stores.scan), ledger, clock);
         AppState {
-            scanner: Arc::new(scanner),
+            runner: Arc::new(runner),
             write_token,
         }
     }
 
     /// The same state publishing to `events`.
-    pub fn with_events(self, events: freedom_shared::events::EventBus) -> AppState {
-        let scanner = Scanner::clone(&self.scanner).with_events(events);
+    pub fn with_events(self, events: Events) -> AppState {
+        let runner = ScanRunner::clone(&self.runner).with_events(events);
         AppState {
-            scanner: Arc::new(scanner),
+            runner: Arc::new(runner),
             write_token: self.write_token,
         }
     }
@@ -94,9 +98,9 @@ impl From<RunError> for ApiError {
         match error {
             RunError::Busy | RunError::LockLost => ApiError::ScannerBusy,
             RunError::Store(error) => ApiError::StorageUnavailable(error),
-            RunError::Panicked => ApiError::StorageUnavailable(StoreError::Unavailable(
-                "the scanner run failed".into(),
-            )),
+            RunError::Panicked => {
+                ApiError::StorageUnavailable(StoreError::unavailable_now("the scanner run failed"))
+            }
         }
     }
 }
@@ -118,7 +122,7 @@ async fn read(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     QueryParams::parse(query.as_deref(), &[])?;
-    let report = state.scanner.latest_report().await?;
+    let report = state.runner.latest_report().await?;
     Ok(json_body(
         report.unwrap_or_else(|| empty_report().to_string()),
     ))
@@ -131,7 +135,7 @@ async fn run(
 ) -> Result<Response, ApiError> {
     authorize(&headers, query.as_deref(), state.write_token.as_ref())?;
     QueryParams::parse(query.as_deref(), &[])?;
-    let report = state.scanner.run().await?;
+    let report = state.runner.run().await?;
     Ok(json_body(report.to_string()))
 }
 
@@ -151,5 +155,5 @@ pub fn routes(state: AppState) -> Router {
 
 /// The scanner function's router: its routes plus a JSON 404.
 pub fn app(state: AppState) -> Router {
-    routes(state).fallback(freedom_shared::http::not_found)
+    routes(state).fallback(freedom_shared::web::not_found)
 }

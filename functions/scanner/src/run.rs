@@ -16,24 +16,22 @@ use crate::providers::rugcheck::{RiskAnswer, RugCheck};
 use crate::providers::solana::{Accounts, SolanaRpc, mint_account, wallet_view};
 use crate::providers::{Http, ProviderError};
 use chrono::{DateTime, Utc};
-use freedom_shared::events::{EventBus, OutsideEvent};
+use freedom_shared::clock::{Clock, rfc3339, whole_seconds};
+use freedom_shared::errors::ErrorChain;
 use freedom_shared::ledger::{AppendError, AppendStatus, Ledger};
+use freedom_shared::ports::StoreError;
+use freedom_shared::ports::event_sink::{Events, OutsideEvent, no_events};
+use freedom_shared::ports::scan_store::{LockToken, ScanStore};
 use freedom_shared::record::decimal_json;
-use freedom_shared::scanner::checks::{self, Evidence};
-use freedom_shared::scanner::experiments::{EXPERIMENTS, TokenMarket};
-use freedom_shared::scanner::experiments::{Side, Trade};
-use freedom_shared::scanner::report::{Observation, ReportParts, ScannerState, UniverseEntry};
-use freedom_shared::scanner::{CachedRisk, RISK_CACHE_TTL, grid_slot, rfc3339};
-use freedom_shared::store::StoreError;
-use freedom_shared::store::scanner::{LockToken, ScannerStore};
+use freedom_shared::scan::checks::{self, Evidence};
+use freedom_shared::scan::experiments::{EXPERIMENTS, Side, TokenMarket, Trade};
+use freedom_shared::scan::report::{Observation, ReportParts, ScannerState, UniverseEntry};
+use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL, grid_slot};
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-
-/// The clock a run reads (injected so tests control time).
-pub use freedom_shared::clock::Clock;
 
 /// State names in the scanner store.
 pub const REPORT: &str = "report";
@@ -57,17 +55,19 @@ pub enum RunError {
     Panicked,
 }
 
-/// The scanner: providers, stores, universe, clock.
+/// What runs scans: the providers, the scan store, the ledger the paper
+/// snapshots go to, the universe and the clock.
 #[derive(Clone)]
-pub struct Scanner {
+pub struct ScanRunner {
     config: ScannerConfig,
-    store: Arc<dyn ScannerStore>,
+    store: Arc<dyn ScanStore>,
     ledger: Ledger,
     dexscreener: DexScreener,
     rugcheck: RugCheck,
     solana: SolanaRpc,
+    /// Read in whole seconds: every instant the scanner records is.
     clock: Clock,
-    events: EventBus,
+    events: Events,
 }
 
 /// What the providers answered in one run.
@@ -77,32 +77,28 @@ struct Collected {
     degraded: Vec<String>,
 }
 
-impl Scanner {
-    /// A scanner over `store` (lock and state) appending to `ledger`.
+impl ScanRunner {
+    /// A runner over `store` (lock and state) appending to `ledger`.
     pub fn new(
         config: ScannerConfig,
-        store: Arc<dyn ScannerStore>,
+        store: Arc<dyn ScanStore>,
         ledger: Ledger,
         clock: Clock,
-    ) -> Scanner {
-        let client = crate::providers::shared_client();
-        Scanner {
-            dexscreener: DexScreener::new(Http::sharing(
-                client.clone(),
-                config.dexscreener.clone(),
-            )),
-            rugcheck: RugCheck::new(Http::sharing(client.clone(), config.rugcheck.clone())),
-            solana: SolanaRpc::new(Http::sharing(client, config.solana.clone())),
+    ) -> ScanRunner {
+        ScanRunner {
+            dexscreener: DexScreener::new(Http::new(config.dexscreener.clone())),
+            rugcheck: RugCheck::new(Http::new(config.rugcheck.clone())),
+            solana: SolanaRpc::new(Http::new(config.solana.clone())),
             config,
             store,
             ledger,
             clock,
-            events: EventBus::none(),
+            events: no_events(),
         }
     }
 
-    /// The same scanner publishing run and trade events to `events`.
-    pub fn with_events(mut self, events: EventBus) -> Scanner {
+    /// The same runner publishing run and trade events to `events`.
+    pub fn with_events(mut self, events: Events) -> ScanRunner {
         self.events = events;
         self
     }
@@ -118,8 +114,8 @@ impl Scanner {
     /// handler's future) cannot cancel it between taking and releasing the
     /// lock. The run then completes, saves its report and releases.
     pub async fn run(&self) -> Result<Value, RunError> {
-        let scanner = self.clone();
-        match tokio::spawn(async move { scanner.run_to_the_end().await }).await {
+        let runner = self.clone();
+        match tokio::spawn(async move { runner.run_to_the_end().await }).await {
             Ok(outcome) => outcome,
             // The task only fails if the runtime is shutting down.
             Err(_) => Err(RunError::Panicked),
@@ -139,7 +135,7 @@ impl Scanner {
             Ok(true) => {}
             Ok(false) => tracing::warn!("the scanner lock had expired before release"),
             Err(error) => {
-                tracing::error!(%error, "could not release the scanner lock; it expires on its own")
+                tracing::error!(error = %ErrorChain(&error), "could not release the scanner lock; it expires on its own")
             }
         }
         match outcome {
@@ -152,7 +148,7 @@ impl Scanner {
     }
 
     async fn run_locked(&self, token: &LockToken) -> Result<Value, RunError> {
-        let started = (self.clock)();
+        let started = whole_seconds((self.clock)());
         let mut state: ScannerState = match self.store.read(&[STATE]).await?.pop().flatten() {
             Some(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
                 tracing::error!(%error, "the scanner state is unreadable; starting afresh");
@@ -260,7 +256,7 @@ impl Scanner {
         } else {
             "degraded"
         };
-        let finished = (self.clock)();
+        let finished = whole_seconds((self.clock)());
         state.push_event(
             finished,
             "run",
@@ -298,7 +294,7 @@ impl Scanner {
         if !saved {
             return Err(RunError::LockLost);
         }
-        if self.events.is_configured() {
+        if self.events.is_enabled() {
             let mut events = vec![OutsideEvent {
                 detail_type: "ScannerRunCompleted",
                 detail: json!({
@@ -393,8 +389,9 @@ impl Scanner {
         let mut note = |provider: &str, failures: &[ProviderError]| {
             if let Some(first) = failures.first() {
                 let message = format!(
-                    "{provider}: {} failed request(s), e.g. {first}",
-                    failures.len()
+                    "{provider}: {} failed request(s), e.g. {}",
+                    failures.len(),
+                    ErrorChain(first)
                 );
                 state.push_event(now, "provider", message.clone());
                 degraded.push(message);
@@ -466,7 +463,7 @@ impl Scanner {
                     now,
                     "ledger",
                     format!(
-                        "{}: the {} snapshot was not appended ({refusal:?})",
+                        "{}: the {} snapshot was not appended ({refusal})",
                         experiment.id,
                         rfc3339(slot)
                     ),
@@ -477,7 +474,7 @@ impl Scanner {
                     format!("{}: the paper snapshot was refused: {error}", experiment.id),
                 ),
                 Err(AppendError::Store(error)) => {
-                    tracing::error!(%error, "the ledger store failed during a scanner run");
+                    tracing::error!(error = %ErrorChain(&error), "the ledger store failed during a scanner run");
                     let message = format!("{}: the ledger could not be written", experiment.id);
                     state.push_event(now, "ledger", message.clone());
                     degraded.push(message);

@@ -2,8 +2,8 @@
 //! `events/` through its one dispatch, and the binary driven through the
 //! Lambda Runtime API (a fake one in the test).
 
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::Stores;
 use freedom_testkit::lambda_runtime_api::FakeRuntimeApi;
 use freedom_testkit::provider_standin::{ProviderStandIn, fixture_tokens};
 use freedom_testkit::redis_server::RedisServer;
@@ -80,7 +80,7 @@ async fn the_schedule_and_http_events_share_one_dispatch() {
 
     // While another run holds the lock: the schedule skips, a POST is 409.
     let held = stores
-        .scanner
+        .scan
         .acquire(Duration::from_secs(60))
         .await
         .unwrap()
@@ -95,7 +95,7 @@ async fn the_schedule_and_http_events_share_one_dispatch() {
         .await
         .unwrap();
     assert_eq!(busy["statusCode"], 409);
-    stores.scanner.release(&held).await.unwrap();
+    stores.scan.release(&held).await.unwrap();
 
     let nonsense = app
         .handle(invocation(serde_json::json!({"hello": "world"})))

@@ -7,12 +7,13 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, TimeDelta, Utc};
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
-use freedom_shared::store::{PageQuery, Stores};
+use freedom_shared::ports::ledger_store::PageQuery;
 use freedom_testkit::provider_standin::{Fault, Provider, ProviderStandIn, fixture_tokens};
 use http_body_util::BodyExt;
 use scanner::config::ScannerConfig;
-use scanner::run::{RunError, Scanner};
+use scanner::run::{RunError, ScanRunner};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -82,14 +83,14 @@ impl Harness {
         }
     }
 
-    fn scanner(&self) -> &Scanner {
-        &self.state.scanner
+    fn runner(&self) -> &ScanRunner {
+        &self.state.runner
     }
 
     /// Takes the lock as another run would.
-    async fn hold_lock(&self) -> freedom_shared::store::scanner::LockToken {
+    async fn hold_lock(&self) -> freedom_shared::ports::scan_store::LockToken {
         self.stores
-            .scanner
+            .scan
             .acquire(Duration::from_secs(60))
             .await
             .unwrap()
@@ -147,7 +148,7 @@ fn statuses(report: &Value, mint: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_run_checks_every_token_and_records_paper_snapshots() {
     let h = Harness::new().await;
-    let report = h.scanner().run().await.unwrap();
+    let report = h.runner().run().await.unwrap();
     for part in [
         "version",
         "mode",
@@ -239,7 +240,7 @@ async fn a_run_checks_every_token_and_records_paper_snapshots() {
     // GET answers the same report with one store read and runs nothing.
     let requests = h.stand_in.requests(Provider::DexScreener);
     let stored: Value =
-        serde_json::from_str(&h.scanner().latest_report().await.unwrap().unwrap()).unwrap();
+        serde_json::from_str(&h.runner().latest_report().await.unwrap().unwrap()).unwrap();
     assert_eq!(stored, report);
     assert_eq!(h.stand_in.requests(Provider::DexScreener), requests);
 }
@@ -247,9 +248,9 @@ async fn a_run_checks_every_token_and_records_paper_snapshots() {
 #[tokio::test]
 async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
     let h = Harness::new().await;
-    h.scanner().run().await.unwrap();
+    h.runner().run().await.unwrap();
     h.advance_clock(5);
-    let second = h.scanner().run().await.unwrap();
+    let second = h.runner().run().await.unwrap();
     assert_eq!(
         second["history"][DELTA].as_array().unwrap().len(),
         1,
@@ -265,7 +266,7 @@ async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
     );
 
     h.advance_clock(10); // 12:22: 15 minutes after the first run, next grid slot 12:15
-    let third = h.scanner().run().await.unwrap();
+    let third = h.runner().run().await.unwrap();
     let history = third["history"][DELTA].as_array().unwrap();
     assert_eq!(history.len(), 2);
     assert_eq!(history[1]["observedAt"], "2026-05-04T12:22:00Z");
@@ -283,15 +284,15 @@ async fn only_one_run_at_a_time() {
     let h = Harness::new().await;
     // A run in progress elsewhere: hold the lock by hand.
     let held = h.hold_lock().await;
-    assert!(matches!(h.scanner().run().await, Err(RunError::Busy)));
-    assert!(h.stores.scanner.release(&held).await.unwrap());
+    assert!(matches!(h.runner().run().await, Err(RunError::Busy)));
+    assert!(h.stores.scan.release(&held).await.unwrap());
 
     // Several at once: exactly one runs (the providers answer slowly, so the
     // winner holds the lock while the others try).
     h.stand_in.set_latency(Duration::from_millis(300));
     let runs: Vec<_> = (0..5)
         .map(|_| {
-            let scanner = Arc::clone(&h.state.scanner);
+            let scanner = Arc::clone(&h.state.runner);
             tokio::spawn(async move { scanner.run().await })
         })
         .collect();
@@ -308,7 +309,7 @@ async fn only_one_run_at_a_time() {
     // And the lock is free again.
     let token = h
         .stores
-        .scanner
+        .scan
         .acquire(Duration::from_secs(60))
         .await
         .unwrap();
@@ -320,7 +321,7 @@ async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
     let h = Harness::new().await;
     h.stand_in
         .fail_always(Provider::DexScreener, Some(Fault::Status(500)));
-    let report = h.scanner().run().await.unwrap();
+    let report = h.runner().run().await.unwrap();
     assert_eq!(report["status"], "degraded");
     assert!(statuses(&report, DELTA).starts_with(&[
         "indexed_and_priced=unknown".to_owned(),
@@ -337,7 +338,7 @@ async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
     );
     assert!(
         h.stores
-            .scanner
+            .scan
             .acquire(Duration::from_secs(60))
             .await
             .unwrap()
@@ -359,10 +360,10 @@ async fn a_client_that_disconnects_mid_run_does_not_leave_the_lock_held() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = scanner::app(h.state.clone());
-    tokio::spawn(freedom_shared::server::serve(
+    tokio::spawn(freedom_shared::web::listener::serve(
         listener,
         app,
-        freedom_shared::server::ServerLimits::default(),
+        freedom_shared::web::listener::ServerLimits::default(),
         std::future::pending(),
     ));
     let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -384,7 +385,7 @@ async fn a_client_that_disconnects_mid_run_does_not_leave_the_lock_held() {
     let token = loop {
         if let Some(token) = h
             .stores
-            .scanner
+            .scan
             .acquire(Duration::from_secs(60))
             .await
             .unwrap()
@@ -397,8 +398,8 @@ async fn a_client_that_disconnects_mid_run_does_not_leave_the_lock_held() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert!(h.stores.scanner.release(&token).await.unwrap());
-    let report = h.scanner().latest_report().await.unwrap().expect("saved");
+    assert!(h.stores.scan.release(&token).await.unwrap());
+    let report = h.runner().latest_report().await.unwrap().expect("saved");
     let report: Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["status"], "degraded");
 }
@@ -409,7 +410,7 @@ async fn a_hanging_provider_cannot_outlast_the_budget() {
     h.stand_in
         .fail_always(Provider::RugCheck, Some(Fault::Hang));
     h.stand_in.fail_always(Provider::Solana, Some(Fault::Hang));
-    let report = h.scanner().run().await.unwrap();
+    let report = h.runner().run().await.unwrap();
     assert_eq!(report["status"], "degraded");
     let events = report["events"].as_array().unwrap();
     assert!(
@@ -478,7 +479,7 @@ async fn the_routes_read_run_and_refuse() {
         (status, busy["error"]["code"].as_str()),
         (StatusCode::CONFLICT, Some("scanner_busy"))
     );
-    h.stores.scanner.release(&held).await.unwrap();
+    h.stores.scan.release(&held).await.unwrap();
     let (status, report) = call(&h.state, post(Some(TOKEN))).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(report["status"], "ok");
@@ -499,7 +500,7 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     let kv = bridge.kv_config("ff:");
     let dir = tempfile::tempdir().unwrap();
     let h = Harness::on(Stores::open(Some(&kv), dir.path()).unwrap(), dir, |_| {}).await;
-    let report = h.scanner().run().await.unwrap();
+    let report = h.runner().run().await.unwrap();
     assert_eq!(report["status"], "ok");
     // Another function instance: same KV store, nothing shared in memory.
     let other_dir = tempfile::tempdir().unwrap();
@@ -510,11 +511,11 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     )
     .await;
     let stored: Value =
-        serde_json::from_str(&other.scanner().latest_report().await.unwrap().unwrap()).unwrap();
+        serde_json::from_str(&other.runner().latest_report().await.unwrap().unwrap()).unwrap();
     assert_eq!(stored, report);
     assert_eq!(other.ledger_snapshots().await.len(), 3);
     // Its lock is the same lock.
     let held = other.hold_lock().await;
-    assert!(matches!(h.scanner().run().await, Err(RunError::Busy)));
-    other.stores.scanner.release(&held).await.unwrap();
+    assert!(matches!(h.runner().run().await, Err(RunError::Busy)));
+    other.stores.scan.release(&held).await.unwrap();
 }

@@ -419,7 +419,7 @@ fn luhn_valid(digits: &[u32]) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Upper or lower case: banks print IBANs in capitals, people type them

@@ -551,9 +551,9 @@ mod fuzz {
     //! its canonical form as the same record.
 
     use super::*;
-    use crate::http::ApiError;
     use crate::ledger::AppendError;
     use crate::test_support::{json_tree, number_text};
+    use crate::web::ApiError;
     use proptest::prelude::*;
 
     fn judged(body: &[u8]) -> Result<(), TestCaseError> {

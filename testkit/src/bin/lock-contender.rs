@@ -9,8 +9,8 @@
 //! standard input to close, makes a fenced write (`written` or `fenced-out`)
 //! and releases (`released` or `not-held`).
 
+use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config;
-use freedom_shared::store::Stores;
 use std::io::{Read, Write};
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         writeln!(out, "{word}")?;
         out.flush()
     };
-    let Some(token) = stores.scanner.acquire(ttl).await? else {
+    let Some(token) = stores.scan.acquire(ttl).await? else {
         say("busy")?;
         return Ok(());
     };
@@ -38,9 +38,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "report".to_owned(),
         format!("written by {}", std::process::id()),
     )];
-    let written = stores.scanner.write_fenced(&token, &entry).await?;
+    let written = stores.scan.write_fenced(&token, &entry).await?;
     say(if written { "written" } else { "fenced-out" })?;
-    let released = stores.scanner.release(&token).await?;
+    let released = stores.scan.release(&token).await?;
     say(if released { "released" } else { "not-held" })?;
     Ok(())
 }

@@ -3,12 +3,12 @@
 //! pairs; the mint asked for may be either side of a pair; a mint with no
 //! pairs is absent (not indexed). The most liquid pair gives the price.
 
-use super::{Http, ProviderError, decimal};
+use super::wire::{Pair, PairToken, PairsAnswer};
+use super::{Http, ProviderError};
 use freedom_shared::record::MAX_AMOUNT;
-use freedom_shared::scanner::MarketQuote;
+use freedom_shared::scan::MarketQuote;
 use futures_util::future::join_all;
 use rust_decimal::Decimal;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Mints per request (the endpoint's limit).
@@ -44,11 +44,12 @@ impl DexScreener {
                 self.http.base_url(),
                 batch.join(",")
             );
-            (batch, self.http.get_json(&url).await)
+            let answer = self.http.get(&url).await;
+            answer.and_then(|answer| parse_pairs(&answer.body, batch))
         });
         let mut data = MarketData::default();
-        for (batch, answer) in join_all(batches).await {
-            match answer.and_then(|body| parse_pairs(&body, batch)) {
+        for answer in join_all(batches).await {
+            match answer {
                 Ok(quotes) => data.quotes.extend(quotes),
                 Err(error) => data.failures.push(error),
             }
@@ -57,39 +58,25 @@ impl DexScreener {
     }
 }
 
-/// The best quote per requested mint from an answer (an array of pairs, or
-/// the older `{"pairs": null | [...]}` envelope).
+/// The best quote per requested mint from an answer's body (an array of
+/// pairs, or the older `{"pairs": null | [...]}` envelope).
 pub fn parse_pairs(
-    body: &Value,
+    body: &[u8],
     requested: &[String],
 ) -> Result<BTreeMap<String, Option<MarketQuote>>, ProviderError> {
-    let pairs: &[Value] = match body {
-        Value::Array(pairs) => pairs,
-        Value::Object(fields) => match fields.get("pairs") {
-            Some(Value::Array(pairs)) => pairs,
-            Some(Value::Null) | None => &[],
-            Some(_) => return Err(ProviderError::Malformed("pairs is not an array".into())),
-        },
-        _ => {
-            return Err(ProviderError::Malformed(
-                "expected an array of pairs".into(),
-            ));
-        }
-    };
+    let answer: PairsAnswer = serde_json::from_slice(body)
+        .map_err(|_| ProviderError::Malformed("expected an array of pairs"))?;
     let mut best: BTreeMap<String, Option<MarketQuote>> =
         requested.iter().map(|m| (m.clone(), None)).collect();
-    for pair in pairs {
-        for side in ["baseToken", "quoteToken"] {
-            let Some(address) = pair
-                .pointer(&format!("/{side}/address"))
-                .and_then(Value::as_str)
-            else {
+    for pair in answer.pairs() {
+        for (side, is_base) in [(&pair.base_token, true), (&pair.quote_token, false)] {
+            let Some(token) = side.get() else {
                 continue;
             };
-            let Some(slot) = best.get_mut(address) else {
+            let Some(slot) = best.get_mut(&token.address) else {
                 continue;
             };
-            let quote = quote_for_side(pair, side);
+            let quote = quote_for_side(pair, token, is_base);
             let better = match slot {
                 None => true,
                 Some(current) => {
@@ -117,34 +104,39 @@ fn usable(value: Decimal, positive: bool) -> Option<Decimal> {
     in_range.then_some(value)
 }
 
-fn quote_for_side(pair: &Value, side: &str) -> MarketQuote {
-    let base_price = decimal(pair.get("priceUsd"));
-    let price_usd = if side == "baseToken" {
+/// What `pair` says of `token`, its base side (`is_base`) or its quote side.
+fn quote_for_side(pair: &Pair, token: &PairToken, is_base: bool) -> MarketQuote {
+    let base_price = pair.price_usd.get().map(|p| p.0);
+    let price_usd = if is_base {
         base_price
     } else {
         // priceNative is the base token's price in quote tokens.
-        match (base_price, decimal(pair.get("priceNative"))) {
+        match (base_price, pair.price_native.get().map(|p| p.0)) {
             (Some(usd), Some(native)) if native > Decimal::ZERO => usd.checked_div(native),
             _ => None,
         }
     }
     .and_then(|p| usable(p, true));
     MarketQuote {
-        symbol: pair
-            .pointer(&format!("/{side}/symbol"))
-            .and_then(Value::as_str)
-            .unwrap_or("?")
+        symbol: token
+            .symbol
+            .get()
+            .map_or("?", String::as_str)
             .chars()
             .take(32)
             .collect(),
         price_usd: price_usd.map(|p| p.round_sf(12).unwrap_or(p).normalize()),
-        liquidity_usd: decimal(pair.pointer("/liquidity/usd")).and_then(|l| usable(l, false)),
-        price_change_h24: pair.pointer("/priceChange/h24").and_then(Value::as_f64),
+        liquidity_usd: pair
+            .liquidity
+            .get()
+            .and_then(|l| l.usd.get())
+            .and_then(|l| usable(l.0, false)),
+        price_change_h24: pair.price_change.get().and_then(|c| c.h24.get().copied()),
         pair_url: pair
-            .get("url")
-            .and_then(Value::as_str)
+            .url
+            .get()
             .filter(|u| u.starts_with("https://"))
-            .map(str::to_owned),
+            .cloned(),
     }
 }
 
@@ -155,13 +147,14 @@ mod tests {
 
     const MINT: &str = "So11111111111111111111111111111111111111112";
 
-    fn pair(side: &str, price_usd: &str, price_native: &str, liquidity: &str) -> Value {
-        json!([{
+    fn pair(side: &str, price_usd: &str, price_native: &str, liquidity: &str) -> Vec<u8> {
+        serde_json::to_vec(&json!([{
             "url": "https://dexscreener.com/solana/pool",
             side: {"address": MINT, "symbol": "SOL"},
             "priceUsd": price_usd, "priceNative": price_native,
             "liquidity": {"usd": liquidity}, "priceChange": {"h24": 1.5}
-        }])
+        }]))
+        .unwrap()
     }
 
     /// Any decimal a provider sends is judged without panic; one the

@@ -2,7 +2,10 @@
 //! URL, a timeout per request, retries with backoff on 429, 5xx and
 //! timeouts, a response size cap, and a limiter that keeps to the provider's
 //! documented rate (bounded concurrency plus a minimum spacing between
-//! request starts).
+//! request starts). Requests go through the shared crate's one outbound
+//! client ([`freedom_shared::adapters::outbound`]), which caps sizes and
+//! classifies answers for the KV store too; answers are read into typed
+//! shapes ([`wire`]) that tolerate what the providers are known to vary.
 //!
 //! - [`dexscreener::DexScreener`]: market data, at most 30 mints a request;
 //! - [`rugcheck::RugCheck`]: token risk, one mint a request, no credentials;
@@ -11,8 +14,9 @@
 pub mod dexscreener;
 pub mod rugcheck;
 pub mod solana;
+pub mod wire;
 
-use serde_json::Value;
+use freedom_shared::adapters::outbound::{self, Answer, Class, OutboundError};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, Semaphore};
@@ -39,63 +43,51 @@ pub struct ProviderConfig {
 }
 
 /// Why a provider call failed (after its retries).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
-    /// No answer within the timeout.
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    /// The connection failed.
-    #[error("transport failure: {0}")]
-    Transport(String),
+    /// No whole answer: a timeout, a broken connection, a body over
+    /// [`MAX_RESPONSE_BYTES`], or a body that is not the expected JSON.
+    #[error(transparent)]
+    Outbound(#[from] OutboundError),
     /// An HTTP status other than success.
     #[error("HTTP {0}")]
     Status(u16),
-    /// The body was larger than [`MAX_RESPONSE_BYTES`].
-    #[error("the answer is larger than {MAX_RESPONSE_BYTES} bytes")]
-    TooLarge,
-    /// The body was not the expected JSON.
+    /// The answer is JSON of the wrong shape.
     #[error("malformed answer: {0}")]
-    Malformed(String),
+    Malformed(&'static str),
     /// A JSON-RPC error object.
     #[error("RPC error {code}: {message}")]
     Rpc {
         /// The JSON-RPC code.
         code: i64,
-        /// Its message.
+        /// Its message (at most 200 characters).
         message: String,
     },
 }
 
 impl ProviderError {
-    fn retryable(&self) -> bool {
+    fn is_transient(&self) -> bool {
         match self {
-            ProviderError::Timeout(_) | ProviderError::Transport(_) => true,
+            ProviderError::Outbound(error) => error.is_transient(),
             ProviderError::Status(status) => *status == 429 || *status >= 500,
             _ => false,
         }
     }
 }
 
-/// The HTTP side every client shares: pacing, retries, the size cap.
+/// The HTTP side every provider client shares: pacing and retries on the
+/// outbound client.
 #[derive(Debug, Clone)]
 pub struct Http {
-    client: reqwest::Client,
     config: ProviderConfig,
     permits: Arc<Semaphore>,
     next_start: Arc<Mutex<Instant>>,
 }
 
 impl Http {
-    /// A paced HTTP client for one provider, with its own connection pool.
+    /// A paced client for one provider (on the process's one HTTP client).
     pub fn new(config: ProviderConfig) -> Http {
-        Http::sharing(shared_client(), config)
-    }
-
-    /// A paced client for one provider on `client`'s connection pool (the
-    /// providers share one: building a TLS client costs start-up time).
-    pub fn sharing(client: reqwest::Client, config: ProviderConfig) -> Http {
         Http {
-            client,
             permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
             next_start: Arc::new(Mutex::new(Instant::now())),
             config,
@@ -118,19 +110,25 @@ impl Http {
         tokio::time::sleep_until(start).await;
     }
 
-    /// GETs `url` and reads JSON.
-    pub async fn get_json(&self, url: &str) -> Result<Value, ProviderError> {
-        self.send(|| self.client.get(url).timeout(self.config.timeout))
-            .await
+    /// GETs `url`; a successful answer, read whole.
+    pub async fn get(&self, url: &str) -> Result<Answer, ProviderError> {
+        let client = outbound::client()?;
+        self.send(|| client.get(url)).await
     }
 
-    /// POSTs `body` as JSON to `url` and reads JSON.
-    pub async fn post_json(&self, url: &str, body: &Value) -> Result<Value, ProviderError> {
+    /// POSTs `body` as JSON to `url`; a successful answer, read whole.
+    pub async fn post_json(
+        &self,
+        url: &str,
+        body: &serde_json::Value,
+    ) -> Result<Answer, ProviderError> {
+        let client = outbound::client()?;
+        let payload = body.to_string();
         self.send(|| {
-            self.client
+            client
                 .post(url)
-                .json(body)
-                .timeout(self.config.timeout)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(payload.clone())
         })
         .await
     }
@@ -138,15 +136,19 @@ impl Http {
     async fn send(
         &self,
         request: impl Fn() -> reqwest::RequestBuilder,
-    ) -> Result<Value, ProviderError> {
-        let _permit = self.permits.acquire().await.expect("never closed");
+    ) -> Result<Answer, ProviderError> {
+        // The semaphore is never closed, so acquiring only waits.
+        let _permit = self.permits.acquire().await.ok();
         let mut attempt = 0;
         loop {
             self.pace().await;
             let (result, retry_after) = self.once(request()).await;
             match result {
-                Err(error) if error.retryable() && attempt < self.config.retries => {
-                    let backoff = self.config.backoff * 2u32.pow(attempt);
+                Err(error) if error.is_transient() && attempt < self.config.retries => {
+                    let backoff = self
+                        .config
+                        .backoff
+                        .saturating_mul(2u32.saturating_pow(attempt));
                     let wait = retry_after
                         .map(|r| r.min(Duration::from_secs(5)))
                         .unwrap_or(backoff)
@@ -160,79 +162,24 @@ impl Http {
         }
     }
 
+    /// One attempt: the answer when it is a success, else why not, with the
+    /// answer's `Retry-After`.
     async fn once(
         &self,
         request: reqwest::RequestBuilder,
-    ) -> (Result<Value, ProviderError>, Option<Duration>) {
-        let mut response = match request.send().await {
-            Ok(response) => response,
-            Err(error) => return (Err(self.transport(error)), None),
-        };
-        let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        if response
-            .content_length()
-            .is_some_and(|l| l > MAX_RESPONSE_BYTES as u64)
-        {
-            return (Err(ProviderError::TooLarge), retry_after);
-        }
-        let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                        return (Err(ProviderError::TooLarge), retry_after);
-                    }
-                    body.extend_from_slice(&chunk);
+    ) -> (Result<Answer, ProviderError>, Option<Duration>) {
+        match outbound::send(request, self.config.timeout, MAX_RESPONSE_BYTES).await {
+            Err(error) => (Err(error.into()), None),
+            Ok(answer) => {
+                let retry_after = answer.retry_after;
+                match answer.class() {
+                    Class::Success => (Ok(answer), retry_after),
+                    Class::Transient | Class::Refused => (
+                        Err(ProviderError::Status(answer.status.as_u16())),
+                        retry_after,
+                    ),
                 }
-                Ok(None) => break,
-                Err(error) => return (Err(self.transport(error)), retry_after),
             }
         }
-        if !status.is_success() {
-            return (Err(ProviderError::Status(status.as_u16())), retry_after);
-        }
-        let parsed = serde_json::from_slice(&body)
-            .map_err(|e| ProviderError::Malformed(format!("not JSON: {e}")));
-        (parsed, retry_after)
-    }
-
-    fn transport(&self, error: reqwest::Error) -> ProviderError {
-        if error.is_timeout() {
-            ProviderError::Timeout(self.config.timeout)
-        } else {
-            ProviderError::Transport(error.without_url().to_string())
-        }
-    }
-}
-
-/// The HTTP client the providers share (timeouts are set per request).
-pub fn shared_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .user_agent(concat!("freedom-fund-scanner/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .expect("an HTTP client with rustls builds")
-}
-
-/// Reads a decimal that may come as a JSON string (`"0.00004687"`) or number.
-pub fn decimal(value: Option<&Value>) -> Option<rust_decimal::Decimal> {
-    use std::str::FromStr;
-    match value? {
-        Value::String(text) => rust_decimal::Decimal::from_str(text.trim())
-            .or_else(|_| rust_decimal::Decimal::from_scientific(text.trim()))
-            .ok(),
-        Value::Number(number) => {
-            let text = number.to_string();
-            rust_decimal::Decimal::from_str(&text)
-                .or_else(|_| rust_decimal::Decimal::from_scientific(&text))
-                .ok()
-        }
-        _ => None,
     }
 }

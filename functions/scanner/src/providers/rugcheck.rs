@@ -2,9 +2,9 @@
 //! with no Authorization header. Its rate limit is not documented, so the
 //! scanner budgets conservatively and caches reports for hours.
 
+use super::wire::RiskSummary;
 use super::{Http, ProviderError};
-use freedom_shared::scanner::{Risk, RiskReport};
-use serde_json::Value;
+use freedom_shared::scan::{Risk, RiskReport};
 
 /// The RugCheck client.
 #[derive(Debug, Clone)]
@@ -30,8 +30,8 @@ impl RugCheck {
     /// The report summary of `mint`.
     pub async fn report(&self, mint: &str) -> Result<RiskAnswer, ProviderError> {
         let url = format!("{}/v1/tokens/{mint}/report/summary", self.http.base_url());
-        match self.http.get_json(&url).await {
-            Ok(body) => parse_report(&body).map(RiskAnswer::Report),
+        match self.http.get(&url).await {
+            Ok(answer) => parse_report(&answer.body).map(RiskAnswer::Report),
             Err(ProviderError::Status(status)) if (400..500).contains(&status) && status != 429 => {
                 Ok(RiskAnswer::NoReport)
             }
@@ -40,30 +40,29 @@ impl RugCheck {
     }
 }
 
-/// Reads a report summary; a body with `error` is no report.
-pub fn parse_report(body: &Value) -> Result<RiskReport, ProviderError> {
-    if body.get("error").is_some() {
+/// Reads a report summary's body; one with `error` is not a report.
+pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
+    let summary: RiskSummary = serde_json::from_slice(body)
+        .map_err(|_| ProviderError::Malformed("not a report summary"))?;
+    if summary.error.get().is_some() {
         return Err(ProviderError::Malformed(
-            "an error body with a success status".into(),
+            "an error body with a success status",
         ));
     }
-    let risks = match body.get("risks") {
-        Some(Value::Array(risks)) => risks
-            .iter()
-            .filter_map(|r| {
-                Some(Risk {
-                    name: r.get("name")?.as_str()?.chars().take(200).collect(),
-                    level: r.get("level")?.as_str()?.to_owned(),
-                    score: r.get("score").and_then(Value::as_f64),
-                })
-            })
-            .collect(),
-        Some(Value::Null) | None => Vec::new(),
-        Some(_) => return Err(ProviderError::Malformed("risks is not an array".into())),
-    };
+    let risks = summary
+        .risks
+        .iter()
+        .flatten()
+        .filter_map(|risk| risk.get())
+        .map(|risk| Risk {
+            name: risk.name.chars().take(200).collect(),
+            level: risk.level.clone(),
+            score: risk.score.get().copied(),
+        })
+        .collect();
     Ok(RiskReport {
-        score: body.get("score").and_then(Value::as_f64),
-        score_normalised: body.get("score_normalised").and_then(Value::as_f64),
+        score: summary.score.get().copied(),
+        score_normalised: summary.score_normalised.get().copied(),
         risks,
     })
 }

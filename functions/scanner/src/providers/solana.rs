@@ -2,10 +2,12 @@
 //! a call (100 requests per 10 s, 40 per 10 s for one method). Accounts come
 //! back in input order, `null` for one that does not exist.
 
+use super::wire::{AccountSlot, MintInfo, Parsed, RpcAnswer, RpcError, TokenAccountInfo};
 use super::{Http, ProviderError};
-use freedom_shared::scanner::{MintAccount, WalletToken, WalletView};
+use freedom_shared::scan::{MintAccount, WalletToken, WalletView};
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::json;
 use std::collections::BTreeMap;
 
 /// Keys per call (the method's limit).
@@ -17,12 +19,11 @@ pub struct SolanaRpc {
     http: Http,
 }
 
-/// Accounts of the keys whose batch answered (`Value::Null` = no account),
-/// and the batches that failed.
+/// Accounts of the keys whose batch answered, and the batches that failed.
 #[derive(Debug, Default)]
 pub struct Accounts {
-    /// Per answered key: its account or null.
-    pub accounts: BTreeMap<String, Value>,
+    /// Per answered key: its account, or [`AccountSlot::Missing`].
+    pub accounts: BTreeMap<String, AccountSlot>,
     /// One entry per failed batch.
     pub failures: Vec<ProviderError>,
 }
@@ -41,7 +42,10 @@ impl SolanaRpc {
                 "params": [batch, {"encoding": "jsonParsed", "commitment": "confirmed"}]
             });
             let answer = self.http.post_json(self.http.base_url(), &body).await;
-            (batch, answer.and_then(|a| parse_accounts(&a, batch.len())))
+            (
+                batch,
+                answer.and_then(|a| parse_accounts(&a.body, batch.len())),
+            )
         });
         let mut result = Accounts::default();
         for (batch, answer) in join_all(calls).await {
@@ -54,59 +58,63 @@ impl SolanaRpc {
     }
 }
 
-/// The `value` array of a `getMultipleAccounts` answer, checked for length.
-pub fn parse_accounts(answer: &Value, expected: usize) -> Result<Vec<Value>, ProviderError> {
-    if let Some(error) = answer.get("error") {
+/// The accounts in a `getMultipleAccounts` answer's body, checked for length.
+pub fn parse_accounts(body: &[u8], expected: usize) -> Result<Vec<AccountSlot>, ProviderError> {
+    let answer: RpcAnswer = serde_json::from_slice(body)
+        .map_err(|_| ProviderError::Malformed("not a JSON-RPC answer"))?;
+    if let Some(error) = answer.error.get() {
+        let error = RpcError::deserialize(error).unwrap_or_default();
         return Err(ProviderError::Rpc {
-            code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+            code: error.code.get().copied().unwrap_or(0),
             message: error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
+                .message
+                .get()
+                .map_or("", String::as_str)
                 .chars()
                 .take(200)
                 .collect(),
         });
     }
-    let values = answer
-        .pointer("/result/value")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ProviderError::Malformed("no result.value array".into()))?;
-    if values.len() != expected {
-        return Err(ProviderError::Malformed(format!(
-            "{} accounts for {expected} keys",
-            values.len()
-        )));
+    let Some(result) = answer.result.0 else {
+        return Err(ProviderError::Malformed("no result.value array"));
+    };
+    if result.value.len() != expected {
+        return Err(ProviderError::Malformed(
+            "not one account per key asked for",
+        ));
     }
-    Ok(values.clone())
+    Ok(result.value)
 }
 
-fn parsed(account: &Value) -> Option<(&str, &Value)> {
-    let kind = account.pointer("/data/parsed/type")?.as_str()?;
-    Some((kind, account.pointer("/data/parsed/info")?))
+/// The parsed form of an account, when the RPC had a parser for it.
+fn parsed(slot: &AccountSlot) -> Option<&Parsed> {
+    match slot {
+        AccountSlot::Present(account) => account.data.get().map(|data| &data.parsed),
+        AccountSlot::Missing => None,
+    }
 }
 
 /// What a mint's account says of its authorities.
-pub fn mint_account(account: &Value) -> MintAccount {
-    if account.is_null() {
+pub fn mint_account(slot: &AccountSlot) -> MintAccount {
+    if *slot == AccountSlot::Missing {
         return MintAccount::Missing;
     }
-    match parsed(account) {
-        Some(("mint", info)) => {
-            let authority =
-                |field: &str| info.get(field).and_then(Value::as_str).map(str::to_owned);
+    match parsed(slot) {
+        Some(parsed) if parsed.kind == "mint" => {
+            let info = MintInfo::deserialize(&parsed.info).unwrap_or_default();
             MintAccount::Mint {
-                mint_authority: authority("mintAuthority"),
-                freeze_authority: authority("freezeAuthority"),
+                mint_authority: info.mint_authority.0,
+                freeze_authority: info.freeze_authority.0,
             }
         }
         _ => MintAccount::NotAMint,
     }
 }
 
-/// A configured public account as the report shows it.
-pub fn wallet_view(address: &str, account: Option<&Value>) -> WalletView {
-    let Some(account) = account else {
+/// A configured public account as the report shows it (`None`: its batch
+/// did not answer).
+pub fn wallet_view(address: &str, slot: Option<&AccountSlot>) -> WalletView {
+    let Some(slot) = slot else {
         return WalletView {
             address: address.to_owned(),
             exists: None,
@@ -115,30 +123,33 @@ pub fn wallet_view(address: &str, account: Option<&Value>) -> WalletView {
             tokens: Vec::new(),
         };
     };
-    let tokens = match parsed(account) {
-        Some(("account", info)) => info
-            .get("mint")
-            .and_then(Value::as_str)
-            .map(|mint| WalletToken {
-                mint: mint.to_owned(),
-                amount: info
-                    .pointer("/tokenAmount/uiAmountString")
-                    .and_then(Value::as_str)
-                    .unwrap_or("0")
-                    .to_owned(),
-            })
-            .into_iter()
-            .collect(),
+    let tokens = match parsed(slot) {
+        Some(parsed) if parsed.kind == "account" => {
+            let info = TokenAccountInfo::deserialize(&parsed.info).unwrap_or_default();
+            info.mint
+                .0
+                .map(|mint| WalletToken {
+                    mint,
+                    amount: info
+                        .token_amount
+                        .get()
+                        .and_then(|a| a.ui_amount_string.get().cloned())
+                        .unwrap_or_else(|| "0".to_owned()),
+                })
+                .into_iter()
+                .collect()
+        }
         _ => Vec::new(),
+    };
+    let account = match slot {
+        AccountSlot::Present(account) => Some(account),
+        AccountSlot::Missing => None,
     };
     WalletView {
         address: address.to_owned(),
-        exists: Some(!account.is_null()),
-        lamports: account.get("lamports").and_then(Value::as_u64),
-        owner: account
-            .get("owner")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        exists: Some(account.is_some()),
+        lamports: account.and_then(|a| a.lamports.get().copied()),
+        owner: account.and_then(|a| a.owner.get().cloned()),
         tokens,
     }
 }

@@ -1,4 +1,4 @@
-//! The KV REST adapter of [`ScannerStore`].
+//! The KV REST adapter of [`ScanStore`].
 //!
 //! Keys (under the prefix `P`): `P scanner:lock` holds the holder's token
 //! with a Redis expiry (`SET … NX PX ms`); `P scanner:state:{name}` holds each
@@ -6,9 +6,9 @@
 //! script that checks the lock's token before writing every entry, so both
 //! are atomic on the server.
 
-use super::StoreError;
-use super::scanner::{LockToken, ScannerStore, StateEntry};
-use crate::kv::{Command, KvClient, Script, as_array, as_string};
+use super::client::{Command, KvClient, Script, as_array, as_string};
+use crate::ports::StoreError;
+use crate::ports::scan_store::{LockToken, ScanStore, StateEntry};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -29,17 +29,17 @@ return 1",
     )
 });
 
-/// The scanner's lock and state on the KV REST store.
+/// The scanner run's lock and state on the KV REST store.
 #[derive(Debug, Clone)]
-pub struct KvScannerStore {
+pub struct KvScanStore {
     client: KvClient,
     prefix: String,
 }
 
-impl KvScannerStore {
-    /// The scanner store under `prefix` on the store `client` talks to.
-    pub fn new(client: KvClient, prefix: impl Into<String>) -> KvScannerStore {
-        KvScannerStore {
+impl KvScanStore {
+    /// The scan store under `prefix` on the store `client` talks to.
+    pub fn new(client: KvClient, prefix: impl Into<String>) -> KvScanStore {
+        KvScanStore {
             client,
             prefix: prefix.into(),
         }
@@ -59,7 +59,7 @@ fn is_one(value: &Value) -> bool {
 }
 
 #[async_trait]
-impl ScannerStore for KvScannerStore {
+impl ScanStore for KvScanStore {
     async fn acquire(&self, ttl: Duration) -> Result<Option<LockToken>, StoreError> {
         let token = LockToken::random()?;
         let reply = self

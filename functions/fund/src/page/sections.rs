@@ -1,231 +1,21 @@
-//! The public page, `GET /` (DESIGN.md "The public page"): the dashboard as
-//! server-rendered HTML that reads fully with scripts off (there are none).
-//!
-//! It shows the strategies' growth indices as an inline SVG chart (live solid,
-//! paper dashed; hover titles on every point), the period switch as links,
-//! each strategy's metrics with their formulas one click away, the latest
-//! positions, the decision journal beside the snapshots around each decision,
-//! the latest ledger entries with the current root hash, and links to the
-//! ledger, contract and OpenAPI views. Stale, misaligned and baseline-only
-//! strategies are labelled as such, and a metric that cannot be computed
-//! shows as "n/a", never as 0 %.
-//!
-//! The page is bounded whatever the ledger holds: at most
-//! [`MAX_STRATEGIES`] strategies (live first), [`MAX_POSITIONS`] positions
-//! each, the newest [`MAX_DECISIONS`] decisions, prose cut at
-//! [`MAX_PROSE_CHARS`] characters, each with a note and a link to the JSON
-//! or the ledger entry that holds the rest. It is rendered once per head
-//! and period and then answered from memory.
-//!
-//! Nothing comes from another host. The Content-Security-Policy allows only
-//! the page's own stylesheet (by hash) and no scripts, frames or forms. The
-//! ETag is the root hash, as for the data it shows. Colours follow the
-//! reader's light or dark scheme; the layout is one column at phone width.
+//! The page's sections, from the dashboard: the period switch, the growth
+//! chart and its legend, the at-a-glance table, each strategy's card
+//! (metrics linked to their formulas, latest positions), the decision
+//! journal, the newest ledger entries, and the formulas. Text from records is
+//! escaped by maud and isolated in `<bdi>`.
 
-use crate::AppState;
-use crate::contract;
-use crate::routes::{FUND_PATH, with_etag};
-use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
+use super::chart::{self, COLOURS, Curve, Point};
+use super::{MAX_DECISIONS, MAX_POSITIONS, MAX_PROSE_CHARS, MAX_STRATEGIES};
+use crate::{FUND_PATH, contract};
 use chrono::{DateTime, Utc};
-use freedom_shared::dashboard::{
-    Dashboard, DecisionView, PERIODS, Period, SeriesPoint, StrategyView,
-};
-use freedom_shared::http::QueryParams;
+use freedom_shared::dashboard::{Dashboard, DecisionView, PERIODS, SeriesPoint, StrategyView};
+use freedom_shared::ports::ledger_store::Entry;
 use freedom_shared::record::Mode;
-use freedom_shared::store::{Entry, PageQuery};
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{Markup, html};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 use std::sync::LazyLock;
 
-/// How many of the newest ledger entries the page lists.
-pub const LATEST_ENTRIES: usize = 10;
-/// Most strategies the page shows (the JSON dashboard lists them all).
-pub const MAX_STRATEGIES: usize = 50;
-/// Most positions a strategy's card lists.
-pub const MAX_POSITIONS: usize = 25;
-/// Most decisions the journal shows (the newest).
-pub const MAX_DECISIONS: usize = 20;
-/// Longest excerpt of a decision's text on the page.
-pub const MAX_PROSE_CHARS: usize = 600;
-
-const STYLE: &str = include_str!("page.css");
-
-/// The page's Content-Security-Policy: its one stylesheet by hash, nothing
-/// else (the favicon is an empty `data:` URL so no request is made).
-static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| {
-    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(STYLE));
-    format!(
-        "default-src 'none'; style-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    )
-});
-
-/// `GET /` and `GET /?period=N`.
-pub async fn show(
-    State(state): State<AppState>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
-    let period = match QueryParams::parse(query.as_deref(), &["period"])
-        .map_err(|e| e.to_string())
-        .and_then(|p| Period::parse(p.get("period")).map_err(|e| e.to_string()))
-    {
-        Ok(period) => period,
-        Err(message) => return error_page(StatusCode::BAD_REQUEST, "Not a page", &message),
-    };
-    let store = state.ledger.store();
-    let dashboard = match state.dashboards.get(store.as_ref(), period).await {
-        Ok(dashboard) => dashboard,
-        Err(error) => return unavailable(&error),
-    };
-    if let Some(html) = state.pages.get(&dashboard.head.root_hash, period) {
-        let response = with_etag(
-            &headers,
-            &dashboard.head,
-            html_response(StatusCode::OK, html),
-        );
-        return secure(response);
-    }
-    let latest = PageQuery {
-        before: Some(dashboard.head.size + 1),
-        limit: LATEST_ENTRIES,
-        strategy_id: None,
-        kind: None,
-        mode: None,
-    };
-    let entries = match store.page(&latest).await {
-        Ok(page) => page.entries,
-        Err(error) => return unavailable(&error),
-    };
-    let html = axum::body::Bytes::from(render(&dashboard.view, &entries).into_string());
-    state
-        .pages
-        .put(dashboard.head.root_hash, period, html.clone());
-    let response = with_etag(
-        &headers,
-        &dashboard.head,
-        html_response(StatusCode::OK, html),
-    );
-    secure(response)
-}
-
-fn unavailable(error: &freedom_shared::store::StoreError) -> Response {
-    tracing::error!(%error, "store failed while rendering the page");
-    let mut response = error_page(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Temporarily unavailable",
-        "The ledger could not be read just now. Nothing is lost; try again in a few seconds.",
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-    response
-}
-
-fn html_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        body.into(),
-    )
-        .into_response()
-}
-
-fn secure(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_str(&CONTENT_SECURITY_POLICY).expect("ASCII"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    response
-}
-
-fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
-    let body = layout(
-        title,
-        html! {
-            header { h1 { (title) } }
-            main { p { (message) } p { a href="/" { "Back to the dashboard" } } }
-        },
-    );
-    let mut response = secure(html_response(status, body.into_string()));
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
-fn layout(title: &str, content: Markup) -> Markup {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="color-scheme" content="light dark";
-                title { (title) }
-                link rel="icon" href="data:,";
-                style { (PreEscaped(STYLE)) }
-            }
-            body { (content) }
-        }
-    }
-}
-
-/// The whole page for one dashboard and the newest ledger entries.
-pub fn render(dashboard: &Dashboard, latest_entries: &[Entry]) -> Markup {
-    let period = dashboard.period.days();
-    let title = format!("Freedom Fund: track record, {}", period_label(period));
-    layout(
-        &title,
-        html! {
-            a.skip href="#strategies" { "Skip to the strategies" }
-            header {
-                h1 { "Freedom Fund" }
-                p.lede {
-                    "A public, append-only track record of a small long-only USD fund and its paper experiments. "
-                    "Every record below is a leaf of a Merkle log; the root hash at the bottom lets anyone re-derive it."
-                }
-                (period_switch(period))
-                p.window {
-                    @match (&dashboard.window.start, &dashboard.window.end) {
-                        (Some(start), Some(end)) => {
-                            "Window: " time datetime=(start) { (date(start)) } " to " time datetime=(end) { (date(end)) }
-                            " (" (period) " trading days)"
-                        }
-                        _ => { "No snapshots yet." }
-                    }
-                }
-            }
-            main {
-                (chart_section(dashboard))
-                (strategies_section(dashboard))
-                (journal_section(dashboard))
-                (ledger_section(dashboard, latest_entries))
-                (PreEscaped(FORMULAS_SECTION.as_str()))
-            }
-            footer {
-                p {
-                    "Read-only. This service executes no orders, approves nothing, signs nothing and holds no credentials. "
-                    a href=(format!("{FUND_PATH}?period={period}")) { "This dashboard as JSON" } "."
-                }
-            }
-        },
-    )
-}
-
-fn period_label(days: u32) -> &'static str {
+pub(super) fn period_label(days: u32) -> &'static str {
     match days {
         21 => "1M",
         63 => "3M",
@@ -234,7 +24,7 @@ fn period_label(days: u32) -> &'static str {
     }
 }
 
-fn period_switch(current: u32) -> Markup {
+pub(super) fn period_switch(current: u32) -> Markup {
     html! {
         nav.periods aria-label="Period" {
             ul {
@@ -252,7 +42,7 @@ fn period_switch(current: u32) -> Markup {
     }
 }
 
-fn date(rfc3339: &str) -> String {
+pub(super) fn date(rfc3339: &str) -> String {
     instant(rfc3339)
         .map(|t| t.format("%Y-%m-%d").to_string())
         .unwrap_or_else(|| rfc3339.to_owned())
@@ -296,21 +86,6 @@ fn status_badges(strategy: &StrategyView, misaligned: bool) -> Markup {
     }
 }
 
-// ---------------------------------------------------------------- chart
-
-const CHART_WIDTH: f64 = 720.0;
-const CHART_HEIGHT: f64 = 320.0;
-const LEFT: f64 = 56.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 16.0;
-const BOTTOM: f64 = 40.0;
-const COLOURS: usize = 8;
-
-struct Curve<'a> {
-    strategy: &'a StrategyView,
-    points: Vec<(i64, f64, &'a SeriesPoint)>,
-}
-
 /// The strategies the page shows: live before paper (readers come for the
 /// real money first), then in the dashboard's order; at most
 /// [`MAX_STRATEGIES`].
@@ -329,38 +104,85 @@ fn excerpt(text: &str) -> String {
     }
 }
 
-fn curves(dashboard: &Dashboard) -> Vec<Curve<'_>> {
-    shown(dashboard)
-        .into_iter()
-        .map(|strategy| Curve {
-            strategy,
+/// Each shown strategy's growth index as a curve: colour by place, dashed
+/// when paper, a hover title per point.
+fn growth_curves(shown: &[&StrategyView]) -> Vec<Curve> {
+    shown
+        .iter()
+        .enumerate()
+        .map(|(i, strategy)| Curve {
+            class: format!("c{} {}", i % COLOURS, strategy.mode.as_str()),
+            strategy_id: strategy.strategy_id.to_string(),
+            mode: strategy.mode.as_str(),
             points: strategy
                 .series
                 .iter()
-                .filter_map(|p| Some((instant(&p.as_of)?.timestamp(), p.index?, p)))
+                .filter_map(|p| {
+                    let value = p.index?;
+                    Some(Point {
+                        t: instant(&p.as_of)?.timestamp(),
+                        value,
+                        title: format!(
+                            "{} ({}), {}: index {value:.4}, equity {}",
+                            strategy.strategy_name,
+                            strategy.mode.as_str(),
+                            date_time(&p.as_of),
+                            money(&p.equity)
+                        ),
+                    })
+                })
                 .collect(),
         })
         .collect()
 }
 
-fn chart_section(dashboard: &Dashboard) -> Markup {
-    let curves = curves(dashboard);
+/// The chart's description: each strategy's latest charted value and date.
+fn latest_values(shown: &[&StrategyView]) -> String {
+    shown
+        .iter()
+        .map(|strategy| {
+            let latest = strategy
+                .series
+                .iter()
+                .rev()
+                .find_map(|p| Some((p.index?, instant(&p.as_of).map(|_| p)?)));
+            match latest {
+                Some((value, point)) => format!(
+                    "{} ({}): {value:.3} on {}",
+                    strategy.strategy_name,
+                    strategy.mode.as_str(),
+                    date(&point.as_of)
+                ),
+                None => format!("{}: no value", strategy.strategy_name),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
+    let shown = shown(dashboard);
+    let curves = growth_curves(&shown);
     html! {
         section aria-labelledby="chart-title" {
             h2 #chart-title { "Growth of 1 since each strategy's baseline" }
             @if curves.iter().all(|c| c.points.is_empty()) {
                 p { "No valuations in this window yet." }
             } @else {
-                (chart(&curves))
+                (chart::line_chart(&curves, &chart::Labels {
+                    title: "Growth index of each strategy over the window",
+                    description: latest_values(&shown),
+                    x_axis: "valuation date (UTC)",
+                }))
                 ul.legend {
-                    @for (i, curve) in curves.iter().enumerate() {
+                    @for (strategy, curve) in shown.iter().zip(&curves) {
                         li {
                             svg.swatch viewBox="0 0 32 8" width="32" height="8" aria-hidden="true" {
-                                line class=(format!("curve c{} {}", i % COLOURS, curve.strategy.mode.as_str())) x1="0" y1="4" x2="32" y2="4" {}
+                                line class=(format!("curve {}", curve.class)) x1="0" y1="4" x2="32" y2="4" {}
                             }
-                            a href=(format!("#{}", strategy_anchor(curve.strategy))) { bdi { (curve.strategy.strategy_name) } }
-                            " " (mode_badge(curve.strategy.mode))
-                            (status_badges(curve.strategy, dashboard.comparison.is_misaligned(curve.strategy)))
+                            a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
+                            " " (mode_badge(strategy.mode))
+                            (status_badges(strategy, dashboard.comparison.is_misaligned(strategy)))
                         }
                     }
                 }
@@ -369,166 +191,6 @@ fn chart_section(dashboard: &Dashboard) -> Markup {
         }
     }
 }
-
-fn chart(curves: &[Curve<'_>]) -> Markup {
-    let all = curves.iter().flat_map(|c| c.points.iter());
-    let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
-    let (mut y_min, mut y_max) = (1.0f64, 1.0f64);
-    for (t, y, _) in all {
-        t_min = t_min.min(*t);
-        t_max = t_max.max(*t);
-        y_min = y_min.min(*y);
-        y_max = y_max.max(*y);
-    }
-    if t_min == t_max {
-        t_min -= 86_400;
-        t_max += 86_400;
-    }
-    let YAxis {
-        min: y_min,
-        max: y_max,
-        step,
-        ticks: y_ticks,
-    } = y_axis(y_min, y_max);
-    let plot_w = CHART_WIDTH - LEFT - RIGHT;
-    let plot_h = CHART_HEIGHT - TOP - BOTTOM;
-    let x = |t: i64| LEFT + (t - t_min) as f64 / (t_max - t_min) as f64 * plot_w;
-    let y = |v: f64| TOP + (y_max - v) / (y_max - y_min) * plot_h;
-    let decimals = (-step.log10().floor()).max(0.0) as usize;
-    let x_ticks: Vec<i64> = (0..=3).map(|i| t_min + (t_max - t_min) * i / 3).collect();
-    let description = curves
-        .iter()
-        .map(|c| match c.points.last() {
-            Some((_, v, p)) => format!(
-                "{} ({}): {:.3} on {}",
-                c.strategy.strategy_name,
-                c.strategy.mode.as_str(),
-                v,
-                date(&p.as_of)
-            ),
-            None => format!("{}: no value", c.strategy.strategy_name),
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    html! {
-        figure.chart {
-            svg viewBox=(format!("0 0 {CHART_WIDTH} {CHART_HEIGHT}")) role="img" aria-labelledby="chart-svg-title chart-svg-desc" {
-                title #chart-svg-title { "Growth index of each strategy over the window" }
-                desc #chart-svg-desc { "Latest values: " (description) }
-                g.axis {
-                    @for v in &y_ticks {
-                        line.grid x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(*v))) y2=(fmt(y(*v))) {}
-                        text x=(LEFT - 6.0) y=(fmt(y(*v) + 4.0)) text-anchor="end" { (format!("{v:.decimals$}")) }
-                    }
-                    line.base x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(1.0))) y2=(fmt(y(1.0))) {}
-                    line x1=(LEFT) x2=(LEFT) y1=(TOP) y2=(CHART_HEIGHT - BOTTOM) {}
-                    line x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(CHART_HEIGHT - BOTTOM) y2=(CHART_HEIGHT - BOTTOM) {}
-                    @for (i, t) in x_ticks.iter().enumerate() {
-                        @let anchor = match i { 0 => "start", 3 => "end", _ => "middle" };
-                        text x=(fmt(x(*t))) y=(CHART_HEIGHT - BOTTOM + 18.0) text-anchor=(anchor) {
-                            (DateTime::from_timestamp(*t, 0).map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default())
-                        }
-                    }
-                    text x=(LEFT + plot_w / 2.0) y=(CHART_HEIGHT - 4.0) text-anchor="middle" { "valuation date (UTC)" }
-                }
-                @for (i, curve) in curves.iter().enumerate() {
-                    @let class = format!("c{} {}", i % COLOURS, curve.strategy.mode.as_str());
-                    g data-strategy=(curve.strategy.strategy_id) data-mode=(curve.strategy.mode.as_str()) {
-                        path class=(format!("curve {class}")) d=(path(&curve.points, &x, &y)) {}
-                        @for (t, v, point) in &curve.points {
-                            circle class=(format!("dot {class}")) cx=(fmt(x(*t))) cy=(fmt(y(*v))) r="3" {
-                                title { (curve.strategy.strategy_name) " (" (curve.strategy.mode.as_str()) "), " (date_time(&point.as_of)) ": index " (format!("{v:.4}")) ", equity " (money(&point.equity)) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Most horizontal grid lines the chart draws.
-const MAX_Y_TICKS: usize = 12;
-
-/// The chart's y axis.
-struct YAxis {
-    min: f64,
-    max: f64,
-    step: f64,
-    /// Grid values from `min` up to `max`, at most [`MAX_Y_TICKS`] + 1.
-    ticks: Vec<f64>,
-}
-
-/// The y axis for growth indices between `low` and `high` (finite, ≥ 0):
-/// bounds rounded out to a step that reads well, spanning at least two
-/// steps. Every value is finite however extreme the index: the step grows
-/// with the magnitude (so it is never below a double's resolution), and a
-/// bound that rounding would push past `f64::MAX` stays exact.
-fn y_axis(low: f64, high: f64) -> YAxis {
-    let spread = (high - low).max(0.004).max(high.abs() * 1e-6);
-    let step = nice_step(spread / 4.0);
-    let rounded =
-        |v: f64, round: fn(f64) -> f64| Some(round(v / step) * step).filter(|r| r.is_finite());
-    let max = rounded(high, f64::ceil).unwrap_or(high);
-    let min = rounded(low, f64::floor).unwrap_or(low);
-    let min = min.min(max - step * 2.0);
-    let count = (((max - min) / step) + 1e-9).floor();
-    let count = if count.is_finite() {
-        (count as usize).min(MAX_Y_TICKS)
-    } else {
-        0
-    };
-    let ticks = (0..=count)
-        .map(|i| min + step * i as f64)
-        .filter(|v| v.is_finite() && *v <= max)
-        .collect();
-    YAxis {
-        min,
-        max,
-        step,
-        ticks,
-    }
-}
-
-/// The 1, 2 or 5 times a power of ten nearest above `raw`: a tick step
-/// that reads well.
-fn nice_step(raw: f64) -> f64 {
-    let magnitude = 10f64.powf(raw.log10().floor());
-    let fraction = raw / magnitude;
-    let nice = if fraction <= 1.0 {
-        1.0
-    } else if fraction <= 2.0 {
-        2.0
-    } else if fraction <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    nice * magnitude
-}
-
-fn fmt(v: f64) -> String {
-    format!("{v:.1}")
-}
-
-fn path(
-    points: &[(i64, f64, &SeriesPoint)],
-    x: &dyn Fn(i64) -> f64,
-    y: &dyn Fn(f64) -> f64,
-) -> String {
-    let mut d = String::new();
-    for (i, (t, v, _)) in points.iter().enumerate() {
-        let command = if i == 0 { 'M' } else { 'L' };
-        d.push_str(&format!("{command}{} {} ", fmt(x(*t)), fmt(y(*v))));
-    }
-    if points.len() == 1 {
-        // A single point still draws a visible mark.
-        d.push_str("h0.01");
-    }
-    d.trim_end().to_owned()
-}
-
-// ------------------------------------------------------------ strategies
 
 fn percent(value: Option<f64>) -> Markup {
     match value {
@@ -579,7 +241,7 @@ fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {
     }
 }
 
-fn strategies_section(dashboard: &Dashboard) -> Markup {
+pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
     html! {
         section #strategies aria-labelledby="strategies-title" {
             h2 #strategies-title { "Strategies" }
@@ -741,7 +403,7 @@ fn percent_plain(value: Option<f64>) -> Markup {
 
 // ------------------------------------------------------------- journal
 
-fn journal_section(dashboard: &Dashboard) -> Markup {
+pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {
     html! {
         section #journal aria-labelledby="journal-title" {
             h2 #journal-title { "Decision journal" }
@@ -840,7 +502,7 @@ fn snapshots_around<'a>(
 
 // -------------------------------------------------------------- ledger
 
-fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
+pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
     html! {
         section #ledger aria-labelledby="ledger-title" {
             h2 #ledger-title { "Ledger" }
@@ -879,7 +541,8 @@ fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
 
 /// The formulas section, rendered once from the contract view (it never
 /// changes while the process runs).
-static FORMULAS_SECTION: LazyLock<String> = LazyLock::new(|| formulas_section().into_string());
+pub(super) static FORMULAS_SECTION: LazyLock<String> =
+    LazyLock::new(|| formulas_section().into_string());
 
 fn formulas_section() -> Markup {
     let contract = contract::contract();
@@ -896,43 +559,6 @@ fn formulas_section() -> Markup {
                     dd { (formula.as_str().unwrap_or_default()) }
                 }
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_y_axis_is_finite_and_small_for_any_finite_index_range() {
-        for (low, high) in [
-            (1.0, 1.0),
-            (0.0, f64::MAX),
-            (1.7e308, f64::MAX),
-            (0.0, 1e-300),
-            (0.999, 1.001),
-            (1e-300, 1e300),
-        ] {
-            let axis = y_axis(low, high);
-            let (min, max, step) = (axis.min, axis.max, axis.step);
-            assert!(min.is_finite() && max.is_finite() && step.is_finite() && step > 0.0);
-            assert!(min <= low && max >= high, "{low} {high}: {min} {max}");
-            // At least two steps (up to rounding near f64::MAX).
-            assert!(
-                max - min >= 2.0 * step * (1.0 - 1e-9),
-                "{low} {high}: {min} {max} {step}"
-            );
-            assert!(
-                (2..=MAX_Y_TICKS + 1).contains(&axis.ticks.len()),
-                "{low} {high}: {} ticks",
-                axis.ticks.len()
-            );
-            assert!(
-                axis.ticks
-                    .iter()
-                    .all(|t| t.is_finite() && *t >= min && *t <= max)
-            );
         }
     }
 }

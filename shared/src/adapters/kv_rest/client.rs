@@ -11,12 +11,15 @@
 //!   in a process sends `EVAL`, which also loads the script, so no run ever
 //!   costs an extra round trip for loading.
 //!
-//! Every request has a timeout. A transport failure, a timeout or a 5xx is
-//! [`KvError::Unavailable`]; a 401 is [`KvError::Unauthorized`]; a command
-//! the server refused (400 `{"error"}`) is [`KvError::Command`]. Errors never
-//! carry the token. No `Upstash-Encoding` header is sent, so strings come back
-//! as plain JSON strings.
+//! Every request goes through [`crate::adapters::outbound`] with a timeout
+//! and a size cap. A transport failure, a timeout or an unreadable answer is
+//! [`KvError::Unavailable`] (its cause kept as the error's source); a 5xx is
+//! [`KvError::Status`]; a 401 is [`KvError::Unauthorized`]; a command the
+//! server refused (400 `{"error"}`) is [`KvError::Command`]. Errors never
+//! carry the token. No `Upstash-Encoding` header is sent, so strings come
+//! back as plain JSON strings.
 
+use crate::adapters::outbound::{self, Class, OutboundError};
 use crate::config::KvConfig;
 use serde_json::Value;
 use sha1::{Digest as _, Sha1};
@@ -31,13 +34,21 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why a KV request failed.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum KvError {
-    /// No answer in time, a transport failure, a 5xx or an unreadable body.
-    #[error("KV store unavailable: {0}")]
-    Unavailable(String),
+    /// No whole answer in time, a broken connection, or an answer too large
+    /// or not JSON.
+    #[error("the KV store did not answer usably")]
+    Unavailable(#[source] OutboundError),
+    /// The store answered a status that is neither success nor a command's
+    /// refusal (5xx, or another status without an `error`).
+    #[error("the KV store answered HTTP {0}")]
+    Status(u16),
+    /// The answer is JSON but not of the protocol's shape.
+    #[error("the KV store's answer is malformed: {0}")]
+    Malformed(&'static str),
     /// The server refused the token (401).
-    #[error("KV store refused the token (401)")]
+    #[error("the KV store refused the token (401)")]
     Unauthorized,
     /// The server refused or failed the command (400 `{"error": …}`).
     #[error("KV command failed: {0}")]
@@ -68,17 +79,13 @@ impl Command {
         self.0.extend(arguments.into_iter().map(|a| a.to_string()));
         self
     }
-
-    /// The command and its arguments.
-    pub fn parts(&self) -> &[String] {
-        &self.0
-    }
 }
 
-/// The REST client; cheap to clone (one connection pool).
+/// The REST client; cheap to clone (it shares the process's connection pool).
 #[derive(Clone)]
 pub struct KvClient {
     http: reqwest::Client,
+    timeout: Duration,
     base: String,
     authorization: String,
     loaded_scripts: Arc<Mutex<HashSet<String>>>,
@@ -100,13 +107,9 @@ impl KvClient {
 
     /// A client whose every request gives up after `timeout`.
     pub fn with_timeout(config: &KvConfig, timeout: Duration) -> Result<KvClient, KvError> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .build()
-            .map_err(|e| KvError::Unavailable(format!("cannot build the HTTP client: {e}")))?;
         Ok(KvClient {
-            http,
+            http: outbound::client().map_err(KvError::Unavailable)?,
+            timeout,
             base: config.url.trim_end_matches('/').to_owned(),
             authorization: format!("Bearer {}", config.token()),
             loaded_scripts: Arc::default(),
@@ -134,70 +137,43 @@ impl KvClient {
         let parts: Vec<&Vec<String>> = commands.iter().map(|c| &c.0).collect();
         let body = self.post(path, &parts).await?;
         let Value::Array(items) = body else {
-            return Err(KvError::Unavailable(
-                "a batch answer is not an array".into(),
-            ));
+            return Err(KvError::Malformed("a batch answer is not an array"));
         };
         if items.len() != commands.len() {
-            return Err(KvError::Unavailable(format!(
-                "{} answers to {} commands",
-                items.len(),
-                commands.len()
-            )));
+            return Err(KvError::Malformed(
+                "a batch answer does not have one result per command",
+            ));
         }
         items.into_iter().map(item_result).collect()
     }
 
     async fn post(&self, path: &str, body: &impl serde::Serialize) -> Result<Value, KvError> {
-        let url = format!("{}{}", self.base, path);
         let payload = serde_json::to_vec(body)
-            .map_err(|e| KvError::Command(format!("cannot encode the command: {e}")))?;
-        let response = self
+            .map_err(|e| KvError::Unavailable(OutboundError::Malformed(e)))?;
+        let request = self
             .http
-            .post(&url)
+            .post(format!("{}{}", self.base, path))
             .header(reqwest::header::AUTHORIZATION, &self.authorization)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(payload)
-            .send()
+            .body(payload);
+        let answer = outbound::send(request, self.timeout, MAX_RESPONSE_BYTES)
             .await
-            .map_err(transport)?;
-        let status = response.status();
-        if status == reqwest::StatusCode::UNAUTHORIZED {
+            .map_err(KvError::Unavailable)?;
+        if answer.status == reqwest::StatusCode::UNAUTHORIZED {
             return Err(KvError::Unauthorized);
         }
-        if status.is_server_error() {
-            return Err(KvError::Unavailable(format!("the store answered {status}")));
+        let status = answer.status.as_u16();
+        match answer.class() {
+            Class::Success => answer.json().map_err(KvError::Unavailable),
+            Class::Transient => Err(KvError::Status(status)),
+            Class::Refused => match answer.json::<Value>() {
+                Ok(value) => match value.get("error").and_then(Value::as_str) {
+                    Some(message) => Err(KvError::Command(message.to_owned())),
+                    None => Err(KvError::Status(status)),
+                },
+                Err(_) => Err(KvError::Status(status)),
+            },
         }
-        if let Some(length) = response.content_length()
-            && length > MAX_RESPONSE_BYTES as u64
-        {
-            return Err(KvError::Unavailable("the answer is too large".into()));
-        }
-        let bytes = response.bytes().await.map_err(transport)?;
-        if bytes.len() > MAX_RESPONSE_BYTES {
-            return Err(KvError::Unavailable("the answer is too large".into()));
-        }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|_| {
-            KvError::Unavailable(format!(
-                "the store answered {status} with a body that is not JSON"
-            ))
-        })?;
-        if !status.is_success() {
-            return match value.get("error").and_then(Value::as_str) {
-                Some(message) => Err(KvError::Command(message.to_owned())),
-                None => Err(KvError::Unavailable(format!("the store answered {status}"))),
-            };
-        }
-        Ok(value)
-    }
-}
-
-fn transport(error: reqwest::Error) -> KvError {
-    let error = error.without_url();
-    if error.is_timeout() {
-        KvError::Unavailable("no answer within the timeout".into())
-    } else {
-        KvError::Unavailable(format!("transport failure: {error}"))
     }
 }
 
@@ -210,16 +186,14 @@ fn one_result(body: Value) -> Result<Value, KvError> {
 
 fn item_result(item: Value) -> Result<CommandResult, KvError> {
     let Value::Object(mut fields) = item else {
-        return Err(KvError::Unavailable("an answer is not an object".into()));
+        return Err(KvError::Malformed("an answer is not an object"));
     };
     if let Some(error) = fields.remove("error") {
         return Ok(Err(error.as_str().unwrap_or("unknown error").to_owned()));
     }
     match fields.remove("result") {
         Some(value) => Ok(Ok(value)),
-        None => Err(KvError::Unavailable(
-            "an answer has neither result nor error".into(),
-        )),
+        None => Err(KvError::Malformed("an answer has neither result nor error")),
     }
 }
 
@@ -288,10 +262,7 @@ pub fn as_string(value: &Value) -> Result<Option<&str>, KvError> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s)),
-        other => Err(KvError::Unavailable(format!(
-            "expected a string, got {}",
-            kind_of(other)
-        ))),
+        _ => Err(KvError::Malformed("a result is not a string")),
     }
 }
 
@@ -300,21 +271,7 @@ pub fn as_array(value: &Value) -> Result<&[Value], KvError> {
     match value {
         Value::Array(items) => Ok(items),
         Value::Null => Ok(&[]),
-        other => Err(KvError::Unavailable(format!(
-            "expected an array, got {}",
-            kind_of(other)
-        ))),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        _ => Err(KvError::Malformed("a result is not an array")),
     }
 }
 

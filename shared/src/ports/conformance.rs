@@ -6,10 +6,10 @@
 //! recomputation, paging and filters, the series and latest reads, and
 //! concurrent appends (same id, same slot, different records).
 //! `run_scanner(make_store)` does the same for the scanner's lock and fenced
-//! state ([`ScannerStore`]).
+//! state ([`ScanStore`]).
 
-use super::scanner::{LockToken, ScannerStore, StateEntry};
-use super::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
+use super::ledger_store::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
+use super::scan_store::{LockToken, ScanStore, StateEntry};
 use crate::merkle::{Head, root_of};
 use crate::record::guard::Guard;
 use crate::record::{Mode, Record, RecordKind, StrategyId};
@@ -346,7 +346,7 @@ pub fn large_decision(id: &str, day: i64) -> Candidate {
 }
 
 async fn pages_stop_at_the_byte_budget_and_next_reaches_every_entry<S: LedgerStore>(store: S) {
-    use super::MAX_PAGE_BYTES;
+    use super::ledger_store::MAX_PAGE_BYTES;
     let (mut all, mut decisions) = (Vec::new(), Vec::new());
     for i in 0..40 {
         let (entry, _) = created(&store, large_decision(&format!("big-{i}"), i)).await;
@@ -625,7 +625,7 @@ async fn window_reads_every_series_and_the_decisions<S: LedgerStore>(store: S) {
 /// call. Expiry is adapter-specific (its clock) and tested beside each adapter.
 pub async fn run_scanner<S, F, Fut>(make_store: F)
 where
-    S: ScannerStore,
+    S: ScanStore,
     F: Fn() -> Fut,
     Fut: Future<Output = S>,
 {
@@ -639,7 +639,7 @@ fn state(name: &str, value: &str) -> Vec<StateEntry> {
     vec![(name.to_owned(), value.to_owned())]
 }
 
-async fn only_the_holder_writes_and_releases<S: ScannerStore>(store: S) {
+async fn only_the_holder_writes_and_releases<S: ScanStore>(store: S) {
     assert_eq!(
         store.read(&["report", "books"]).await.unwrap(),
         vec![None, None]
@@ -699,7 +699,7 @@ async fn only_the_holder_writes_and_releases<S: ScannerStore>(store: S) {
     assert!(store.release(&next).await.unwrap());
 }
 
-async fn exactly_one_of_many_acquires<S: ScannerStore>(store: S) {
+async fn exactly_one_of_many_acquires<S: ScanStore>(store: S) {
     let store = Arc::new(store);
     let tasks: Vec<_> = (0..20)
         .map(|_| {
@@ -720,7 +720,7 @@ async fn exactly_one_of_many_acquires<S: ScannerStore>(store: S) {
 /// After `stale`'s lock expired and `fresh` took it: the stale holder can
 /// neither write nor release, nothing it tried is stored, and the fresh
 /// holder releases normally. For each adapter's expiry test.
-pub async fn assert_stale_holder_is_fenced_out<S: ScannerStore + ?Sized>(
+pub async fn assert_stale_holder_is_fenced_out<S: ScanStore + ?Sized>(
     store: &S,
     stale: &LockToken,
     fresh: &LockToken,

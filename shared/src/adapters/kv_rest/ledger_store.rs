@@ -1,5 +1,5 @@
 //! The production ledger store: Redis behind the Upstash REST protocol
-//! ([`crate::kv`]).
+//! ([`super::client`]).
 //!
 //! # Key layout
 //!
@@ -43,12 +43,12 @@
 //!   one `MGET` of the records; for a page, one run of `kv_page.lua`, which
 //!   reads the records in order and stops at the page's byte budget).
 
-use super::{
+use super::client::{Command, CommandResult, KvClient, KvError, Script, as_array, as_string};
+use crate::merkle::{Digest, Frontier, Head};
+use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, PAGE_ENTRY_OVERHEAD_BYTES, Page,
     PageBuilder, PageQuery, Refusal, StoreError, WindowEntries,
 };
-use crate::kv::{Command, KvClient, KvError, Script, as_array, as_string};
-use crate::merkle::{Digest, Frontier, Head};
 use crate::record::{Mode, RecordKind, StrategyId};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -58,38 +58,32 @@ use std::sync::{LazyLock, Mutex};
 /// before it answers "unavailable" (the client may retry).
 pub const MAX_APPEND_ATTEMPTS: usize = 200;
 
-static APPEND_SCRIPT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("kv_append.lua")));
-static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("kv_page.lua")));
+static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("append.lua")));
+static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 
 impl From<KvError> for StoreError {
     fn from(error: KvError) -> StoreError {
-        StoreError::Unavailable(error.to_string())
+        StoreError::unavailable("KV REST store", error)
     }
 }
 
 /// The KV REST adapter of [`LedgerStore`].
 #[derive(Debug)]
-pub struct KvStore {
+pub struct KvLedgerStore {
     client: KvClient,
     prefix: String,
     /// The last head this process saw; a hint the append script verifies.
     cached_frontier: Mutex<Option<Frontier>>,
 }
 
-impl KvStore {
+impl KvLedgerStore {
     /// The ledger under `prefix` on the store `client` talks to.
-    pub fn new(client: KvClient, prefix: impl Into<String>) -> KvStore {
-        KvStore {
+    pub fn new(client: KvClient, prefix: impl Into<String>) -> KvLedgerStore {
+        KvLedgerStore {
             client,
             prefix: prefix.into(),
             cached_frontier: Mutex::new(None),
         }
-    }
-
-    /// The client (for its round-trip count).
-    pub fn client(&self) -> &KvClient {
-        &self.client
     }
 
     fn key(&self, suffix: &str) -> String {
@@ -308,8 +302,8 @@ fn above(nanos: i64) -> String {
     }
 }
 
-fn command_result(result: crate::kv::CommandResult) -> Result<Value, StoreError> {
-    result.map_err(|message| StoreError::Unavailable(format!("KV command failed: {message}")))
+fn command_result(result: CommandResult) -> Result<Value, StoreError> {
+    result.map_err(|message| KvError::Command(message).into())
 }
 
 fn script_strings(value: &Value) -> Result<Vec<Option<String>>, StoreError> {
@@ -339,7 +333,7 @@ fn parse_seq(text: &str) -> Result<u64, StoreError> {
 }
 
 #[async_trait]
-impl LedgerStore for KvStore {
+impl LedgerStore for KvLedgerStore {
     async fn append(&self, c: Candidate) -> Result<AppendOutcome, StoreError> {
         let cached = self.cache().clone();
         let mut frontier = match cached {
@@ -446,8 +440,8 @@ impl LedgerStore for KvStore {
                 }
             }
         }
-        Err(StoreError::Unavailable(
-            "the ledger head kept moving under concurrent appends; try again".into(),
+        Err(StoreError::unavailable_now(
+            "the ledger head kept moving under concurrent appends; try again",
         ))
     }
 

@@ -38,11 +38,6 @@ pub fn grid_slot(instant: DateTime<Utc>) -> DateTime<Utc> {
         .expect("a 15-minute grid is representable")
 }
 
-/// RFC 3339 in UTC with seconds, as the scanner writes every instant.
-pub fn rfc3339(instant: DateTime<Utc>) -> String {
-    instant.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 /// One token of the universe: its mint address and a fallback symbol.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UniverseToken {

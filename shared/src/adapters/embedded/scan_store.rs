@@ -1,16 +1,18 @@
-//! The embedded adapter of [`ScannerStore`]: `<data dir>/scanner.sqlite3`.
+//! The embedded adapter of [`ScanStore`]: `<data dir>/scanner.sqlite3`.
 //!
 //! The lock is one row `(token, expires_ms)`; acquiring, releasing and every
 //! fenced write are single `BEGIN IMMEDIATE` transactions, so they are atomic
 //! across threads and across processes sharing the data dir. Expiry uses the
 //! wall clock in milliseconds (injectable for tests).
 
-use super::StoreError;
-use super::scanner::{LockToken, ScannerStore, StateEntry};
+use super::connection::{self, SharedConnection};
+use crate::clock::{Clock, system_clock};
+use crate::ports::StoreError;
+use crate::ports::scan_store::{LockToken, ScanStore, StateEntry};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// File name of the scanner's database inside the data dir.
@@ -28,72 +30,55 @@ CREATE TABLE IF NOT EXISTS state (
 ) STRICT;
 ";
 
-/// Milliseconds since the epoch, as the lock's expiry sees them.
-pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
-
-/// The embedded scanner store.
+/// The embedded scan store.
 #[derive(Clone)]
-pub struct SqliteScannerStore {
-    connection: Arc<Mutex<Connection>>,
+pub struct SqliteScanStore {
+    connection: SharedConnection,
     clock: Clock,
 }
 
-impl std::fmt::Debug for SqliteScannerStore {
+impl std::fmt::Debug for SqliteScanStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SqliteScannerStore")
+        f.write_str("SqliteScanStore")
     }
 }
 
+/// How errors name this store.
+const STORE: &str = "embedded scan store";
+
 fn unavailable(error: rusqlite::Error) -> StoreError {
-    StoreError::Unavailable(format!("embedded scanner store: {error}"))
+    connection::unavailable(STORE)(error)
 }
 
-fn system_clock() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-impl SqliteScannerStore {
-    /// Opens (creating if needed) the scanner store in `data_dir`.
-    pub fn open(data_dir: &Path) -> Result<SqliteScannerStore, StoreError> {
-        SqliteScannerStore::open_with_clock(data_dir, Arc::new(system_clock))
+impl SqliteScanStore {
+    /// Opens (creating if needed) the scan store in `data_dir`.
+    pub fn open(data_dir: &Path) -> Result<SqliteScanStore, StoreError> {
+        SqliteScanStore::open_with_clock(data_dir, system_clock())
     }
 
     /// Opens it with `clock` deciding when a lock has expired.
-    pub fn open_with_clock(
-        data_dir: &Path,
-        clock: Clock,
-    ) -> Result<SqliteScannerStore, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            StoreError::Unavailable(format!(
-                "cannot create data dir {}: {e}",
-                data_dir.display()
-            ))
-        })?;
-        let connection = super::sqlite::open_database(&data_dir.join(DATABASE_FILE), SCHEMA)
-            .map_err(unavailable)?;
-        Ok(SqliteScannerStore {
-            connection: Arc::new(Mutex::new(connection)),
-            clock,
-        })
+    pub fn open_with_clock(data_dir: &Path, clock: Clock) -> Result<SqliteScanStore, StoreError> {
+        let connection = SharedConnection::open(data_dir, DATABASE_FILE, SCHEMA, STORE)?;
+        Ok(SqliteScanStore { connection, clock })
     }
 
+    /// Runs `work` in one `BEGIN IMMEDIATE` transaction, with the clock's
+    /// reading in milliseconds since the epoch.
     async fn in_transaction<T: Send + 'static>(
         &self,
         work: impl FnOnce(&rusqlite::Transaction<'_>, i64) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let connection = Arc::clone(&self.connection);
         let clock = Arc::clone(&self.clock);
-        tokio::task::spawn_blocking(move || {
-            let mut conn = connection.lock().unwrap_or_else(|p| p.into_inner());
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(unavailable)?;
-            let result = work(&tx, clock())?;
-            tx.commit().map_err(unavailable)?;
-            Ok(result)
-        })
-        .await
-        .map_err(|e| StoreError::Unavailable(format!("embedded scanner store task failed: {e}")))?
+        self.connection
+            .run(move |conn| {
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(unavailable)?;
+                let result = work(&tx, clock().timestamp_millis())?;
+                tx.commit().map_err(unavailable)?;
+                Ok(result)
+            })
+            .await
     }
 }
 
@@ -111,7 +96,7 @@ fn holds(tx: &rusqlite::Transaction<'_>, token: &str, now: i64) -> Result<bool, 
 }
 
 #[async_trait]
-impl ScannerStore for SqliteScannerStore {
+impl ScanStore for SqliteScanStore {
     async fn acquire(&self, ttl: Duration) -> Result<Option<LockToken>, StoreError> {
         let token = LockToken::random()?;
         let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
@@ -187,12 +172,17 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicI64, Ordering};
 
+    /// The instant `ms` milliseconds after the epoch (the tests' clock).
+    fn millis(ms: i64) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp_millis(ms).expect("in range")
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn the_embedded_scanner_store_passes_the_lock_suite() {
         let dirs = std::sync::Mutex::new(Vec::new());
-        super::super::conformance::run_scanner(|| {
+        crate::ports::conformance::run_scanner(|| {
             let dir = tempfile::tempdir().expect("temp dir");
-            let store = SqliteScannerStore::open(dir.path()).expect("open");
+            let store = SqliteScanStore::open(dir.path()).expect("open");
             dirs.lock().unwrap().push(dir);
             async move { store }
         })
@@ -205,9 +195,9 @@ mod tests {
         let now = Arc::new(AtomicI64::new(1_000_000));
         let clock: Clock = {
             let now = Arc::clone(&now);
-            Arc::new(move || now.load(Ordering::SeqCst))
+            Arc::new(move || millis(now.load(Ordering::SeqCst)))
         };
-        let store = SqliteScannerStore::open_with_clock(dir.path(), clock).unwrap();
+        let store = SqliteScanStore::open_with_clock(dir.path(), clock).unwrap();
         let stale = store
             .acquire(Duration::from_secs(60))
             .await
@@ -227,7 +217,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        super::super::conformance::assert_stale_holder_is_fenced_out(&store, &stale, &fresh).await;
+        crate::ports::conformance::assert_stale_holder_is_fenced_out(&store, &stale, &fresh).await;
     }
 
     #[tokio::test]
@@ -236,9 +226,9 @@ mod tests {
         let now = Arc::new(AtomicI64::new(0));
         let clock: Clock = {
             let now = Arc::clone(&now);
-            Arc::new(move || now.load(Ordering::SeqCst))
+            Arc::new(move || millis(now.load(Ordering::SeqCst)))
         };
-        let store = SqliteScannerStore::open_with_clock(dir.path(), clock).unwrap();
+        let store = SqliteScanStore::open_with_clock(dir.path(), clock).unwrap();
         let token = store
             .acquire(Duration::from_millis(500))
             .await

@@ -15,17 +15,16 @@
 //! strategy is read without scanning history; and `head(size, root,
 //! frontier)`.
 
-use super::{
+use super::connection::{self, SharedConnection};
+use crate::merkle::{Digest, Frontier, Head};
+use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageBuilder, PageQuery,
     Refusal, StoreError, WindowEntries,
 };
-use crate::merkle::{Digest, Frontier, Head};
 use crate::record::{Mode, RecordKind, StrategyId};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// File name of the ledger database inside the data dir.
 pub const DATABASE_FILE: &str = "ledger.sqlite3";
@@ -66,70 +65,25 @@ CREATE TABLE IF NOT EXISTS head (
 ";
 
 /// The embedded adapter of [`LedgerStore`].
-#[derive(Clone)]
-pub struct SqliteStore {
-    writer: Arc<Mutex<Connection>>,
-    reader: Arc<Mutex<Connection>>,
+#[derive(Clone, Debug)]
+pub struct SqliteLedgerStore {
+    writer: SharedConnection,
+    reader: SharedConnection,
 }
 
-impl std::fmt::Debug for SqliteStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SqliteStore")
-    }
-}
+/// How errors name this store.
+const STORE: &str = "embedded ledger store";
 
 fn unavailable(error: rusqlite::Error) -> StoreError {
-    StoreError::Unavailable(format!("embedded store: {error}"))
+    connection::unavailable(STORE)(error)
 }
 
-/// Opens a connection in WAL mode with `synchronous = FULL` and runs
-/// `schema`. Switching to WAL and creating tables need a moment of exclusive
-/// access, and SQLite answers `SQLITE_BUSY` there without waiting on the busy
-/// timeout, so processes opening the same data dir at once retry for up to
-/// 10 s.
-pub(super) fn open_database(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
-    let started = std::time::Instant::now();
-    loop {
-        match try_open(path, schema) {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(
-                    e.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) && started.elapsed() < Duration::from_secs(10) =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            other => return other,
-        }
-    }
-}
-
-fn try_open(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(Duration::from_secs(10))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.execute_batch(schema)?;
-    Ok(conn)
-}
-
-impl SqliteStore {
+impl SqliteLedgerStore {
     /// Opens (creating if needed) the ledger in `data_dir`.
-    pub fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            StoreError::Unavailable(format!(
-                "cannot create data dir {}: {e}",
-                data_dir.display()
-            ))
-        })?;
-        let path = data_dir.join(DATABASE_FILE);
-        let writer = open_database(&path, SCHEMA).map_err(unavailable)?;
-        let reader = open_database(&path, "").map_err(unavailable)?;
-        Ok(SqliteStore {
-            writer: Arc::new(Mutex::new(writer)),
-            reader: Arc::new(Mutex::new(reader)),
-        })
+    pub fn open(data_dir: &Path) -> Result<SqliteLedgerStore, StoreError> {
+        let writer = SharedConnection::open(data_dir, DATABASE_FILE, SCHEMA, STORE)?;
+        let reader = SharedConnection::open(data_dir, DATABASE_FILE, "", STORE)?;
+        Ok(SqliteLedgerStore { writer, reader })
     }
 
     /// Appends many records in one transaction (one fsync), each with the
@@ -139,27 +93,9 @@ impl SqliteStore {
         &self,
         candidates: Vec<Candidate>,
     ) -> Result<Vec<AppendOutcome>, StoreError> {
-        Self::with(&self.writer, move |conn| {
-            append_in_transaction(conn, &candidates)
-        })
-        .await
-    }
-
-    async fn with<T: Send + 'static>(
-        connection: &Arc<Mutex<Connection>>,
-        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let connection = Arc::clone(connection);
-        tokio::task::spawn_blocking(move || {
-            // A panic in another append cannot leave a half-done transaction
-            // behind (SQLite rolls back), so a poisoned lock is still usable.
-            let mut conn = connection
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            work(&mut conn)
-        })
-        .await
-        .map_err(|e| StoreError::Unavailable(format!("embedded store task failed: {e}")))?
+        self.writer
+            .run(move |conn| append_in_transaction(conn, &candidates))
+            .await
     }
 }
 
@@ -428,22 +364,22 @@ fn read_decisions(
 }
 
 #[async_trait]
-impl LedgerStore for SqliteStore {
+impl LedgerStore for SqliteLedgerStore {
     async fn append(&self, candidate: Candidate) -> Result<AppendOutcome, StoreError> {
-        let mut outcomes = Self::with(&self.writer, move |conn| {
-            append_in_transaction(conn, &[candidate])
-        })
-        .await?;
+        let mut outcomes = self
+            .writer
+            .run(move |conn| append_in_transaction(conn, &[candidate]))
+            .await?;
         Ok(outcomes.pop().expect("one outcome per candidate"))
     }
 
     async fn head(&self) -> Result<Head, StoreError> {
-        Self::with(&self.reader, |conn| read_head(conn)).await
+        self.reader.run(|conn| read_head(conn)).await
     }
 
     async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
         let query = query.clone();
-        Self::with(&self.reader, move |conn| read_page(conn, &query)).await
+        self.reader.run(move |conn| read_page(conn, &query)).await
     }
 
     async fn snapshot_series(
@@ -454,14 +390,13 @@ impl LedgerStore for SqliteStore {
         end_nanos: i64,
     ) -> Result<Vec<Entry>, StoreError> {
         let strategy = strategy_id.as_str().to_owned();
-        Self::with(&self.reader, move |conn| {
-            read_series(conn, &strategy, mode.as_str(), start_nanos, end_nanos)
-        })
-        .await
+        self.reader
+            .run(move |conn| read_series(conn, &strategy, mode.as_str(), start_nanos, end_nanos))
+            .await
     }
 
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
-        Self::with(&self.reader, |conn| {
+        self.reader.run(|conn| {
             let tx = conn.transaction().map_err(unavailable)?;
             let head = read_head(&tx)?;
             let entries = {
@@ -485,10 +420,9 @@ impl LedgerStore for SqliteStore {
         end_nanos: i64,
         limit: usize,
     ) -> Result<Vec<Entry>, StoreError> {
-        Self::with(&self.reader, move |conn| {
-            read_decisions(conn, start_nanos, end_nanos, limit)
-        })
-        .await
+        self.reader
+            .run(move |conn| read_decisions(conn, start_nanos, end_nanos, limit))
+            .await
     }
 
     /// The whole window in one read transaction on one blocking task.
@@ -503,17 +437,18 @@ impl LedgerStore for SqliteStore {
             .iter()
             .map(|(id, mode)| (id.as_str().to_owned(), *mode))
             .collect();
-        Self::with(&self.reader, move |conn| {
-            let tx = conn.transaction().map_err(unavailable)?;
-            let series = keys
-                .iter()
-                .map(|(id, mode)| read_series(&tx, id, mode.as_str(), start_nanos, end_nanos))
-                .collect::<Result<Vec<_>, _>>()?;
-            let decisions = read_decisions(&tx, start_nanos, end_nanos, decision_limit)?;
-            tx.commit().map_err(unavailable)?;
-            Ok(WindowEntries { series, decisions })
-        })
-        .await
+        self.reader
+            .run(move |conn| {
+                let tx = conn.transaction().map_err(unavailable)?;
+                let series = keys
+                    .iter()
+                    .map(|(id, mode)| read_series(&tx, id, mode.as_str(), start_nanos, end_nanos))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let decisions = read_decisions(&tx, start_nanos, end_nanos, decision_limit)?;
+                tx.commit().map_err(unavailable)?;
+                Ok(WindowEntries { series, decisions })
+            })
+            .await
     }
 }
 
@@ -524,9 +459,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn the_embedded_store_passes_the_conformance_suite() {
         let dirs = std::sync::Mutex::new(Vec::new());
-        super::super::conformance::run(|| {
+        crate::ports::conformance::run(|| {
             let dir = tempfile::tempdir().expect("temp dir");
-            let store = SqliteStore::open(dir.path()).expect("open store");
+            let store = SqliteLedgerStore::open(dir.path()).expect("open store");
             dirs.lock().unwrap().push(dir);
             async move { store }
         })
@@ -535,9 +470,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_batch_applies_the_same_checks_in_order_and_writes_one_head() {
-        use super::super::conformance::{decision, snapshot};
+        use crate::ports::conformance::{decision, snapshot};
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(dir.path()).unwrap();
+        let store = SqliteLedgerStore::open(dir.path()).unwrap();
         let outcomes = store
             .append_batch(vec![
                 snapshot("a", "s", "live", 2, 100),
@@ -563,10 +498,10 @@ mod tests {
     #[tokio::test]
     async fn a_reopened_store_has_every_record_and_the_same_head() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(dir.path()).unwrap();
+        let store = SqliteLedgerStore::open(dir.path()).unwrap();
         for i in 0..5 {
             let outcome = store
-                .append(super::super::conformance::decision(
+                .append(crate::ports::conformance::decision(
                     &format!("d{i}"),
                     "s",
                     0,
@@ -577,7 +512,7 @@ mod tests {
         }
         let head = store.head().await.unwrap();
         drop(store);
-        let reopened = SqliteStore::open(dir.path()).unwrap();
+        let reopened = SqliteLedgerStore::open(dir.path()).unwrap();
         assert_eq!(reopened.head().await.unwrap(), head);
         assert_eq!(head.size, 5);
     }

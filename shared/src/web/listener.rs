@@ -1,7 +1,6 @@
-//! The local HTTP/1.1 listener (freedom-local and the `fund` and `scanner`
-//! binaries outside Lambda), hardened against slow, idle and hostile
-//! clients. Under Lambda none of this runs: API Gateway holds the
-//! connections.
+//! The local HTTP/1.1 listener (freedom-local), hardened against slow,
+//! idle and hostile clients. Under Lambda none of this runs: API Gateway
+//! holds the connections.
 //!
 //! - **Request-head timeout** ([`ServerLimits::head_timeout`]): from the
 //!   moment a connection is ready for a request (accepted, or done with the
@@ -25,7 +24,8 @@
 //!   431, 414): [`JsonHttpErrors`] rewrites hyper's bare, empty-bodied error
 //!   answers as they are written.
 
-use crate::http::ApiError;
+use super::error::ApiError;
+pub use super::limits::ServerLimits;
 use axum::Router;
 use axum::extract::Request;
 use axum::http::StatusCode;
@@ -45,37 +45,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-/// The listener's limits. [`ServerLimits::default`] is what the binaries use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServerLimits {
-    /// How long a ready connection may take to deliver a whole request head
-    /// (it also closes idle keep-alive connections).
-    pub head_timeout: Duration,
-    /// Largest request head (request line and header fields), in bytes.
-    pub max_head_bytes: usize,
-    /// Longest request target (path and query), in bytes.
-    pub max_uri_bytes: usize,
-    /// Most connections served at once.
-    pub max_connections: usize,
-    /// How long in-flight requests get to finish after shutdown begins.
-    pub shutdown_grace: Duration,
-}
-
 /// Descriptors kept free beyond the connection cap (store files, the HTTP
 /// clients' own connections, logs).
 const RESERVED_DESCRIPTORS: u64 = 256;
-
-impl Default for ServerLimits {
-    fn default() -> ServerLimits {
-        ServerLimits {
-            head_timeout: Duration::from_secs(10),
-            max_head_bytes: 32 * 1024,
-            max_uri_bytes: 8 * 1024,
-            max_connections: 4096,
-            shutdown_grace: Duration::from_secs(10),
-        }
-    }
-}
 
 impl ServerLimits {
     /// These limits with the connection cap lowered, if need be, below the
@@ -233,20 +205,6 @@ pub async fn shutdown_signal() {
         () = interrupt => tracing::info!("SIGINT received, shutting down"),
         () = terminate => tracing::info!("SIGTERM received, shutting down"),
     }
-}
-
-/// Prints why a binary could not start, as sentences (the error and its
-/// causes, never a `Debug` form), and gives the exit code for it.
-pub fn fatal(program: &str, error: &(dyn std::error::Error + 'static)) -> std::process::ExitCode {
-    let mut message = format!("{program}: {error}");
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    // Logging may not be set up (or may be filtered): this line must show.
-    eprintln!("{message}");
-    std::process::ExitCode::FAILURE
 }
 
 /// Resolves once the listener is shutting down.

@@ -1,86 +1,21 @@
-//! Storage ports: what the functions need from a store, as traits, with
-//! adapters beside them.
+//! The ledger's storage port, [`LedgerStore`], and what crosses it.
 //!
-//! - [`LedgerStore`]: the append-only Merkle ledger. `append` performs the
-//!   contract's checks atomically (id → identical or `id_conflict`; same
-//!   strategy, mode and instant → `duplicate_snapshot`; older than the latest
-//!   of its strategy and mode → `out_of_order`), then writes record, leaf and
-//!   head in one step. Reads: ledger pages newest first, one strategy's
-//!   snapshots around a time window, the latest snapshot of each strategy
-//!   (with the head it was read at), decisions in a time range, and the
-//!   dashboard's whole window in one call ([`LedgerStore::window`]).
-//!   Every read the dashboard makes costs O(window + strategies), never
-//!   O(history).
-//! - [`sqlite::SqliteStore`]: the embedded adapter (one file in the data dir);
-//!   [`kv::KvStore`]: the production adapter on the KV REST store.
-//! - [`scanner::ScannerStore`]: the scanner's lock and fenced state, with
-//!   [`sqlite_scanner::SqliteScannerStore`] and [`kv_scanner::KvScannerStore`].
-//! - `conformance` (feature `conformance`): the one suite every adapter passes.
+//! `append` performs the contract's checks atomically (id → identical or
+//! `id_conflict`; same strategy, mode and instant → `duplicate_snapshot`;
+//! older than the latest of its strategy and mode → `out_of_order`), then
+//! writes record, leaf and head in one step. Reads: ledger pages newest
+//! first, one strategy's snapshots around a time window, the latest snapshot
+//! of each strategy (with the head it was read at), decisions in a time
+//! range, and the dashboard's whole window in one call
+//! ([`LedgerStore::window`]). Every read the dashboard makes costs
+//! O(window + strategies), never O(history).
+//!
+//! Adapters: `adapters::embedded::SqliteLedgerStore` (feature `embedded`)
+//! and `adapters::kv_rest::KvLedgerStore` (feature `kv`).
 
-pub mod kv;
-pub mod kv_scanner;
-pub mod scanner;
-pub mod sqlite;
-pub mod sqlite_scanner;
-
-#[cfg(any(test, feature = "conformance"))]
-pub mod conformance;
-
-use crate::config::KvConfig;
-use crate::kv::KvClient;
 use crate::merkle::{Digest, Head, leaf_hash};
 use crate::record::{Mode, Record, RecordId, RecordKind, StrategyId};
 use async_trait::async_trait;
-use scanner::ScannerStore;
-use std::path::Path;
-use std::sync::Arc;
-
-/// The stores one process uses, chosen once at start-up.
-#[derive(Clone)]
-pub struct Stores {
-    /// The fund's ledger.
-    pub ledger: Arc<dyn LedgerStore>,
-    /// The scanner's lock and state.
-    pub scanner: Arc<dyn ScannerStore>,
-    /// Which store this is, for the start-up log (never the token).
-    pub description: String,
-}
-
-impl Stores {
-    /// The stores of a local process from its environment: the KV REST
-    /// store when its variables are set, else the embedded store in
-    /// `FF_DATA_DIR` (default `./data`).
-    pub fn from_env(
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<Stores, Box<dyn std::error::Error + Send + Sync>> {
-        let kv = crate::config::kv_config(&lookup)?;
-        let data_dir = lookup("FF_DATA_DIR").unwrap_or_else(|| "./data".into());
-        Ok(Stores::open(kv.as_ref(), Path::new(&data_dir))?)
-    }
-
-    /// The KV REST store when `kv` is configured (nothing is written to the
-    /// data dir then), else the embedded store in `data_dir`.
-    pub fn open(kv: Option<&KvConfig>, data_dir: &Path) -> Result<Stores, StoreError> {
-        match kv {
-            Some(config) => {
-                let client = KvClient::new(config)?;
-                Ok(Stores {
-                    ledger: Arc::new(kv::KvStore::new(client.clone(), &config.prefix)),
-                    scanner: Arc::new(kv_scanner::KvScannerStore::new(client, &config.prefix)),
-                    description: format!(
-                        "KV REST store at {} (from {}, key prefix {:?})",
-                        config.url, config.source, config.prefix
-                    ),
-                })
-            }
-            None => Ok(Stores {
-                ledger: Arc::new(sqlite::SqliteStore::open(data_dir)?),
-                scanner: Arc::new(sqlite_scanner::SqliteScannerStore::open(data_dir)?),
-                description: format!("embedded store (SQLite) in {}", data_dir.display()),
-            }),
-        }
-    }
-}
 
 /// A record ready to append: its canonical bytes, leaf hash and the keys the
 /// store's checks and indexes need.
@@ -131,19 +66,22 @@ pub struct Entry {
 }
 
 /// Why the store refused an append (each is a 409 at the API).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The id exists with different content.
+    #[error("a record with this id already exists with different content (seq {existing_seq})")]
     IdConflict {
         /// Where the existing record is.
         existing_seq: u64,
     },
     /// A snapshot exists for the same strategy, mode and instant.
+    #[error("a snapshot already exists for this strategy, mode and instant (seq {existing_seq})")]
     DuplicateSnapshot {
         /// Where the existing snapshot is.
         existing_seq: u64,
     },
     /// The snapshot is older than the latest of its strategy and mode.
+    #[error("the snapshot is older than the latest of its strategy and mode (seq {latest_seq})")]
     OutOfOrder {
         /// Where the latest snapshot is.
         latest_seq: u64,
@@ -297,15 +235,42 @@ pub struct WindowEntries {
     pub decisions: Vec<Entry>,
 }
 
+/// What made a store fail, kept for the log (clients never see it).
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A store failed; the client sees 503 and nothing is half-written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The store cannot be reached or did not answer in time.
-    #[error("store unavailable: {0}")]
-    Unavailable(String),
+    /// The store cannot be reached, did not answer in time, or failed.
+    #[error("the store is unavailable: {context}")]
+    Unavailable {
+        /// What the store was doing, or which store it is.
+        context: String,
+        /// What failed underneath, when something did.
+        #[source]
+        cause: Option<Cause>,
+    },
     /// The store holds data that breaks the ledger's invariants.
-    #[error("store corrupt: {0}")]
+    #[error("the store holds data that breaks the ledger's invariants: {0}")]
     Corrupt(String),
+}
+
+impl StoreError {
+    /// The store failed while doing `context`, because of `cause`.
+    pub fn unavailable(context: impl Into<String>, cause: impl Into<Cause>) -> StoreError {
+        StoreError::Unavailable {
+            context: context.into(),
+            cause: Some(cause.into()),
+        }
+    }
+
+    /// The store cannot do `context` now, with no lower cause to name.
+    pub fn unavailable_now(context: impl Into<String>) -> StoreError {
+        StoreError::Unavailable {
+            context: context.into(),
+            cause: None,
+        }
+    }
 }
 
 /// The ledger's storage port.

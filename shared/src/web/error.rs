@@ -1,12 +1,13 @@
-//! The API's errors and their one mapping to HTTP.
+//! The API's error, [`ApiError`], and its one mapping to HTTP.
 //!
 //! Every error body is `{"error": {"code", "message", "details"}}` with the
 //! status and code of DESIGN.md "Writes". The client sees a stable code and a
 //! plain message; causes (store errors) go to the log, never to the client.
 
+use crate::errors::ErrorChain;
 use crate::ledger::AppendError;
+use crate::ports::ledger_store::{Refusal, StoreError};
 use crate::record::{FieldIssue, RecordError};
-use crate::store::{Refusal, StoreError};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -228,7 +229,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         if let ApiError::StorageUnavailable(cause) = &self {
-            tracing::error!(error = %cause, "store failed");
+            tracing::error!(error = %ErrorChain(cause), "store failed");
         } else if status.is_client_error() {
             tracing::info!(code = self.code(), "request refused");
         }
@@ -267,108 +268,6 @@ impl IntoResponse for ApiError {
 /// store is configured (Lambda without the KV REST variables).
 pub fn store_not_configured_app() -> axum::Router {
     axum::Router::new().fallback(|| async { ApiError::StoreNotConfigured })
-}
-
-/// Parameters whose name says they carry a credential: never accepted in a URL.
-const CREDENTIAL_PARAMETERS: &[&str] = &[
-    "token",
-    "access_token",
-    "auth",
-    "authorization",
-    "bearer",
-    "api_key",
-    "apikey",
-    "key",
-];
-
-/// A request's query parameters, each at most once, each one the endpoint knows.
-#[derive(Debug, Default)]
-pub struct QueryParams(Vec<(String, String)>);
-
-impl QueryParams {
-    /// Parses `raw` (the URL's query) and checks every name is in `allowed`
-    /// and appears once. Names are echoed in errors only when they are known.
-    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<QueryParams, ApiError> {
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        for (name, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
-            if !allowed.contains(&name.as_ref()) {
-                let listed = if allowed.is_empty() {
-                    "none".to_owned()
-                } else {
-                    allowed.join(", ")
-                };
-                return Err(ApiError::InvalidQuery {
-                    message: format!("unknown query parameter; this endpoint accepts: {listed}"),
-                    details: vec![json!({"allowed": allowed})],
-                });
-            }
-            if pairs.iter().any(|(n, _)| n == &name) {
-                return Err(ApiError::invalid_query(
-                    &name,
-                    format!("{name} is given more than once"),
-                ));
-            }
-            pairs.push((name.into_owned(), value.into_owned()));
-        }
-        Ok(QueryParams(pairs))
-    }
-
-    /// The value of `name`, if given.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Whether no parameter was given.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Checks a write request's bearer token (constant-time comparison).
-///
-/// Order: no token configured → 503 `writes_disabled`; a credential in the
-/// URL's query → 401 (URLs end up in logs); no `Authorization`, another
-/// scheme, or the wrong token → 401.
-pub fn authorize(
-    headers: &axum::http::HeaderMap,
-    raw_query: Option<&str>,
-    token: Option<&crate::config::WriteToken>,
-) -> Result<(), ApiError> {
-    let Some(token) = token else {
-        return Err(ApiError::WritesDisabled);
-    };
-    let in_query = url::form_urlencoded::parse(raw_query.unwrap_or("").as_bytes())
-        .any(|(name, _)| CREDENTIAL_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()));
-    if in_query {
-        return Err(ApiError::Unauthorized {
-            message: "send the token in the Authorization header (Bearer), never in the URL",
-            presented: true,
-        });
-    }
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return Err(ApiError::Unauthorized {
-            message: "this endpoint needs Authorization: Bearer <token>",
-            presented: false,
-        });
-    };
-    let text = value.to_str().unwrap_or("");
-    let (scheme, credential) = text.trim().split_once(' ').unwrap_or((text, ""));
-    if !scheme.eq_ignore_ascii_case("bearer") || credential.trim().is_empty() {
-        return Err(ApiError::Unauthorized {
-            message: "use the Bearer scheme: Authorization: Bearer <token>",
-            presented: true,
-        });
-    }
-    if !token.verify(credential.trim()) {
-        return Err(ApiError::Unauthorized {
-            message: "the bearer token is not valid",
-            presented: true,
-        });
-    }
-    Ok(())
 }
 
 /// The fallback handler: a JSON 404.

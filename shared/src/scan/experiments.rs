@@ -13,7 +13,8 @@
 //! never spends more cash than it has. A token that is no longer eligible is
 //! sold. Changing a rule means a new experiment id.
 
-use super::{DEDUP_WINDOW, TRADES_PER_BOOK, rfc3339};
+use super::{DEDUP_WINDOW, TRADES_PER_BOOK};
+use crate::clock::rfc3339;
 use crate::record::{MAX_AMOUNT, decimal_json};
 use chrono::{DateTime, Utc};
 use rust_decimal::prelude::ToPrimitive;

@@ -165,7 +165,7 @@ pub fn eligible(checks: &[Check]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scanner::Risk;
+    use crate::scan::Risk;
     use rust_decimal::Decimal;
 
     fn quote(liquidity: i64) -> MarketQuote {

@@ -10,10 +10,11 @@
 //! appended after the head are left out).
 
 use crate::analytics::{self, Valuation};
+use crate::clock::rfc3339;
 use crate::merkle::{Digest, Head};
+use crate::ports::ledger_store::{Entry, LedgerStore, StoreError};
 use crate::record::{Mode, Record, Snapshot, StrategyId, decimal_json};
-use crate::store::{Entry, LedgerStore, StoreError};
-use axum::body::Bytes;
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -345,10 +346,6 @@ fn snapshot_of(entry: &Entry) -> Result<Snapshot, StoreError> {
         Record::Snapshot(snapshot) => Ok(snapshot),
         Record::Decision(_) => Err(corrupt(entry, "expected a snapshot")),
     }
-}
-
-fn rfc3339(instant: DateTime<Utc>) -> String {
-    instant.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
 fn nanos(instant: DateTime<Utc>) -> i64 {

@@ -1,15 +1,15 @@
-//! The scanner's storage port: its lock and its fenced state.
+//! The scan store: the scanner run's lock and its fenced state.
 //!
 //! A run takes the lock with a random token and an expiry longer than a run
-//! may last ([`ScannerStore::acquire`]); only the holder releases it
-//! ([`ScannerStore::release`], compare-and-delete). Every state write the run
-//! makes goes through [`ScannerStore::write_fenced`], which succeeds only while
+//! may last ([`ScanStore::acquire`]); only the holder releases it
+//! ([`ScanStore::release`], compare-and-delete). Every state write the run
+//! makes goes through [`ScanStore::write_fenced`], which succeeds only while
 //! the token still holds the lock: a run that overran its expiry, after which
 //! another run took the lock, can no longer overwrite the newer run's state.
 //!
-//! Adapters: [`super::sqlite_scanner::SqliteScannerStore`] (one file in the
-//! data dir; the same guarantees across processes sharing it) and
-//! [`super::kv_scanner::KvScannerStore`] (`SET NX PX` and Lua checks).
+//! Adapters: `adapters::embedded::SqliteScanStore` (one file in the data
+//! dir; the same guarantees across processes sharing it) and
+//! `adapters::kv_rest::KvScanStore` (`SET NX PX` and Lua checks).
 
 use super::StoreError;
 use async_trait::async_trait;
@@ -31,7 +31,7 @@ impl LockToken {
     pub fn random() -> Result<LockToken, StoreError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes)
-            .map_err(|e| StoreError::Unavailable(format!("no randomness for a lock token: {e}")))?;
+            .map_err(|e| StoreError::unavailable("no randomness for a lock token", e))?;
         Ok(LockToken(hex::encode(bytes)))
     }
 
@@ -44,9 +44,9 @@ impl LockToken {
 /// One named value the scanner keeps (its report, its books, its caches).
 pub type StateEntry = (String, String);
 
-/// The scanner's lock and state.
+/// The scanner run's lock and state.
 #[async_trait]
-pub trait ScannerStore: Send + Sync + 'static {
+pub trait ScanStore: Send + Sync + 'static {
     /// Takes the lock for `ttl` if nobody holds it or the holder's expiry has
     /// passed; `None` when another holder has it.
     async fn acquire(&self, ttl: Duration) -> Result<Option<LockToken>, StoreError>;

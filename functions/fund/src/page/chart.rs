@@ -1,0 +1,232 @@
+//! A line chart as inline SVG, with no scripts: one path per curve with a dot
+//! per point (each dot's `<title>` is its hover text), y-axis ticks at round
+//! steps, four date ticks on the x axis, and a baseline. Pure drawing: the
+//! page's sections decide what the curves, their classes and their texts
+//! are.
+
+use chrono::DateTime;
+use maud::{Markup, html};
+
+const CHART_WIDTH: f64 = 720.0;
+const CHART_HEIGHT: f64 = 320.0;
+const LEFT: f64 = 56.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 16.0;
+const BOTTOM: f64 = 40.0;
+
+/// Distinct curve colours in the stylesheet (`c0` … `c7`), reused in turn.
+pub const COLOURS: usize = 8;
+
+/// One series to draw.
+pub struct Curve {
+    /// CSS classes of its line and dots: its colour and its dash.
+    pub class: String,
+    /// The strategy it shows, as a `data-strategy` attribute.
+    pub strategy_id: String,
+    /// `live` or `paper`, as a `data-mode` attribute.
+    pub mode: &'static str,
+    /// Its points in time order.
+    pub points: Vec<Point>,
+}
+
+/// One point of a curve.
+pub struct Point {
+    /// Seconds since the Unix epoch.
+    pub t: i64,
+    /// The value drawn (finite).
+    pub value: f64,
+    /// The hover text of its dot.
+    pub title: String,
+}
+
+/// What the chart says about itself to assistive technology.
+pub struct Labels<'a> {
+    /// The `<title>` of the whole chart.
+    pub title: &'a str,
+    /// The `<desc>` of the whole chart (e.g. the latest values).
+    pub description: String,
+    /// The caption under the x axis.
+    pub x_axis: &'a str,
+}
+
+/// The chart of `curves` (at least one point among them), with a line at 1.
+pub fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
+    let all = curves.iter().flat_map(|c| c.points.iter());
+    let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
+    let (mut y_min, mut y_max) = (1.0f64, 1.0f64);
+    for point in all {
+        t_min = t_min.min(point.t);
+        t_max = t_max.max(point.t);
+        y_min = y_min.min(point.value);
+        y_max = y_max.max(point.value);
+    }
+    if t_min == t_max {
+        t_min -= 86_400;
+        t_max += 86_400;
+    }
+    let YAxis {
+        min: y_min,
+        max: y_max,
+        step,
+        ticks: y_ticks,
+    } = y_axis(y_min, y_max);
+    let plot_w = CHART_WIDTH - LEFT - RIGHT;
+    let plot_h = CHART_HEIGHT - TOP - BOTTOM;
+    let x = |t: i64| LEFT + (t - t_min) as f64 / (t_max - t_min) as f64 * plot_w;
+    let y = |v: f64| TOP + (y_max - v) / (y_max - y_min) * plot_h;
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let x_ticks: Vec<i64> = (0..=3).map(|i| t_min + (t_max - t_min) * i / 3).collect();
+    html! {
+        figure.chart {
+            svg viewBox=(format!("0 0 {CHART_WIDTH} {CHART_HEIGHT}")) role="img" aria-labelledby="chart-svg-title chart-svg-desc" {
+                title #chart-svg-title { (labels.title) }
+                desc #chart-svg-desc { "Latest values: " (labels.description) }
+                g.axis {
+                    @for v in &y_ticks {
+                        line.grid x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(*v))) y2=(fmt(y(*v))) {}
+                        text x=(LEFT - 6.0) y=(fmt(y(*v) + 4.0)) text-anchor="end" { (format!("{v:.decimals$}")) }
+                    }
+                    line.base x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(1.0))) y2=(fmt(y(1.0))) {}
+                    line x1=(LEFT) x2=(LEFT) y1=(TOP) y2=(CHART_HEIGHT - BOTTOM) {}
+                    line x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(CHART_HEIGHT - BOTTOM) y2=(CHART_HEIGHT - BOTTOM) {}
+                    @for (i, t) in x_ticks.iter().enumerate() {
+                        @let anchor = match i { 0 => "start", 3 => "end", _ => "middle" };
+                        text x=(fmt(x(*t))) y=(CHART_HEIGHT - BOTTOM + 18.0) text-anchor=(anchor) {
+                            (DateTime::from_timestamp(*t, 0).map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default())
+                        }
+                    }
+                    text x=(LEFT + plot_w / 2.0) y=(CHART_HEIGHT - 4.0) text-anchor="middle" { (labels.x_axis) }
+                }
+                @for curve in curves {
+                    g data-strategy=(curve.strategy_id) data-mode=(curve.mode) {
+                        path class=(format!("curve {}", curve.class)) d=(path(&curve.points, &x, &y)) {}
+                        @for point in &curve.points {
+                            circle class=(format!("dot {}", curve.class)) cx=(fmt(x(point.t))) cy=(fmt(y(point.value))) r="3" {
+                                title { (point.title) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Most horizontal grid lines the chart draws.
+const MAX_Y_TICKS: usize = 12;
+
+/// The chart's y axis.
+struct YAxis {
+    min: f64,
+    max: f64,
+    step: f64,
+    /// Grid values from `min` up to `max`, at most [`MAX_Y_TICKS`] + 1.
+    ticks: Vec<f64>,
+}
+
+/// The y axis for values between `low` and `high` (finite, ≥ 0): bounds
+/// rounded out to a step that reads well, spanning at least two steps. Every
+/// value is finite however extreme the input: the step grows with the
+/// magnitude (so it is never below a double's resolution), and a bound that
+/// rounding would push past `f64::MAX` stays exact.
+fn y_axis(low: f64, high: f64) -> YAxis {
+    let spread = (high - low).max(0.004).max(high.abs() * 1e-6);
+    let step = nice_step(spread / 4.0);
+    let rounded =
+        |v: f64, round: fn(f64) -> f64| Some(round(v / step) * step).filter(|r| r.is_finite());
+    let max = rounded(high, f64::ceil).unwrap_or(high);
+    let min = rounded(low, f64::floor).unwrap_or(low);
+    let min = min.min(max - step * 2.0);
+    let count = (((max - min) / step) + 1e-9).floor();
+    let count = if count.is_finite() {
+        (count as usize).min(MAX_Y_TICKS)
+    } else {
+        0
+    };
+    let ticks = (0..=count)
+        .map(|i| min + step * i as f64)
+        .filter(|v| v.is_finite() && *v <= max)
+        .collect();
+    YAxis {
+        min,
+        max,
+        step,
+        ticks,
+    }
+}
+
+/// The 1, 2 or 5 times a power of ten nearest above `raw`: a tick step
+/// that reads well.
+fn nice_step(raw: f64) -> f64 {
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let fraction = raw / magnitude;
+    let nice = if fraction <= 1.0 {
+        1.0
+    } else if fraction <= 2.0 {
+        2.0
+    } else if fraction <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * magnitude
+}
+
+/// A coordinate as SVG reads it: one decimal.
+fn fmt(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+fn path(points: &[Point], x: &dyn Fn(i64) -> f64, y: &dyn Fn(f64) -> f64) -> String {
+    let mut d = String::new();
+    for (i, point) in points.iter().enumerate() {
+        let command = if i == 0 { 'M' } else { 'L' };
+        d.push_str(&format!(
+            "{command}{} {} ",
+            fmt(x(point.t)),
+            fmt(y(point.value))
+        ));
+    }
+    if points.len() == 1 {
+        // A single point still draws a visible mark.
+        d.push_str("h0.01");
+    }
+    d.trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_y_axis_is_finite_and_small_for_any_finite_index_range() {
+        for (low, high) in [
+            (1.0, 1.0),
+            (0.0, f64::MAX),
+            (1.7e308, f64::MAX),
+            (0.0, 1e-300),
+            (0.999, 1.001),
+            (1e-300, 1e300),
+        ] {
+            let axis = y_axis(low, high);
+            let (min, max, step) = (axis.min, axis.max, axis.step);
+            assert!(min.is_finite() && max.is_finite() && step.is_finite() && step > 0.0);
+            assert!(min <= low && max >= high, "{low} {high}: {min} {max}");
+            // At least two steps (up to rounding near f64::MAX).
+            assert!(
+                max - min >= 2.0 * step * (1.0 - 1e-9),
+                "{low} {high}: {min} {max} {step}"
+            );
+            assert!(
+                (2..=MAX_Y_TICKS + 1).contains(&axis.ticks.len()),
+                "{low} {high}: {} ticks",
+                axis.ticks.len()
+            );
+            assert!(
+                axis.ticks
+                    .iter()
+                    .all(|t| t.is_finite() && *t >= min && *t <= max)
+            );
+        }
+    }
+}

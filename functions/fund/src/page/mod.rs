@@ -1,0 +1,227 @@
+//! The public page, `GET /` (DESIGN.md "The public page"): the dashboard as
+//! server-rendered HTML that reads fully with scripts off (there are none).
+//!
+//! It shows the strategies' growth indices as an inline SVG chart (live solid,
+//! paper dashed; hover titles on every point), the period switch as links,
+//! each strategy's metrics with their formulas one click away, the latest
+//! positions, the decision journal beside the snapshots around each decision,
+//! the latest ledger entries with the current root hash, and links to the
+//! ledger, contract and OpenAPI views. Stale, misaligned and baseline-only
+//! strategies are labelled as such, and a metric that cannot be computed
+//! shows as "n/a", never as 0 %.
+//!
+//! The page is bounded whatever the ledger holds: at most
+//! [`MAX_STRATEGIES`] strategies (live first), [`MAX_POSITIONS`] positions
+//! each, the newest [`MAX_DECISIONS`] decisions, prose cut at
+//! [`MAX_PROSE_CHARS`] characters, each with a note and a link to the JSON
+//! or the ledger entry that holds the rest. It is rendered once per head
+//! and period and then answered from memory.
+//!
+//! Nothing comes from another host. The Content-Security-Policy allows only
+//! the page's own stylesheet (by hash) and no scripts, frames or forms. The
+//! ETag is the root hash, as for the data it shows. Colours follow the
+//! reader's light or dark scheme; the layout is one column at phone width.
+
+mod chart;
+mod sections;
+
+use crate::{AppState, FUND_PATH};
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use freedom_shared::dashboard::{Dashboard, Period};
+use freedom_shared::errors::ErrorChain;
+use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
+use freedom_shared::web::{QueryParams, with_etag};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use sections::{
+    FORMULAS_SECTION, chart_section, date, journal_section, ledger_section, period_label,
+    period_switch, strategies_section,
+};
+use sha2::{Digest as _, Sha256};
+use std::sync::LazyLock;
+
+/// How many of the newest ledger entries the page lists.
+pub const LATEST_ENTRIES: usize = 10;
+/// Most strategies the page shows (the JSON dashboard lists them all).
+pub const MAX_STRATEGIES: usize = 50;
+/// Most positions a strategy's card lists.
+pub const MAX_POSITIONS: usize = 25;
+/// Most decisions the journal shows (the newest).
+pub const MAX_DECISIONS: usize = 20;
+/// Longest excerpt of a decision's text on the page.
+pub const MAX_PROSE_CHARS: usize = 600;
+
+const STYLE: &str = include_str!("page.css");
+
+/// The page's Content-Security-Policy: its one stylesheet by hash, nothing
+/// else (the favicon is an empty `data:` URL so no request is made).
+static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| {
+    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(STYLE));
+    format!(
+        "default-src 'none'; style-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+});
+
+/// `GET /` and `GET /?period=N`.
+pub async fn show(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let period = match QueryParams::parse(query.as_deref(), &["period"])
+        .map_err(|e| e.to_string())
+        .and_then(|p| Period::parse(p.get("period")).map_err(|e| e.to_string()))
+    {
+        Ok(period) => period,
+        Err(message) => return error_page(StatusCode::BAD_REQUEST, "Not a page", &message),
+    };
+    let store = state.ledger.store();
+    let dashboard = match state.dashboards.get(store.as_ref(), period).await {
+        Ok(dashboard) => dashboard,
+        Err(error) => return unavailable(&error),
+    };
+    if let Some(html) = state.pages.get(&dashboard.head.root_hash, period) {
+        let response = with_etag(
+            &headers,
+            &dashboard.head,
+            html_response(StatusCode::OK, html),
+        );
+        return secure(response);
+    }
+    let latest = PageQuery {
+        before: Some(dashboard.head.size + 1),
+        limit: LATEST_ENTRIES,
+        strategy_id: None,
+        kind: None,
+        mode: None,
+    };
+    let entries = match store.page(&latest).await {
+        Ok(page) => page.entries,
+        Err(error) => return unavailable(&error),
+    };
+    let html = axum::body::Bytes::from(render(&dashboard.view, &entries).into_string());
+    state
+        .pages
+        .put(dashboard.head.root_hash, period, html.clone());
+    let response = with_etag(
+        &headers,
+        &dashboard.head,
+        html_response(StatusCode::OK, html),
+    );
+    secure(response)
+}
+
+fn unavailable(error: &StoreError) -> Response {
+    tracing::error!(error = %ErrorChain(error), "store failed while rendering the page");
+    let mut response = error_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Temporarily unavailable",
+        "The ledger could not be read just now. Nothing is lost; try again in a few seconds.",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
+}
+
+fn html_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body.into(),
+    )
+        .into_response()
+}
+
+fn secure(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_str(&CONTENT_SECURITY_POLICY).expect("ASCII"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
+}
+
+fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
+    let body = layout(
+        title,
+        html! {
+            header { h1 { (title) } }
+            main { p { (message) } p { a href="/" { "Back to the dashboard" } } }
+        },
+    );
+    let mut response = secure(html_response(status, body.into_string()));
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn layout(title: &str, content: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { (title) }
+                link rel="icon" href="data:,";
+                style { (PreEscaped(STYLE)) }
+            }
+            body { (content) }
+        }
+    }
+}
+
+/// The whole page for one dashboard and the newest ledger entries.
+pub fn render(dashboard: &Dashboard, latest_entries: &[Entry]) -> Markup {
+    let period = dashboard.period.days();
+    let title = format!("Freedom Fund: track record, {}", period_label(period));
+    layout(
+        &title,
+        html! {
+            a.skip href="#strategies" { "Skip to the strategies" }
+            header {
+                h1 { "Freedom Fund" }
+                p.lede {
+                    "A public, append-only track record of a small long-only USD fund and its paper experiments. "
+                    "Every record below is a leaf of a Merkle log; the root hash at the bottom lets anyone re-derive it."
+                }
+                (period_switch(period))
+                p.window {
+                    @match (&dashboard.window.start, &dashboard.window.end) {
+                        (Some(start), Some(end)) => {
+                            "Window: " time datetime=(start) { (date(start)) } " to " time datetime=(end) { (date(end)) }
+                            " (" (period) " trading days)"
+                        }
+                        _ => { "No snapshots yet." }
+                    }
+                }
+            }
+            main {
+                (chart_section(dashboard))
+                (strategies_section(dashboard))
+                (journal_section(dashboard))
+                (ledger_section(dashboard, latest_entries))
+                (PreEscaped(FORMULAS_SECTION.as_str()))
+            }
+            footer {
+                p {
+                    "Read-only. This service executes no orders, approves nothing, signs nothing and holds no credentials. "
+                    a href=(format!("{FUND_PATH}?period={period}")) { "This dashboard as JSON" } "."
+                }
+            }
+        },
+    )
+}

@@ -1,0 +1,107 @@
+//! What the embedded stores share: opening a SQLite database in the data dir
+//! and running blocking work on it off the async runtime.
+
+use crate::ports::StoreError;
+use rusqlite::Connection;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long opening a database retries while another process holds it in
+/// the moment it switches the file to WAL.
+const OPEN_RETRY: Duration = Duration::from_secs(10);
+
+/// A SQLite failure as a store failure, naming which store.
+pub(super) fn unavailable(store: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |error| StoreError::unavailable(store, error)
+}
+
+/// One connection, used by one blocking task at a time.
+#[derive(Clone)]
+pub struct SharedConnection {
+    connection: Arc<Mutex<Connection>>,
+    /// Which store it belongs to, for errors.
+    store: &'static str,
+}
+
+impl std::fmt::Debug for SharedConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedConnection")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedConnection {
+    /// Opens (creating if needed) `file` in `data_dir` and runs `schema`:
+    /// WAL journal, `synchronous = FULL` (a commit is on disk before it
+    /// returns), a 10 s busy timeout. `store` names it in errors.
+    pub fn open(
+        data_dir: &Path,
+        file: &str,
+        schema: &str,
+        store: &'static str,
+    ) -> Result<SharedConnection, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|error| {
+            StoreError::unavailable(
+                format!("cannot create the data dir {}", data_dir.display()),
+                error,
+            )
+        })?;
+        let connection = open_database(&data_dir.join(file), schema).map_err(unavailable(store))?;
+        Ok(SharedConnection {
+            connection: Arc::new(Mutex::new(connection)),
+            store,
+        })
+    }
+
+    /// Runs `work` on the connection in a blocking task.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            // A panic in other work cannot leave a half-done transaction
+            // behind (SQLite rolls back), so a poisoned lock is still usable.
+            let mut conn = connection
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut conn)
+        })
+        .await
+        .map_err(|error| StoreError::unavailable(self.store, error))?
+    }
+}
+
+/// Opens a connection in WAL mode with `synchronous = FULL` and runs
+/// `schema`. Switching to WAL and creating tables need a moment of exclusive
+/// access, and SQLite answers `SQLITE_BUSY` there without waiting on the busy
+/// timeout, so processes opening the same data dir at once retry for up to
+/// [`OPEN_RETRY`].
+fn open_database(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
+    let started = std::time::Instant::now();
+    loop {
+        match try_open(path, schema) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && started.elapsed() < OPEN_RETRY =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn try_open(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.execute_batch(schema)?;
+    Ok(conn)
+}

@@ -1,0 +1,17 @@
+//! The KV REST store: Redis behind the Upstash REST protocol, the production
+//! store (PROVIDERS.md "Upstash Redis REST").
+//!
+//! - [`client`]: the protocol's client (commands, `/pipeline`, `/multi-exec`,
+//!   Lua scripts by `EVALSHA`), on the one outbound HTTP client.
+//! - [`ledger_store`]: the ledger store ([`KvLedgerStore`]); its key layout
+//!   and round trips are in its doc. `append.lua` and `page.lua` are its
+//!   server-side scripts.
+//! - [`scan_store`]: the scanner's lock and fenced state ([`KvScanStore`]).
+
+pub mod client;
+pub mod ledger_store;
+pub mod scan_store;
+
+pub use client::{KvClient, KvError};
+pub use ledger_store::KvLedgerStore;
+pub use scan_store::KvScanStore;

@@ -1,0 +1,22 @@
+//! The adapters: the ports' implementations at the edge, each behind a cargo
+//! feature so a binary links only the ones it uses.
+//!
+//! - [`outbound`] (`outbound`): the one outbound HTTP client every outside
+//!   call goes through (the KV REST store, the scanner's providers).
+//! - [`kv_rest`] (`kv`): the production store, Redis behind the Upstash REST
+//!   protocol: its client, the ledger store and the scan store.
+//! - [`embedded`] (`embedded`): the local store, SQLite in the data dir: the
+//!   ledger store and the scan store, on one connection helper.
+//! - [`eventbridge`] (`eventbridge`): the event sink on Amazon EventBridge.
+//! - [`stores`]: which stores a process uses, chosen once at start-up from
+//!   the adapters compiled in.
+
+#[cfg(feature = "embedded")]
+pub mod embedded;
+#[cfg(feature = "eventbridge")]
+pub mod eventbridge;
+#[cfg(feature = "kv")]
+pub mod kv_rest;
+#[cfg(feature = "outbound")]
+pub mod outbound;
+pub mod stores;

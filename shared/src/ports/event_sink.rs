@@ -1,0 +1,71 @@
+//! Events to outside consumers (DESIGN.md "Events to outside consumers"): a
+//! record appended, a scanner run completed, a paper trade. Publishing is
+//! best effort: a sink logs its failures and never fails the write or the
+//! run that published. The adapter is [`crate::adapters::eventbridge`].
+
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// One event: its kind (EventBridge's `detail-type`) and its JSON detail.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutsideEvent {
+    /// `RecordAppended`, `ScannerRunCompleted` or `PaperTrade`.
+    pub detail_type: &'static str,
+    /// The event's detail.
+    pub detail: Value,
+}
+
+impl OutsideEvent {
+    /// The event for a new leaf: where it is and what it is, not the record
+    /// itself (readers fetch it from the ledger).
+    pub fn record_appended(receipt: &crate::ledger::Receipt) -> OutsideEvent {
+        let record: Value = serde_json::from_str(&receipt.entry.canonical).unwrap_or_default();
+        OutsideEvent {
+            detail_type: "RecordAppended",
+            detail: serde_json::json!({
+                "seq": receipt.entry.seq,
+                "leafHash": receipt.entry.leaf_hash,
+                "id": record["id"], "type": record["type"], "mode": record["mode"],
+                "strategyId": record["strategyId"], "asOf": record["asOf"],
+                "head": receipt.head,
+            }),
+        }
+    }
+}
+
+/// Where events go.
+#[async_trait]
+pub trait EventSink: Send + Sync + 'static {
+    /// Publishes `events`; answers how many the destination accepted. Never
+    /// fails: problems are logged.
+    async fn publish(&self, events: Vec<OutsideEvent>) -> usize;
+
+    /// Whether events go anywhere (so callers can skip building them).
+    fn is_enabled(&self) -> bool {
+        true
+    }
+}
+
+/// The event sink a function holds (shared, cheap to clone).
+pub type Events = Arc<dyn EventSink>;
+
+/// The sink for a deployment without an event bus: publishes nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoEvents;
+
+#[async_trait]
+impl EventSink for NoEvents {
+    async fn publish(&self, _events: Vec<OutsideEvent>) -> usize {
+        0
+    }
+
+    fn is_enabled(&self) -> bool {
+        false
+    }
+}
+
+/// No events: the default of every function.
+pub fn no_events() -> Events {
+    Arc::new(NoEvents)
+}

@@ -1,0 +1,21 @@
+//! The port line: what the domain needs from the outside world, as traits.
+//! Adapters (in [`crate::adapters`], each behind a cargo feature) implement
+//! them; the use cases ([`crate::ledger`], [`crate::dashboard`], the
+//! scanner's run) only ever see the traits.
+//!
+//! - [`ledger_store`]: the append-only Merkle ledger ([`LedgerStore`]).
+//! - [`scan_store`]: the scanner's run lock and fenced state ([`ScanStore`]).
+//! - [`event_sink`]: events to outside consumers ([`EventSink`]), best effort.
+//! - `conformance` (feature `conformance`): the one suite every store adapter
+//!   passes.
+
+pub mod event_sink;
+pub mod ledger_store;
+pub mod scan_store;
+
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
+
+pub use event_sink::{EventSink, Events, OutsideEvent};
+pub use ledger_store::{LedgerStore, StoreError};
+pub use scan_store::ScanStore;

@@ -1,0 +1,25 @@
+//! The functions' HTTP side on axum (feature `web`): how the domain's
+//! answers and errors become HTTP, in one place for both functions.
+//!
+//! - [`error`]: [`ApiError`], every error a request can end in, and its one
+//!   mapping to a status, a stable code and the JSON error body.
+//! - [`query`]: strict query parameters ([`QueryParams`]).
+//! - [`auth`]: the bearer check of the write endpoints ([`authorize`]).
+//! - [`etag`]: the root hash as ETag, and `304` ([`with_etag`]).
+//! - [`limits`]: the HTTP layer's limits ([`ServerLimits`]).
+//! - [`listener`] (feature `listener`): the hardened local HTTP/1.1 listener
+//!   freedom-local serves on.
+
+pub mod auth;
+pub mod error;
+pub mod etag;
+pub mod limits;
+#[cfg(feature = "listener")]
+pub mod listener;
+pub mod query;
+
+pub use auth::authorize;
+pub use error::{ApiError, not_found, store_not_configured_app};
+pub use etag::with_etag;
+pub use limits::ServerLimits;
+pub use query::QueryParams;
