@@ -17,6 +17,8 @@ def check(ok, message):
 
 resources = template.get("Resources", {})
 functions = {name: r for name, r in resources.items() if r.get("Type") == "AWS::Serverless::Function"}
+# Each function is built from its own package directory (per-function features).
+CODE_URIS = {"FundFunction": "functions/fund", "ScannerFunction": "functions/scanner"}
 check(set(functions) == {"FundFunction", "ScannerFunction"}, f"two functions, fund and scanner: {sorted(functions)}")
 globals_ = template.get("Globals", {}).get("Function", {})
 for name, function in functions.items():
@@ -25,8 +27,12 @@ for name, function in functions.items():
     check(props.get("Handler") == "bootstrap", f"{name}: Handler is bootstrap")
     check(props.get("Architectures") == ["x86_64"], f"{name}: Architectures is [x86_64]")
     check(function.get("Metadata", {}).get("BuildMethod") == "rust-cargolambda", f"{name}: BuildMethod rust-cargolambda")
+    check(props.get("CodeUri") == CODE_URIS.get(name), f"{name}: CodeUri is its own package, {CODE_URIS.get(name)}")
+    check(props.get("ReservedConcurrentExecutions") is None, f"{name}: no reserved concurrency (it serves public reads; the run lock keeps runs apart)")
     check(isinstance(props.get("MemorySize"), int) and isinstance(props.get("Timeout"), int), f"{name}: memory and timeout set")
 
+# Minutes 0, 15, 30 and 45 of every hour: the ledger's 15-minute grid.
+QUARTER_HOURS = "cron(0/15 * * * ? *)"
 routes = set()
 schedules = []
 for name, function in functions.items():
@@ -43,9 +49,8 @@ expected = {
     ("ScannerFunction", "POST", "/api/freedom-scanner"),
 }
 check(expected <= routes, f"routes missing: {sorted(expected - routes)}")
-check(schedules == [("ScannerFunction", "rate(15 minutes)")], f"the scanner's schedule is rate(15 minutes): {schedules}")
+check(schedules == [("ScannerFunction", QUARTER_HOURS)], f"the scanner runs on the quarter-hour grid, {QUARTER_HOURS}: {schedules}")
 scanner = functions.get("ScannerFunction", {}).get("Properties", {})
-check(scanner.get("ReservedConcurrentExecutions") == 1, "the scanner has reserved concurrency 1")
 check(scanner.get("Timeout", 0) * 1000 < 300_000, "the scanner's timeout is shorter than its lock's 300 s expiry")
 
 params = template.get("Parameters", {})

@@ -58,7 +58,7 @@ fn kv(c: &mut Criterion) {
         .block_on(UpstashBridge::start(&server.url(), "bench-token"))
         .unwrap();
     let config = bridge.kv_config("bench:");
-    let new_store = || KvLedgerStore::new(KvClient::new(&config).unwrap(), "bench:");
+    let new_store = || KvLedgerStore::new(KvClient::new(&config), "bench:");
     let store = new_store();
     let next = AtomicU64::new(0);
     runtime.block_on(async {

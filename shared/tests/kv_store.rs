@@ -27,13 +27,13 @@ async fn bridge() -> (RedisServer, UpstashBridge) {
 }
 
 fn store(bridge: &UpstashBridge, prefix: &str) -> KvLedgerStore {
-    let client = KvClient::new(&bridge.kv_config(prefix)).unwrap();
+    let client = KvClient::new(&bridge.kv_config(prefix));
     KvLedgerStore::new(client, prefix)
 }
 
 fn quick_store(bridge: &UpstashBridge, prefix: &str) -> KvLedgerStore {
     let client =
-        KvClient::with_timeout(&bridge.kv_config(prefix), Duration::from_millis(300)).unwrap();
+        KvClient::with_timeout(&bridge.kv_config(prefix), Duration::from_millis(300));
     KvLedgerStore::new(client, prefix)
 }
 
@@ -65,7 +65,7 @@ async fn the_kv_scanner_store_passes_the_lock_suite() {
     let next = AtomicUsize::new(0);
     conformance::run_scanner(|| {
         let prefix = format!("lock{}:", next.fetch_add(1, Ordering::SeqCst));
-        let client = KvClient::new(&bridge.kv_config(&prefix)).unwrap();
+        let client = KvClient::new(&bridge.kv_config(&prefix));
         async move { KvScanStore::new(client, prefix) }
     })
     .await;
@@ -287,13 +287,13 @@ async fn a_bad_token_or_a_bad_command_is_an_error_without_the_token() {
     })
     .unwrap()
     .unwrap();
-    let client = KvClient::new(&config).unwrap();
+    let client = KvClient::new(&config);
     let error = client.command(&Command::new("PING")).await.unwrap_err();
     assert!(matches!(error, KvError::Unauthorized), "{error:?}");
     let store_error = StoreError::from(error);
     assert!(!store_error.to_string().contains("wrong-token-value"));
 
-    let client = KvClient::new(&bridge.kv_config("ff:")).unwrap();
+    let client = KvClient::new(&bridge.kv_config("ff:"));
     assert_eq!(
         client.command(&Command::new("PING")).await.unwrap(),
         serde_json::json!("PONG")
@@ -319,7 +319,7 @@ async fn a_bad_token_or_a_bad_command_is_an_error_without_the_token() {
 #[tokio::test]
 async fn an_expired_kv_lock_passes_on_and_fences_out_its_old_holder() {
     let (_server, bridge) = bridge().await;
-    let client = KvClient::new(&bridge.kv_config("ff:")).unwrap();
+    let client = KvClient::new(&bridge.kv_config("ff:"));
     let store = Arc::new(KvScanStore::new(client, "ff:"));
     let stale = store
         .acquire(Duration::from_millis(100))

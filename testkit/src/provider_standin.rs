@@ -48,7 +48,7 @@ pub enum Fault {
 pub struct StandInToken {
     /// Mint address (base58, 32 bytes).
     pub mint: String,
-    /// Symbol.
+    /// Ticker the stand-in gives it.
     pub symbol: String,
     /// USD price as DexScreener writes it (a decimal string).
     pub price_usd: String,

@@ -151,3 +151,19 @@ async fn the_binary_runs_the_schedule_through_the_runtime_api() {
     let body: Value = serde_json::from_str(report.body["body"].as_str().unwrap()).unwrap();
     assert_eq!(body["universe"].as_array().unwrap().len(), 4);
 }
+
+#[test]
+fn outside_lambda_the_binary_says_to_run_freedom_local() {
+    let output = Command::new(env!("CARGO_BIN_EXE_scanner"))
+        .env_remove("AWS_LAMBDA_RUNTIME_API")
+        .output()
+        .expect("the scanner binary runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("scanner: AWS_LAMBDA_RUNTIME_API is not set")
+            && stderr.contains("freedom-local"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");
+}

@@ -42,7 +42,7 @@ impl Stores {
     #[cfg(feature = "kv")]
     pub fn kv_rest(config: &KvConfig) -> Result<Stores, StoreError> {
         use super::kv_rest::{KvClient, KvLedgerStore, KvScanStore};
-        let client = KvClient::new(config)?;
+        let client = KvClient::new(config);
         Ok(Stores {
             ledger: Arc::new(KvLedgerStore::new(client.clone(), &config.prefix)),
             scan: Arc::new(KvScanStore::new(client, &config.prefix)),

@@ -153,7 +153,7 @@ pub struct Window {
 pub struct Point {
     /// `asOf` as written.
     pub as_of: String,
-    /// Equity.
+    /// Account value at that time, as the record gives it.
     pub equity: Value,
     /// Ledger position.
     pub seq: u64,
@@ -162,9 +162,9 @@ pub struct Point {
 /// One position of the latest snapshot, with its value and weight.
 #[derive(Debug, Clone, Serialize)]
 pub struct PositionView {
-    /// Symbol.
+    /// Instrument, as the record names it.
     pub symbol: String,
-    /// Units.
+    /// Units held.
     pub quantity: Value,
     /// Cost basis.
     pub cost: Value,
@@ -182,7 +182,7 @@ pub struct PositionView {
 pub struct Latest {
     /// `asOf` as written.
     pub as_of: String,
-    /// Equity.
+    /// Account value at the latest snapshot.
     pub equity: Value,
     /// Cash, when given.
     pub cash: Option<Value>,
@@ -224,7 +224,7 @@ pub struct MetricsView {
 pub struct SeriesPoint {
     /// `asOf` as written.
     pub as_of: String,
-    /// Equity.
+    /// Account value at that snapshot.
     pub equity: Value,
     /// Growth index (1 at the baseline).
     pub index: Option<f64>,

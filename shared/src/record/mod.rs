@@ -342,7 +342,7 @@ pub struct Decision {
     pub action: Action,
     /// One-paragraph summary.
     pub summary: String,
-    /// Why.
+    /// The reasoning behind the decision.
     pub thesis: Option<String>,
     /// What argues against it.
     pub counter_evidence: Option<String>,

@@ -118,7 +118,7 @@ pub fn declaration() -> Value {
 pub struct TokenMarket {
     /// Mint address.
     pub mint: String,
-    /// Symbol.
+    /// Ticker, for trades and paper positions.
     pub symbol: String,
     /// USD price.
     pub price: Decimal,
@@ -159,13 +159,13 @@ pub enum Side {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Trade {
-    /// When.
+    /// When the fill happened (the run's start).
     pub at: DateTime<Utc>,
     /// Which experiment.
     pub experiment_id: String,
     /// Mint address.
     pub mint: String,
-    /// Symbol.
+    /// Ticker at the time of the fill.
     pub symbol: String,
     /// Buy or sell.
     pub side: Side,
@@ -191,7 +191,7 @@ pub struct Book {
     pub experiment_id: String,
     /// Cash in USD (cents).
     pub cash: Decimal,
-    /// Holdings.
+    /// Paper holdings, one per token held.
     pub positions: Vec<Position>,
     /// The latest fills, newest last (at most [`TRADES_PER_BOOK`]).
     pub trades: Vec<Trade>,

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Observation {
-    /// When.
+    /// When the run observed the token (the run's start).
     pub observed_at: DateTime<Utc>,
     /// USD price, when known.
     pub price_usd: Option<Decimal>,
@@ -33,7 +33,7 @@ pub struct Observation {
 /// Something a run did or met (a provider failure, a paper trade…).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
-    /// When.
+    /// When it happened.
     pub at: DateTime<Utc>,
     /// e.g. `run`, `provider`, `trade`, `ledger`.
     pub kind: String,
@@ -120,7 +120,7 @@ impl ScannerState {
 pub struct UniverseEntry {
     /// Mint address.
     pub mint: String,
-    /// Symbol.
+    /// Ticker shown in the report: DexScreener's, else the configured one.
     pub symbol: String,
     /// USD price, when known.
     pub price_usd: Option<Decimal>,

@@ -81,10 +81,11 @@ impl Command {
     }
 }
 
-/// The REST client; cheap to clone (it shares the process's connection pool).
+/// The REST client; cheap to clone. It uses the process's one outbound HTTP
+/// client, which is built on the first request (building it loads the
+/// system's root certificates, which a function's start need not wait for).
 #[derive(Clone)]
 pub struct KvClient {
-    http: reqwest::Client,
     timeout: Duration,
     base: String,
     authorization: String,
@@ -101,19 +102,18 @@ impl std::fmt::Debug for KvClient {
 
 impl KvClient {
     /// A client of the configured store with [`DEFAULT_TIMEOUT`].
-    pub fn new(config: &KvConfig) -> Result<KvClient, KvError> {
+    pub fn new(config: &KvConfig) -> KvClient {
         KvClient::with_timeout(config, DEFAULT_TIMEOUT)
     }
 
     /// A client whose every request gives up after `timeout`.
-    pub fn with_timeout(config: &KvConfig, timeout: Duration) -> Result<KvClient, KvError> {
-        Ok(KvClient {
-            http: outbound::client().map_err(KvError::Unavailable)?,
+    pub fn with_timeout(config: &KvConfig, timeout: Duration) -> KvClient {
+        KvClient {
             timeout,
             base: config.url.trim_end_matches('/').to_owned(),
             authorization: format!("Bearer {}", config.token()),
             loaded_scripts: Arc::default(),
-        })
+        }
     }
 
     /// Runs one command.
@@ -150,8 +150,8 @@ impl KvClient {
     async fn post(&self, path: &str, body: &impl serde::Serialize) -> Result<Value, KvError> {
         let payload = serde_json::to_vec(body)
             .map_err(|e| KvError::Unavailable(OutboundError::Malformed(e)))?;
-        let request = self
-            .http
+        let request = outbound::client()
+            .map_err(KvError::Unavailable)?
             .post(format!("{}{}", self.base, path))
             .header(reqwest::header::AUTHORIZATION, &self.authorization)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -307,7 +307,7 @@ mod tests {
         })
         .unwrap()
         .unwrap();
-        let client = KvClient::new(&config).unwrap();
+        let client = KvClient::new(&config);
         assert!(!format!("{client:?}").contains("very-secret-token"));
     }
 }
