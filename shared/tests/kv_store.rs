@@ -32,8 +32,7 @@ fn store(bridge: &UpstashBridge, prefix: &str) -> KvLedgerStore {
 }
 
 fn quick_store(bridge: &UpstashBridge, prefix: &str) -> KvLedgerStore {
-    let client =
-        KvClient::with_timeout(&bridge.kv_config(prefix), Duration::from_millis(300));
+    let client = KvClient::with_timeout(&bridge.kv_config(prefix), Duration::from_millis(300));
     KvLedgerStore::new(client, prefix)
 }
 

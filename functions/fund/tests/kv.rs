@@ -25,8 +25,7 @@ const KV_TOKEN: &str = "kv-token-never-shown";
 async fn app() -> (RedisServer, UpstashBridge, Router) {
     let server = RedisServer::start().unwrap();
     let bridge = UpstashBridge::start(&server.url(), KV_TOKEN).await.unwrap();
-    let client =
-        KvClient::with_timeout(&bridge.kv_config("ff:"), Duration::from_millis(300));
+    let client = KvClient::with_timeout(&bridge.kv_config("ff:"), Duration::from_millis(300));
     let state = fund::AppState::new(
         Arc::new(KvLedgerStore::new(client, "ff:")),
         WriteToken::new(TOKEN),

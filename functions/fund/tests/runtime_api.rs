@@ -97,7 +97,8 @@ fn outside_lambda_the_binary_says_to_run_freedom_local() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.starts_with("fund: AWS_LAMBDA_RUNTIME_API is not set") && stderr.contains("freedom-local"),
+        stderr.starts_with("fund: AWS_LAMBDA_RUNTIME_API is not set")
+            && stderr.contains("freedom-local"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");

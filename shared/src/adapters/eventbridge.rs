@@ -6,15 +6,25 @@
 //!
 //! The SDK's configuration comes from `aws_config`'s default chain (region,
 //! credentials, and endpoint: `AWS_ENDPOINT_URL_EVENTBRIDGE` points it at
-//! another endpoint, as the tests do with moto's server). Its HTTP client is
-//! built here on rustls with *ring* and the operating system's root
-//! certificates, the TLS stack of [`super::outbound`], so a binary links one
-//! crypto provider and one root store.
+//! another endpoint, as the tests do with moto's server). Its HTTP calls
+//! (`PutEvents`, and the credential providers' own) go through
+//! [`super::outbound`], the process's one HTTP client: one connection pool,
+//! one TLS stack (rustls on *ring*, the system's root certificates). The
+//! SDK's own HTTPS client would bring a second TLS configuration and an
+//! HTTP/2 stack that `PutEvents` does not need; [`OutboundConnector`] is the
+//! small bridge from the SDK's connector trait to that one client.
 
+use super::outbound::{self, OutboundError};
 use crate::ports::event_sink::{EventSink, OutsideEvent};
 use async_trait::async_trait;
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
-use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+use aws_smithy_runtime_api::client::http::{
+    HttpConnector, HttpConnectorFuture, SharedHttpClient, SharedHttpConnector, http_client_fn,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_runtime_api::http::StatusCode;
+use aws_smithy_types::body::SdkBody;
 use std::time::Duration;
 
 /// The `source` of every event.
@@ -23,6 +33,10 @@ pub const SOURCE: &str = "freedom-fund";
 pub const BATCH: usize = 10;
 /// How long a publish may take before it is abandoned.
 pub const PUBLISH_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one SDK request may take when the SDK sets no read timeout.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest answer the SDK's calls read (`PutEvents` answers are small).
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// Publishes to one EventBridge bus.
 #[derive(Debug, Clone)]
@@ -51,13 +65,65 @@ impl EventBridgeSink {
     }
 }
 
-/// Loads the SDK configuration `loader` describes, on the HTTP client of this
-/// crate's TLS stack (rustls on *ring*, the system's root certificates).
+/// Loads the SDK configuration `loader` describes, with every HTTP call on
+/// the process's one outbound client ([`OutboundConnector`]).
 pub async fn sdk_config(loader: aws_config::ConfigLoader) -> aws_config::SdkConfig {
-    let http_client = aws_smithy_http_client::Builder::new()
-        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
-        .build_https();
-    loader.http_client(http_client).load().await
+    loader.http_client(outbound_http_client()).load().await
+}
+
+/// The SDK's HTTP client: [`OutboundConnector`] with the SDK's read timeout.
+fn outbound_http_client() -> SharedHttpClient {
+    http_client_fn(|settings, _components| {
+        SharedHttpConnector::new(OutboundConnector {
+            timeout: settings.read_timeout().unwrap_or(REQUEST_TIMEOUT),
+        })
+    })
+}
+
+/// The AWS SDK's HTTP connector on [`super::outbound`]: sends the SDK's
+/// request (its body is in memory: `PutEvents` and the credential providers
+/// never stream) and hands back status, header fields and body.
+#[derive(Debug, Clone, Copy)]
+pub struct OutboundConnector {
+    timeout: Duration,
+}
+
+impl HttpConnector for OutboundConnector {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let timeout = self.timeout;
+        HttpConnectorFuture::new(async move {
+            let client = outbound::client().map_err(|e| ConnectorError::other(e.into(), None))?;
+            let method = reqwest::Method::from_bytes(request.method().as_bytes())
+                .map_err(|e| ConnectorError::user(e.into()))?;
+            let mut builder = client.request(method, request.uri());
+            for (name, value) in request.headers() {
+                builder = builder.header(name, value);
+            }
+            let body = request
+                .body()
+                .bytes()
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
+            let answer = outbound::send(builder.body(body), timeout, MAX_ANSWER_BYTES)
+                .await
+                .map_err(|error| match error {
+                    OutboundError::Timeout(_) => ConnectorError::timeout(error.into()),
+                    error => ConnectorError::io(error.into()),
+                })?;
+            let status = StatusCode::try_from(answer.status.as_u16())
+                .map_err(|e| ConnectorError::other(e.into(), None))?;
+            let mut response = HttpResponse::new(status, SdkBody::from(answer.body));
+            for (name, value) in &answer.headers {
+                // A field the SDK cannot hold (not UTF-8) is left out.
+                if let Ok(value) = value.to_str() {
+                    let _ = response
+                        .headers_mut()
+                        .try_append(name.as_str().to_owned(), value.to_owned());
+                }
+            }
+            Ok(response)
+        })
+    }
 }
 
 #[async_trait]

@@ -73,6 +73,8 @@ pub enum Class {
 pub struct Answer {
     /// The HTTP status.
     pub status: StatusCode,
+    /// The answer's header fields.
+    pub headers: reqwest::header::HeaderMap,
     /// `Retry-After` in seconds, when the answer gave one.
     pub retry_after: Option<Duration>,
     /// The body (at most the limit [`send`] was given).
@@ -129,8 +131,8 @@ pub async fn send(
     };
     let mut response = request.timeout(timeout).send().await.map_err(transport)?;
     let status = response.status();
-    let retry_after = response
-        .headers()
+    let headers = std::mem::take(response.headers_mut());
+    let retry_after = headers
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -151,6 +153,7 @@ pub async fn send(
     }
     Ok(Answer {
         status,
+        headers,
         retry_after,
         body: Bytes::from(body),
     })
@@ -163,6 +166,7 @@ mod tests {
     fn answer(status: u16) -> Answer {
         Answer {
             status: StatusCode::from_u16(status).unwrap(),
+            headers: Default::default(),
             retry_after: None,
             body: Bytes::new(),
         }
