@@ -1,6 +1,6 @@
 use super::*;
 use chrono::Duration;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const TOKEN: &str = "test-write-token-0123456789abcdef";
 
