@@ -7,7 +7,10 @@
 
 use std::process::ExitCode;
 
-#[tokio::main]
+// One invocation at a time is all Lambda ever sends an execution
+// environment, so one thread runs them: no worker threads to start (and
+// none to share a small function's fraction of a vCPU with).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     match fund::lambda::serve().await {
         Ok(()) => ExitCode::SUCCESS,

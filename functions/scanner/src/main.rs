@@ -8,7 +8,10 @@
 
 use std::process::ExitCode;
 
-#[tokio::main]
+// One invocation at a time is all Lambda ever sends an execution
+// environment, so one thread runs them: no worker threads to start (and
+// none to share a small function's fraction of a vCPU with).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     // Boxed: the run's future is deep enough to pass the compiler's layout
     // depth limit when inlined into `main`'s.
