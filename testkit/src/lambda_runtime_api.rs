@@ -171,3 +171,17 @@ async fn init_error(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCod
     });
     StatusCode::ACCEPTED
 }
+
+/// Starts a Lambda package's binary outside Lambda (no
+/// `AWS_LAMBDA_RUNTIME_API`) and returns whether it succeeded and what it
+/// said on standard error.
+pub fn start_outside_lambda(binary: &str) -> (bool, String) {
+    let output = std::process::Command::new(binary)
+        .env_remove("AWS_LAMBDA_RUNTIME_API")
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

@@ -74,7 +74,7 @@ impl AppState {
 /// The fund's routes, without a fallback (so they can be merged with the
 /// scanner's on one local port).
 pub fn routes(state: AppState) -> Router {
-    routes::router(state)
+    freedom_shared::web::catch_panics(routes::router(state))
 }
 
 /// The fund function's router: its routes plus a JSON 404 for anything else.

@@ -50,7 +50,9 @@ const DASHBOARD_PARAMETERS: &[&str] = &["period"];
 const LEDGER_PARAMETERS: &[&str] = &["view", "limit", "before", "strategyId", "type", "mode"];
 const DOCUMENT_PARAMETERS: &[&str] = &["view"];
 
-#[instrument(skip_all, fields(query = query.as_deref().unwrap_or("")))]
+/// The query is never a span field (it is the client's text); the view,
+/// once known to be one of ours, is.
+#[instrument(skip_all, fields(view = tracing::field::Empty))]
 async fn read(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
@@ -59,6 +61,9 @@ async fn read(
     let view = url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
         .find(|(name, _)| name == "view")
         .map(|(_, value)| value.into_owned());
+    if let Some(known @ ("ledger" | "contract" | "openapi")) = view.as_deref() {
+        tracing::Span::current().record("view", known);
+    }
     match view.as_deref() {
         None => {
             let params = QueryParams::parse(query.as_deref(), DASHBOARD_PARAMETERS)?;
@@ -120,8 +125,9 @@ struct EntryView {
 impl EntryView {
     fn new(entry: Entry) -> Result<EntryView, ApiError> {
         let record = RawValue::from_string(entry.canonical).map_err(|e| {
-            ApiError::StorageUnavailable(StoreError::Corrupt(format!(
-                "stored record is not JSON: {e}"
+            ApiError::from(StoreError::Corrupt(format!(
+                "stored record {} is not JSON: {e}",
+                entry.seq
             )))
         })?;
         Ok(EntryView {
@@ -269,7 +275,7 @@ async fn read_body(body: Body, headers: &HeaderMap) -> Result<axum::body::Bytes,
     }
 }
 
-#[instrument(skip_all)]
+#[instrument(skip_all, fields(seq = tracing::field::Empty))]
 async fn append(State(state): State<AppState>, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let query = parts.uri.query();
@@ -284,7 +290,8 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
         AppendStatus::Created => (StatusCode::CREATED, "created"),
         AppendStatus::Unchanged => (StatusCode::OK, "unchanged"),
     };
-    tracing::info!(seq = receipt.entry.seq, status = word, "append");
+    tracing::Span::current().record("seq", receipt.entry.seq);
+    tracing::info!(status = word, "append");
     if receipt.status == AppendStatus::Created && state.events.is_enabled() {
         state
             .events

@@ -126,3 +126,68 @@ async fn a_retry_after_an_applied_write_that_failed_is_200_unchanged() {
     let (_, ledger) = send(&router, get("view=ledger")).await;
     assert_eq!(ledger["head"]["size"], 2, "one leaf, not two: {ledger}");
 }
+
+/// What the service cannot read (a record that is not JSON, a key of the
+/// wrong type) is a fault no retry mends: `500 internal_error`, with no
+/// `Retry-After` and nothing internal in the body; the page says so in HTML.
+#[tokio::test]
+async fn stored_data_the_service_cannot_read_is_500_not_503() {
+    let (_server, bridge, router) = app().await;
+    assert_eq!(
+        send(&router, post(&snapshot("a", 4))).await.0,
+        StatusCode::CREATED
+    );
+    let mut redis = bridge.redis();
+    let record: String = redis::cmd("GET")
+        .arg("ff:rec:1")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    let broken = format!("{}{{not json", &record[..64]);
+    let damages: [(&str, Vec<&str>); 2] = [
+        (
+            "a record that is not JSON",
+            vec!["SET", "ff:rec:1", &broken],
+        ),
+        // HMGET on a string answers WRONGTYPE.
+        (
+            "a head of the wrong type",
+            vec!["SET", "ff:head", "not a hash"],
+        ),
+    ];
+    for (what, command) in damages {
+        let mut cmd = redis::cmd(command[0]);
+        for arg in &command[1..] {
+            cmd.arg(*arg);
+        }
+        let () = cmd.query_async(&mut redis).await.unwrap();
+        for query in ["view=ledger", "period=21"] {
+            let response = router.clone().oneshot(get(query)).await.unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "{what}, {query}"
+            );
+            assert!(response.headers().get(header::RETRY_AFTER).is_none());
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(body["error"]["code"], "internal_error", "{what}: {body}");
+            for internal in ["WRONGTYPE", "not json", "ff:", "KV", KV_TOKEN] {
+                assert!(!body.to_string().contains(internal), "{internal}: {body}");
+            }
+        }
+        let page = router
+            .clone()
+            .oneshot(Request::get("/").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(page.status(), StatusCode::INTERNAL_SERVER_ERROR, "{what}");
+        assert!(page.headers().get(header::RETRY_AFTER).is_none());
+        let () = redis::cmd("SET")
+            .arg("ff:rec:1")
+            .arg(&record)
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+    }
+}

@@ -90,12 +90,9 @@ async fn with_kv_the_binary_appends_and_reads_through_the_runtime_api() {
 
 #[test]
 fn outside_lambda_the_binary_says_to_run_freedom_local() {
-    let output = Command::new(env!("CARGO_BIN_EXE_fund"))
-        .env_remove("AWS_LAMBDA_RUNTIME_API")
-        .output()
-        .expect("the fund binary runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (succeeded, stderr) =
+        freedom_testkit::lambda_runtime_api::start_outside_lambda(env!("CARGO_BIN_EXE_fund"));
+    assert!(!succeeded);
     assert!(
         stderr.starts_with("fund: AWS_LAMBDA_RUNTIME_API is not set")
             && stderr.contains("freedom-local"),

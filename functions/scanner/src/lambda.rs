@@ -76,9 +76,12 @@ impl LambdaApp {
 
     /// Answers one invocation: a scheduled run or an HTTP request. The HTTP
     /// answer is API Gateway's response object.
+    #[tracing::instrument(skip_all, fields(scheduled = tracing::field::Empty))]
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_http::Error> {
         let (payload, context) = event.into_parts();
-        if is_scheduled(&payload) {
+        let scheduled = is_scheduled(&payload);
+        tracing::Span::current().record("scheduled", scheduled);
+        if scheduled {
             let Some(runner) = &self.runner else {
                 return Err(
                     "no store is configured: the scheduled run cannot save anything".into(),

@@ -30,7 +30,6 @@ use freedom_shared::adapters::stores::Stores;
 use freedom_shared::clock::Clock;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ledger::Ledger;
-use freedom_shared::ports::StoreError;
 use freedom_shared::ports::event_sink::Events;
 use freedom_shared::record::guard::Guard;
 use freedom_shared::web::{ApiError, QueryParams, authorize};
@@ -97,10 +96,8 @@ impl From<RunError> for ApiError {
     fn from(error: RunError) -> ApiError {
         match error {
             RunError::Busy | RunError::LockLost => ApiError::ScannerBusy,
-            RunError::Store(error) => ApiError::StorageUnavailable(error),
-            RunError::Panicked => {
-                ApiError::StorageUnavailable(StoreError::unavailable_now("the scanner run failed"))
-            }
+            RunError::Store(error) => error.into(),
+            RunError::Panicked => ApiError::Internal("the scanner run panicked".into()),
         }
     }
 }
@@ -117,6 +114,7 @@ fn json_body(text: String) -> Response {
     response
 }
 
+#[tracing::instrument(skip_all)]
 async fn read(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
@@ -128,6 +126,7 @@ async fn read(
     ))
 }
 
+#[tracing::instrument(skip_all)]
 async fn run(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
@@ -141,7 +140,7 @@ async fn run(
 
 /// The scanner's routes, without a fallback (so they merge with the fund's).
 pub fn routes(state: AppState) -> Router {
-    Router::new()
+    let router = Router::new()
         .route(
             SCANNER_PATH,
             get(read).post(run).fallback(|| async {
@@ -150,7 +149,8 @@ pub fn routes(state: AppState) -> Router {
                 }
             }),
         )
-        .with_state(state)
+        .with_state(state);
+    freedom_shared::web::catch_panics(router)
 }
 
 /// The scanner function's router: its routes plus a JSON 404.

@@ -154,12 +154,9 @@ async fn the_binary_runs_the_schedule_through_the_runtime_api() {
 
 #[test]
 fn outside_lambda_the_binary_says_to_run_freedom_local() {
-    let output = Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .env_remove("AWS_LAMBDA_RUNTIME_API")
-        .output()
-        .expect("the scanner binary runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (succeeded, stderr) =
+        freedom_testkit::lambda_runtime_api::start_outside_lambda(env!("CARGO_BIN_EXE_scanner"));
+    assert!(!succeeded);
     assert!(
         stderr.starts_with("scanner: AWS_LAMBDA_RUNTIME_API is not set")
             && stderr.contains("freedom-local"),

@@ -238,10 +238,12 @@ pub struct WindowEntries {
 /// What made a store fail, kept for the log (clients never see it).
 pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// A store failed; the client sees 503 and nothing is half-written.
+/// A store failed; nothing is half-written. Each variant says whether
+/// trying again can help, which decides what the client is told.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The store cannot be reached, did not answer in time, or failed.
+    /// The store cannot be reached, did not answer in time, or is busy:
+    /// trying again later may succeed (503 with `Retry-After`).
     #[error("the store is unavailable: {context}")]
     Unavailable {
         /// What the store was doing, or which store it is.
@@ -250,9 +252,20 @@ pub enum StoreError {
         #[source]
         cause: Option<Cause>,
     },
-    /// The store holds data that breaks the ledger's invariants.
+    /// The store holds data that breaks the ledger's invariants: a fault no
+    /// retry mends (500).
     #[error("the store holds data that breaks the ledger's invariants: {0}")]
     Corrupt(String),
+    /// The store refused an operation the service got wrong (a script error,
+    /// a key of the wrong type): a fault of the service's own (500).
+    #[error("the store refused the service's operation: {context}")]
+    Fault {
+        /// What the store was doing, or which store it is.
+        context: String,
+        /// The store's own account of it.
+        #[source]
+        cause: Option<Cause>,
+    },
 }
 
 impl StoreError {
@@ -270,6 +283,12 @@ impl StoreError {
             context: context.into(),
             cause: None,
         }
+    }
+
+    /// Whether trying again later may succeed (the store is down, slow or
+    /// busy), as opposed to a fault of the service's own.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
     }
 }
 

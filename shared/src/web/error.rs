@@ -113,6 +113,11 @@ pub enum ApiError {
         "no store is configured for this deployment: set the KV REST store's variables; nothing was stored"
     )]
     StoreNotConfigured,
+    /// 500: the service hit a fault of its own (stored data it cannot read,
+    /// a script or programming error, a panic). Not worth retrying: no
+    /// `Retry-After`; the cause goes to the log, never to the client.
+    #[error("the service hit a fault of its own; it is logged, and nothing was stored")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ApiError {
@@ -140,6 +145,7 @@ impl ApiError {
             ApiError::WritesDisabled
             | ApiError::StorageUnavailable(_)
             | ApiError::StoreNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -165,6 +171,7 @@ impl ApiError {
             ApiError::SensitiveContent(_) => "sensitive_content",
             ApiError::WritesDisabled => "writes_disabled",
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => "storage_unavailable",
+            ApiError::Internal(_) => "internal_error",
         }
     }
 
@@ -198,8 +205,14 @@ impl ApiError {
 }
 
 impl From<StoreError> for ApiError {
+    /// A store that is down, slow or busy is `503`; corrupt data or a fault
+    /// the store reports in the service's own operation is `500`.
     fn from(error: StoreError) -> ApiError {
-        ApiError::StorageUnavailable(error)
+        if error.is_transient() {
+            ApiError::StorageUnavailable(error)
+        } else {
+            ApiError::Internal(Box::new(error))
+        }
     }
 }
 
@@ -220,7 +233,7 @@ impl From<AppendError> for ApiError {
             AppendError::Refused(Refusal::OutOfOrder { latest_seq }) => {
                 ApiError::OutOfOrder { latest_seq }
             }
-            AppendError::Store(e) => ApiError::StorageUnavailable(e),
+            AppendError::Store(e) => e.into(),
         }
     }
 }
@@ -229,7 +242,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         if let ApiError::StorageUnavailable(cause) = &self {
-            tracing::error!(error = %ErrorChain(cause), "store failed");
+            tracing::error!(error = %ErrorChain(cause), "store unavailable");
+        } else if let ApiError::Internal(cause) = &self {
+            tracing::error!(error = %ErrorChain(cause.as_ref()), "internal error");
         } else if status.is_client_error() {
             tracing::info!(code = self.code(), "request refused");
         }

@@ -7,6 +7,8 @@
 //! - [`auth`]: the bearer check of the write endpoints ([`authorize`]).
 //! - [`etag`]: the root hash as ETag, and `304` ([`with_etag`]).
 //! - [`limits`]: the HTTP layer's limits ([`ServerLimits`]).
+//! - [`panics`]: a handler that panics answers `500 internal_error`
+//!   ([`catch_panics`]).
 //! - [`listener`] (feature `listener`): the hardened local HTTP/1.1 listener
 //!   freedom-local serves on.
 
@@ -16,10 +18,12 @@ pub mod etag;
 pub mod limits;
 #[cfg(feature = "listener")]
 pub mod listener;
+pub mod panics;
 pub mod query;
 
 pub use auth::authorize;
 pub use error::{ApiError, not_found, store_not_configured_app};
 pub use etag::with_etag;
 pub use limits::ServerLimits;
+pub use panics::catch_panics;
 pub use query::QueryParams;

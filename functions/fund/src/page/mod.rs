@@ -65,6 +65,7 @@ static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// `GET /` and `GET /?period=N`.
+#[tracing::instrument(skip_all)]
 pub async fn show(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
@@ -113,8 +114,19 @@ pub async fn show(
     secure(response)
 }
 
+/// The page for a store that failed: `503` with `Retry-After` when it is
+/// down, slow or busy; `500` (no retry helps) when the fault is the
+/// service's own, such as stored data it cannot read.
 fn unavailable(error: &StoreError) -> Response {
-    tracing::error!(error = %ErrorChain(error), "store failed while rendering the page");
+    if !error.is_transient() {
+        tracing::error!(error = %ErrorChain(error), "internal error while rendering the page");
+        return error_page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong on our side",
+            "The page could not be built from the ledger. The fault is logged; trying again will not help until it is mended.",
+        );
+    }
+    tracing::error!(error = %ErrorChain(error), "store unavailable while rendering the page");
     let mut response = error_page(
         StatusCode::SERVICE_UNAVAILABLE,
         "Temporarily unavailable",

@@ -62,9 +62,34 @@ static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_st
 static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 
 impl From<KvError> for StoreError {
+    /// A command the store refused is a fault of the service's own (a Lua
+    /// error, `WRONGTYPE`), unless the store says it is busy or out of a
+    /// limit; everything else about the store is unavailability.
     fn from(error: KvError) -> StoreError {
-        StoreError::unavailable("KV REST store", error)
+        match &error {
+            KvError::Command(message) if !is_transient_refusal(message) => StoreError::Fault {
+                context: "KV REST store".into(),
+                cause: Some(error.into()),
+            },
+            _ => StoreError::unavailable("KV REST store", error),
+        }
     }
+}
+
+/// Redis and Upstash refusals that pass: a script still running, a server
+/// loading or out of memory, a replica, a request or rate limit.
+fn is_transient_refusal(message: &str) -> bool {
+    const TRANSIENT: [&str; 8] = [
+        "BUSY",
+        "LOADING",
+        "OOM",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MASTERDOWN",
+        "READONLY",
+        "ERR max",
+    ];
+    TRANSIENT.iter().any(|prefix| message.starts_with(prefix))
 }
 
 /// The KV REST adapter of [`LedgerStore`].
