@@ -51,6 +51,20 @@ impl Serialize for Digest {
     }
 }
 
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Digest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hash".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string", "pattern": "^[0-9a-f]{64}$",
+            "description": "A SHA-256 hash, lowercase hex."
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Digest {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
@@ -101,6 +115,7 @@ fn largest_power_of_two_below(n: u64) -> u64 {
 
 /// The head of the log: how many leaves and their Merkle Tree Hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Head {
     /// Number of leaves (records) in the log.
     pub size: u64,

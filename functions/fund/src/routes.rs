@@ -6,7 +6,10 @@
 //! appends one record: writes enabled → bearer token → no query → JSON
 //! content type → size → the ledger's own checks.
 
-use crate::contract;
+use crate::contract::{
+    self,
+    views::{PERIOD, View},
+};
 use crate::{AppState, FUND_PATH};
 use axum::Router;
 use axum::body::Body;
@@ -24,6 +27,7 @@ use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::record::{Mode, RecordKind, StrategyId};
 use freedom_shared::web::{ApiError, QueryParams, authorize, with_etag};
 use http_body_util::BodyExt;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tracing::instrument;
@@ -46,29 +50,20 @@ pub(crate) fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-const DASHBOARD_PARAMETERS: &[&str] = &["period"];
-const LEDGER_PARAMETERS: &[&str] = &["view", "limit", "before", "strategyId", "type", "mode"];
-const DOCUMENT_PARAMETERS: &[&str] = &["view"];
-
 /// The query is never a span field (it is the client's text); the view,
-/// once known to be one of ours, is.
+/// once parsed, is.
 #[instrument(skip_all, fields(view = tracing::field::Empty))]
 async fn read(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let view = url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
-        .find(|(name, _)| name == "view")
-        .map(|(_, value)| value.into_owned());
-    if let Some(known @ ("ledger" | "contract" | "openapi")) = view.as_deref() {
-        tracing::Span::current().record("view", known);
-    }
-    match view.as_deref() {
-        None => {
-            let params = QueryParams::parse(query.as_deref(), DASHBOARD_PARAMETERS)?;
-            let period = Period::parse(params.get("period"))
-                .map_err(|e| ApiError::invalid_query("period", e.to_string()))?;
+    let (view, params) = View::parse(query.as_deref())?;
+    tracing::Span::current().record("view", view.name().unwrap_or("dashboard"));
+    match view {
+        View::Dashboard => {
+            let period = Period::parse(params.get(PERIOD.name))
+                .map_err(|e| ApiError::invalid_query(PERIOD.name, e.to_string()))?;
             let rendered = state
                 .dashboards
                 .get(state.ledger.store().as_ref(), period)
@@ -76,22 +71,9 @@ async fn read(
             let body = ([(header::CONTENT_TYPE, "application/json")], rendered.json);
             Ok(with_etag(&headers, &rendered.head, body))
         }
-        Some("ledger") => {
-            let params = QueryParams::parse(query.as_deref(), LEDGER_PARAMETERS)?;
-            ledger(&state, &params, &headers).await
-        }
-        Some("contract") => {
-            QueryParams::parse(query.as_deref(), DOCUMENT_PARAMETERS)?;
-            Ok(document(axum::Json(contract::contract())))
-        }
-        Some("openapi") => {
-            QueryParams::parse(query.as_deref(), DOCUMENT_PARAMETERS)?;
-            Ok(document(axum::Json(contract::openapi())))
-        }
-        Some(_) => Err(ApiError::invalid_query(
-            "view",
-            "view must be ledger, contract or openapi; omit it for the dashboard",
-        )),
+        View::Ledger => ledger(&state, &params, &headers).await,
+        View::Contract => Ok(document(axum::Json(contract::contract()))),
+        View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
     }
 }
 
@@ -104,21 +86,30 @@ fn document(body: impl IntoResponse) -> Response {
     response
 }
 
-/// The ledger view's body.
-#[derive(Serialize)]
+/// A page of the ledger (`?view=ledger`), newest first.
+#[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct LedgerView {
+pub struct LedgerView {
+    /// Always 1.
     schema_version: u32,
+    /// The head the page was read at.
     head: Head,
+    /// Entries, newest first: at most `limit`, and at most 1 MiB of body.
     entries: Vec<EntryView>,
+    /// The cursor for the next page (`before`), or null on the last page.
     next: Option<u64>,
 }
 
-#[derive(Serialize)]
+/// One ledger entry: a record with its place in the log.
+#[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct EntryView {
+pub struct EntryView {
+    /// Its position, 1-based (leaf index + 1).
     seq: u64,
+    /// `SHA-256(0x00 || canonical record)`.
     leaf_hash: Digest,
+    /// The record, in its canonical form (the leaf bytes).
+    #[schemars(schema_with = "freedom_shared::record::schema::record_ref")]
     record: Box<RawValue>,
 }
 
@@ -215,15 +206,31 @@ async fn ledger(
     Ok(with_etag(headers, &page.head, axum::Json(body)))
 }
 
-/// The append response's body.
-#[derive(Serialize)]
+/// What an append answers (201 created, 200 unchanged).
+#[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct AppendBody {
+#[schemars(rename = "AppendReceipt")]
+pub struct AppendBody {
+    /// `created` (a new leaf) or `unchanged` (identical content stored already).
+    #[schemars(schema_with = "append_status")]
     status: &'static str,
+    /// The record's position.
     seq: u64,
+    /// The record's leaf hash.
     leaf_hash: Digest,
+    /// The head after the append.
     head: Head,
+    /// The record as stored (its canonical form).
+    #[schemars(schema_with = "freedom_shared::record::schema::record_ref")]
     record: Box<RawValue>,
+}
+
+/// The words an append answers with, by outcome.
+const CREATED: &str = "created";
+const UNCHANGED: &str = "unchanged";
+
+fn append_status(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"enum": [CREATED, UNCHANGED]})
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -287,8 +294,8 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
     let bytes = read_body(body, &parts.headers).await?;
     let receipt = state.ledger.append(&bytes).await?;
     let (status, word) = match receipt.status {
-        AppendStatus::Created => (StatusCode::CREATED, "created"),
-        AppendStatus::Unchanged => (StatusCode::OK, "unchanged"),
+        AppendStatus::Created => (StatusCode::CREATED, CREATED),
+        AppendStatus::Unchanged => (StatusCode::OK, UNCHANGED),
     };
     tracing::Span::current().record("seq", receipt.entry.seq);
     tracing::info!(status = word, "append");

@@ -26,6 +26,8 @@ use std::sync::{Arc, Mutex};
 pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
 /// The period when none is asked for.
 pub const DEFAULT_PERIOD: u32 = 63;
+/// The unit of `period`: trading days.
+pub const UNIT: &str = "tradingDays";
 /// Most decisions a dashboard lists (newest first).
 pub const MAX_DECISIONS: usize = 200;
 
@@ -38,6 +40,26 @@ pub struct Period(u32);
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("period must be one of 21, 63, 126, 252 (trading days); the default is 63")]
 pub struct InvalidPeriod;
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Period {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Period".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "integer", "enum": PERIODS,
+            "description": "Trading days (Monday to Friday by UTC date)."
+        })
+    }
+}
+
+/// The schema of the dashboard's `unit`.
+#[cfg(feature = "schema")]
+fn trading_days_unit(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": UNIT})
+}
 
 impl Period {
     /// Parses the query value; `None` gives the default.
@@ -140,6 +162,7 @@ impl Dashboards {
 
 /// The dashboard's window.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Window {
     /// Start instant (RFC 3339, UTC), or null before the first snapshot.
     pub start: Option<String>,
@@ -150,10 +173,12 @@ pub struct Window {
 /// A valuation point shown in the response.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Point {
     /// `asOf` as written.
     pub as_of: String,
     /// Account value at that time, as the record gives it.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub equity: Value,
     /// Ledger position.
     pub seq: u64,
@@ -161,16 +186,21 @@ pub struct Point {
 
 /// One position of the latest snapshot, with its value and weight.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PositionView {
     /// Instrument, as the record names it.
     pub symbol: String,
     /// Units held.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub quantity: Value,
     /// Cost basis.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub cost: Value,
     /// Mark price.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub mark: Value,
     /// quantity × mark, exact (null if it does not fit a decimal).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub value: Value,
     /// value / equity (null when equity is 0).
     pub weight: Option<f64>,
@@ -179,12 +209,15 @@ pub struct PositionView {
 /// The latest snapshot of a strategy.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Latest {
     /// `asOf` as written.
     pub as_of: String,
     /// Account value at the latest snapshot.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub equity: Value,
     /// Cash, when given.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub cash: Option<Value>,
     /// cash / equity, when cash is given and equity is not 0.
     pub cash_weight: Option<f64>,
@@ -197,14 +230,17 @@ pub struct Latest {
 /// A strategy's metrics over the window (null where not computable).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetricsView {
     /// Time-weighted return (fraction).
     pub twr: Option<f64>,
     /// Annualised return; only for a span of 252 trading days or more.
     pub annualized_return: Option<f64>,
     /// E_end − E_baseline − ΣF.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub pnl: Option<Value>,
     /// ΣF.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub net_flows: Option<Value>,
     /// Maximum drawdown of the growth index (≤ 0).
     pub max_drawdown: Option<f64>,
@@ -221,10 +257,12 @@ pub struct MetricsView {
 /// A point of the chart series.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SeriesPoint {
     /// `asOf` as written.
     pub as_of: String,
     /// Account value at that snapshot.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub equity: Value,
     /// Growth index (1 at the baseline).
     pub index: Option<f64>,
@@ -233,6 +271,7 @@ pub struct SeriesPoint {
 /// One (strategyId, mode) on the dashboard.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StrategyView {
     /// Strategy id.
     pub strategy_id: String,
@@ -258,6 +297,7 @@ pub struct StrategyView {
 /// One strategy's return over the shared timestamps only.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SharedReturn {
     /// Strategy id.
     pub strategy_id: String,
@@ -270,6 +310,7 @@ pub struct SharedReturn {
 /// One series: a strategy in one mode.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SeriesKey {
     /// Strategy id.
     pub strategy_id: String,
@@ -280,6 +321,7 @@ pub struct SeriesKey {
 /// How the strategies line up.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Comparison {
     /// Timestamps (instants in the window) that every series has.
     pub shared_timestamps: usize,
@@ -295,10 +337,15 @@ pub struct Comparison {
 
 /// A decision in the window.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DecisionView {
     /// Ledger position.
     pub seq: u64,
     /// The record as stored.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::record::schema::decision_ref")
+    )]
     pub record: Box<RawValue>,
 }
 
@@ -314,12 +361,14 @@ impl Comparison {
 /// The dashboard response.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Dashboard {
     /// Always 1.
     pub schema_version: u32,
     /// Trading days.
     pub period: Period,
     /// Always "tradingDays".
+    #[cfg_attr(feature = "schema", schemars(schema_with = "trading_days_unit"))]
     pub unit: &'static str,
     /// The window the period selects.
     pub window: Window,
@@ -370,7 +419,7 @@ async fn compute(
         return Ok(Dashboard {
             schema_version: crate::SCHEMA_VERSION,
             period,
-            unit: "tradingDays",
+            unit: UNIT,
             window: Window {
                 start: None,
                 end: None,
@@ -431,7 +480,7 @@ async fn compute(
     Ok(Dashboard {
         schema_version: crate::SCHEMA_VERSION,
         period,
-        unit: "tradingDays",
+        unit: UNIT,
         window: Window {
             start: Some(rfc3339(start)),
             end: Some(rfc3339(end)),

@@ -46,6 +46,22 @@ pub enum SensitiveRule {
 }
 
 impl SensitiveRule {
+    /// Every rule, in the order the guard checks them (the write token first).
+    pub const ALL: [SensitiveRule; 12] = [
+        SensitiveRule::WriteToken,
+        SensitiveRule::PrivateKey,
+        SensitiveRule::AwsKey,
+        SensitiveRule::Jwt,
+        SensitiveRule::UrlCredentials,
+        SensitiveRule::UrlSecretParameter,
+        SensitiveRule::BearerToken,
+        SensitiveRule::ApiKey,
+        SensitiveRule::Email,
+        SensitiveRule::CardNumber,
+        SensitiveRule::Iban,
+        SensitiveRule::SeedPhrase,
+    ];
+
     /// Stable rule name, used in error details.
     pub fn as_str(self) -> &'static str {
         match self {

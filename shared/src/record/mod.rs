@@ -19,6 +19,8 @@
 //! - `number`: exact decimals that keep their value through RFC 8785;
 //! - `serialize`: the record back as JSON, and its canonical text;
 //! - [`guard`]: the sensitive-content guard;
+//! - [`text`]: what text fields may hold (predicates the schemas' patterns
+//!   are generated from);
 //! - [`schema`]: the records' JSON Schemas.
 
 pub mod guard;
@@ -26,6 +28,7 @@ mod number;
 mod parse;
 pub mod schema;
 mod serialize;
+pub mod text;
 
 pub use number::{MAX_AMOUNT, decimal_json};
 
@@ -103,8 +106,16 @@ pub struct RecordId(String);
 #[serde(transparent)]
 pub struct StrategyId(String);
 
+/// The identifier format (`id`, `strategyId`), as a regular expression that
+/// the parser runs and the JSON Schemas publish.
+pub const ID_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
+
 pub(crate) static IDENTIFIER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Za-z0-9._:-]{1,128}$").expect("valid"));
+    LazyLock::new(|| Regex::new(ID_PATTERN).expect("valid"));
+
+/// The years a new record's `asOf` may be written in (as written, before its
+/// offset is applied): the range the ledger indexes to the nanosecond.
+pub const YEARS: std::ops::RangeInclusive<i32> = 1970..=2200;
 
 macro_rules! identifier_type {
     ($name:ident) => {
@@ -138,6 +149,20 @@ pub enum Mode {
     Live,
     /// Simulated account.
     Paper,
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Mode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Mode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "enum": [Mode::Live.as_str(), Mode::Paper.as_str()],
+            "description": "live: a real account; paper: a simulated one."
+        })
+    }
 }
 
 impl Mode {
@@ -241,19 +266,29 @@ static RFC3339: LazyLock<Regex> = LazyLock::new(|| {
 
 impl AsOf {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (`t` and `z` may be
-    /// lower case, as RFC 3339 §5.6 allows), within the years
-    /// 1970–2200 (the range the ledger indexes to the nanosecond).
+    /// lower case, as RFC 3339 §5.6 allows) whose year, as written or once
+    /// the offset is applied, is one of [`YEARS`]. (New records must be
+    /// written in those years, which the parser checks; read-back accepts
+    /// either, so records stored when the rule looked at the instant's year
+    /// still read.)
     pub fn parse(text: &str) -> Option<AsOf> {
         if !RFC3339.is_match(text) {
             return None;
         }
         let parsed: DateTime<FixedOffset> = DateTime::parse_from_rfc3339(text).ok()?;
         let instant = parsed.with_timezone(&Utc);
-        let year = chrono::Datelike::year(&instant);
-        (1970..=2200).contains(&year).then(|| AsOf {
+        let written = chrono::Datelike::year(&parsed);
+        let utc = chrono::Datelike::year(&instant);
+        (YEARS.contains(&written) || YEARS.contains(&utc)).then(|| AsOf {
             text: text.to_owned(),
             instant,
         })
+    }
+
+    /// Whether its year as written is one of [`YEARS`].
+    pub fn is_written_within_years(&self) -> bool {
+        DateTime::parse_from_rfc3339(&self.text)
+            .is_ok_and(|parsed| YEARS.contains(&chrono::Datelike::year(&parsed)))
     }
 
     /// Whether it is written with a second of 60 (a leap second, which

@@ -2,20 +2,23 @@
 //! rule of the contract, collects every broken rule with its field's path,
 //! and gathers every string for the sensitive-content guard.
 
+use super::guard::Guard;
 use super::number::{MAX_AMOUNT, exact_decimal};
+use super::text::{URL_PATTERN, is_blank, is_forbidden_in_text, is_prose_break};
 use super::{
     Action, AsOf, Decision, FUTURE_TOLERANCE_SECONDS, FieldIssue, Header, IDENTIFIER, MAX_ID_CHARS,
     MAX_NAME_CHARS, MAX_POSITIONS, MAX_REPORTED_ISSUES, MAX_TEXT_CHARS, MAX_URL_CHARS, Mode,
-    Position, RECONCILIATION_TOLERANCE, Record, RecordId, RecordKind, Snapshot, Source, StrategyId,
+    Position, RECONCILIATION_TOLERANCE, Record, RecordError, RecordId, RecordKind, Snapshot,
+    Source, StrategyId, YEARS,
 };
 use crate::clock::{rfc3339, whole_seconds};
-use crate::json::ExactJson;
+use crate::json::{ExactJson, parse_exact};
 use chrono::{DateTime, Utc};
+use regex::Regex;
 use rust_decimal::Decimal;
+use std::sync::LazyLock;
 
-use super::RecordError;
-use super::guard::Guard;
-use crate::json::parse_exact;
+static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(URL_PATTERN).expect("valid"));
 
 /// Parses `body` into a record: with `write` (the guard and the service's
 /// clock) every rule applies, as for a new record; without, only the rules
@@ -89,13 +92,6 @@ struct Parser {
     strings: Vec<(String, String)>,
     /// The service's clock when admitting a new record; `None` on read-back.
     admitting_at: Option<DateTime<Utc>>,
-}
-
-/// Characters no text field may carry: controls (C0, C1, DEL) and the
-/// bidirectional embedding, override and isolate controls, which can make
-/// the page show text in another order than the ledger holds it.
-fn is_forbidden_in_text(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 fn join(parent: &str, name: &str) -> String {
@@ -270,7 +266,7 @@ impl Parser {
                 } else {
                     (MAX_TEXT_CHARS, true)
                 };
-                if text.trim().is_empty() {
+                if text.chars().all(is_blank) {
                     self.issue(path, "empty", format!("{path} must not be empty"));
                     None
                 } else if chars > limit {
@@ -281,10 +277,9 @@ impl Parser {
                     );
                     None
                 } else if self.admitting_at.is_some()
-                    && text.chars().any(|c| {
-                        is_forbidden_in_text(c)
-                            && !(multiline && (c == '\n' || c == '\t' || c == '\r'))
-                    })
+                    && text
+                        .chars()
+                        .any(|c| is_forbidden_in_text(c) && !(multiline && is_prose_break(c)))
                 {
                     self.issue(
                         path,
@@ -300,11 +295,11 @@ impl Parser {
                 }
             }
             Text::Url => {
-                // Printable ASCII only: the URL parser would silently drop
-                // tabs and line breaks and convert other characters, and the
-                // record keeps the text exactly as sent.
-                let printable =
-                    self.admitting_at.is_none() || text.chars().all(|c| c.is_ascii_graphic());
+                // New records: URL_PATTERN (http(s), printable ASCII); the
+                // URL parser would silently drop tabs and line breaks and
+                // convert other characters, and the record keeps the text
+                // exactly as sent.
+                let printable = self.admitting_at.is_none() || URL.is_match(text);
                 let parsed = printable
                     .then(|| url::Url::parse(text).ok())
                     .flatten()
@@ -443,12 +438,21 @@ impl Parser {
                 _ => None,
             };
             let parsed = text.and_then(|t| AsOf::parse(t));
-            let leap_second = self.admitting_at.is_some() && parsed.as_ref().is_some_and(AsOf::is_leap_second);
-            let Some(parsed) = parsed.filter(|_| !leap_second) else {
+            // New records: no leap second, and the year as written (which the
+            // published schema can state) within the range.
+            let refused_for_new = self.admitting_at.is_some()
+                && parsed
+                    .as_ref()
+                    .is_some_and(|t| t.is_leap_second() || !t.is_written_within_years());
+            let Some(parsed) = parsed.filter(|_| !refused_for_new) else {
                 self.issue(
                     "asOf",
                     "timestamp",
-                    "asOf must be an RFC 3339 timestamp with an offset, e.g. 2026-05-04T16:00:00Z, between 1970 and 2200 (seconds 00 to 59)",
+                    format!(
+                        "asOf must be an RFC 3339 timestamp with an offset, e.g. 2026-05-04T16:00:00Z, written in the years {} to {} (seconds 00 to 59)",
+                        YEARS.start(),
+                        YEARS.end()
+                    ),
                 );
                 return None;
             };

@@ -121,6 +121,89 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// One answer of every kind the API gives, for the published tables of
+    /// statuses and codes (the contract view and the OpenAPI document).
+    pub fn every_kind() -> Vec<ApiError> {
+        vec![
+            ApiError::BadRequest,
+            ApiError::MalformedJson(String::new()),
+            ApiError::InvalidQuery {
+                message: String::new(),
+                details: Vec::new(),
+            },
+            ApiError::Unauthorized {
+                message: "",
+                presented: false,
+            },
+            ApiError::NotFound,
+            ApiError::MethodNotAllowed { allow: "" },
+            ApiError::IdConflict { existing_seq: 0 },
+            ApiError::DuplicateSnapshot { existing_seq: 0 },
+            ApiError::OutOfOrder { latest_seq: 0 },
+            ApiError::ScannerBusy,
+            ApiError::RequestTimeout,
+            ApiError::UriTooLong { limit: 0 },
+            ApiError::HeaderFieldsTooLarge,
+            ApiError::PayloadTooLarge { limit: 0 },
+            ApiError::UnsupportedMediaType,
+            ApiError::ValidationFailed(Vec::new()),
+            ApiError::SensitiveContent(Vec::new()),
+            ApiError::WritesDisabled,
+            ApiError::StorageUnavailable(StoreError::unavailable_now("")),
+            ApiError::Internal("".into()),
+        ]
+    }
+
+    /// When the API gives this answer, in words: the published tables' text.
+    pub fn when(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest => "the request is not HTTP/1.1 (a broken request line or header)",
+            ApiError::MalformedJson(_) => {
+                "the body is not JSON (RFC 8259, UTF-8), or nests arrays and objects deeper than 64 levels"
+            }
+            ApiError::InvalidQuery { .. } => {
+                "a query parameter is unknown to the view, repeated or invalid"
+            }
+            ApiError::Unauthorized { .. } => {
+                "no bearer token, another scheme, the wrong token, or a token in the URL (with WWW-Authenticate: Bearer)"
+            }
+            ApiError::NotFound => "no such path",
+            ApiError::MethodNotAllowed { .. } => "the path does not take this method (with Allow)",
+            ApiError::IdConflict { .. } => "the id exists with different content",
+            ApiError::DuplicateSnapshot { .. } => {
+                "a snapshot exists for the same strategy, mode and instant"
+            }
+            ApiError::OutOfOrder { .. } => {
+                "the snapshot is older than the latest of its strategy and mode"
+            }
+            ApiError::ScannerBusy => "a scanner run holds the lock",
+            ApiError::RequestTimeout => {
+                "the request (head or body) did not arrive in time; the connection is closed"
+            }
+            ApiError::UriTooLong { .. } => "the URL is longer than the HTTP layer's limit",
+            ApiError::HeaderFieldsTooLarge => {
+                "the request head is larger than the HTTP layer's limit"
+            }
+            ApiError::PayloadTooLarge { .. } => "the body is larger than the limit",
+            ApiError::UnsupportedMediaType => {
+                "Content-Type is not application/json (a charset=utf-8 parameter is allowed)"
+            }
+            ApiError::ValidationFailed(_) => {
+                "fields break the rules; details list each field path and rule (at most 100; a last more_issues entry counts the rest)"
+            }
+            ApiError::SensitiveContent(_) => {
+                "fields carry credentials or private identifiers; details name the field and rule, never the value"
+            }
+            ApiError::WritesDisabled => "the service has no write token configured",
+            ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => {
+                "the store is not configured, down, slow or busy; nothing was stored (with Retry-After)"
+            }
+            ApiError::Internal(_) => {
+                "the service hit a fault of its own (stored data it cannot read, a script or programming error, a panic); no Retry-After"
+            }
+        }
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         match self {

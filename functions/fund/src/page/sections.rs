@@ -545,8 +545,7 @@ pub(super) static FORMULAS_SECTION: LazyLock<String> =
     LazyLock::new(|| formulas_section().into_string());
 
 fn formulas_section() -> Markup {
-    let contract = contract::contract();
-    let formulas = contract["rules"]["dashboard"]
+    let formulas = contract::rules::dashboard_formulas()
         .as_object()
         .cloned()
         .unwrap_or_default();

@@ -1,0 +1,148 @@
+//! The interface described for clients, built from the code it describes:
+//! the contract view (`?view=contract`) and the OpenAPI 3.1 document
+//! (`?view=openapi`).
+//!
+//! - [`views`]: the views of `GET /api/freedom-fund` and their parameters
+//!   (the handler validates queries with the same tables);
+//! - [`operations`]: every operation with every answer it gives (errors as
+//!   [`ApiError`]s, so statuses and codes come from the one mapping);
+//! - [`rules`]: the rules, limits and scanner declaration, from constants;
+//! - [`openapi`]: the OpenAPI document, with the response types' schemas
+//!   generated from the structs the handlers serialise.
+//!
+//! Both documents are built once per process and served from memory.
+
+pub mod openapi;
+pub mod operations;
+pub mod rules;
+pub mod views;
+
+use freedom_shared::record::schema::{decision_schema, snapshot_schema};
+use freedom_shared::scan::checks::CHECK_NAMES;
+use freedom_shared::web::ApiError;
+use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
+use operations::{OPERATIONS, Operation, http_layer};
+use serde_json::{Value, json};
+use std::sync::LazyLock;
+
+static CONTRACT: LazyLock<Value> = LazyLock::new(build_contract);
+static OPENAPI: LazyLock<Value> = LazyLock::new(openapi::openapi);
+
+/// The contract view.
+pub fn contract() -> &'static Value {
+    &CONTRACT
+}
+
+/// The OpenAPI 3.1 document.
+pub fn openapi() -> &'static Value {
+    &OPENAPI
+}
+
+/// `{status, code, when}` for each error (a success has no code).
+fn status_entry(error: &ApiError) -> Value {
+    json!({"status": error.status().as_u16(), "code": error.code(), "when": error.when()})
+}
+
+fn endpoint(operation: &Operation) -> Value {
+    let mut statuses: Vec<Value> = operation
+        .successes
+        .iter()
+        .map(|s| json!({"status": s.status, "when": s.description}))
+        .collect();
+    statuses.extend((operation.errors)().iter().map(status_entry));
+    let mut entry = json!({
+        "method": operation.method, "path": operation.path,
+        "auth": if operation.bearer { "Authorization: Bearer <FF_AGENT_WRITE_TOKEN>" } else { "none" },
+        "purpose": operation.summary,
+        "statuses": statuses
+    });
+    if operation.path == "/api/freedom-fund" && operation.method == "GET" {
+        entry["views"] = views::View::ALL
+            .iter()
+            .map(|view| {
+                let params: serde_json::Map<String, Value> = view
+                    .params()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.name.to_owned(),
+                            json!({"description": p.description, "schema": (p.schema)()}),
+                        )
+                    })
+                    .collect();
+                json!({"view": view.name(), "purpose": view.summary(), "parameters": params})
+            })
+            .collect();
+    }
+    if operation.path == "/" {
+        entry["parameters"] = json!({views::PERIOD.name: (views::PERIOD.schema)()});
+    }
+    if operation.id == "appendRecord" {
+        entry["body"] =
+            json!("one snapshot or decision record (records), Content-Type: application/json");
+    }
+    entry
+}
+
+fn build_contract() -> Value {
+    let mut codes: Vec<&str> = ApiError::every_kind().iter().map(ApiError::code).collect();
+    codes.dedup();
+    json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "service": "freedom-fund",
+        "description": "A public, append-only record of a small long-only USD fund and its paper experiments. The service never trades, signs, or approves anything, and stores no private data.",
+        "records": {"snapshot": snapshot_schema(), "decision": decision_schema()},
+        "endpoints": OPERATIONS.iter().map(endpoint).collect::<Vec<_>>(),
+        "errors": {
+            "shape": {"error": {"code": "string", "message": "string", "details": "array"}},
+            "codes": codes,
+            "httpLayer": {
+                "note": "answers any request may get before it reaches a route, with the same error body (on the local listener; API Gateway gives its own under Lambda)",
+                "statuses": http_layer().iter().map(status_entry).collect::<Vec<_>>()
+            }
+        },
+        "rules": rules::rules(),
+        "limits": rules::limits(),
+        "scanner": rules::scanner()
+    })
+}
+
+/// The scanner report's named parts (DESIGN.md "Scanner"), as JSON Schema.
+/// The report is assembled as JSON by the scan domain; a test validates real
+/// reports (a run's, and the empty one) against this schema.
+pub fn scanner_report_schema() -> Value {
+    let object = |required: &[&str]| json!({"type": "object", "required": required});
+    json!({
+        "type": "object",
+        "required": ["version", "mode", "status", "reportAt", "observedAt", "universe", "links", "books", "history", "events", "wallets"],
+        "properties": {
+            "version": {"const": SCANNER_VERSION},
+            "mode": {"const": SCANNER_MODE},
+            "status": {"enum": ["ok", "degraded", null], "description": "null before the first run"},
+            "reportAt": {"type": ["string", "null"], "format": "date-time"},
+            "observedAt": {"type": ["string", "null"], "format": "date-time"},
+            "universe": {"type": "array", "items": {
+                "type": "object",
+                "required": ["mint", "symbol", "priceUsd", "liquidityUsd", "eligible", "checks"],
+                "properties": {
+                    "mint": {"type": "string"}, "symbol": {"type": "string"},
+                    "priceUsd": {"type": ["number", "null"]}, "liquidityUsd": {"type": ["number", "null"]},
+                    "eligible": {"type": "boolean", "description": "true exactly when every check passes"},
+                    "checks": {"type": "array", "items": {
+                        "type": "object", "required": ["name", "status", "detail"],
+                        "properties": {
+                            "name": {"enum": CHECK_NAMES},
+                            "status": {"enum": ["pass", "fail", "unknown"]},
+                            "detail": {"type": "string"}
+                        }
+                    }}
+                }
+            }},
+            "links": {"type": "object", "additionalProperties": {"type": "array", "items": object(&["provider", "url"])}},
+            "books": {"type": "array", "items": object(&["experimentId", "cash", "equity", "positions", "trades"])},
+            "history": {"type": "object", "additionalProperties": {"type": "array", "items": object(&["observedAt", "priceUsd"])}},
+            "events": {"type": "array", "items": object(&["at", "kind", "message"])},
+            "wallets": {"type": "array", "items": object(&["address"])}
+        }
+    })
+}

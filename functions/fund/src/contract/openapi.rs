@@ -1,0 +1,279 @@
+//! The OpenAPI 3.1 document of the whole interface, assembled from the
+//! operations table ([`super::operations`]), the views and their parameters
+//! ([`super::views`]), the record schemas the parser's constants generate,
+//! and the response types' own schemas (schemars, from the very structs the
+//! handlers serialise).
+
+use super::operations::{Body, OPERATIONS, Operation, http_layer};
+use super::views::{PERIOD, View};
+use crate::routes::{AppendBody, LedgerView};
+use freedom_shared::SCHEMA_VERSION;
+use freedom_shared::dashboard::Dashboard;
+use freedom_shared::record::schema::{COMPONENTS, decision_schema, snapshot_schema};
+use freedom_shared::web::ApiError;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("{COMPONENTS}/{name}")})
+}
+
+/// A record schema as a component (the dialect and id belong to the
+/// standalone schema the contract view publishes).
+fn component(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("$id");
+    }
+    schema
+}
+
+/// The error body, with every code the service answers.
+fn error_schema() -> Value {
+    let mut codes: Vec<&str> = ApiError::every_kind().iter().map(ApiError::code).collect();
+    codes.dedup();
+    json!({
+        "type": "object", "required": ["error"], "additionalProperties": false,
+        "properties": {"error": {
+            "type": "object", "required": ["code", "message", "details"], "additionalProperties": false,
+            "properties": {
+                "code": {"enum": codes, "description": "stable; see the contract view's statuses"},
+                "message": {"type": "string", "description": "plain words, never a secret or an internal"},
+                "details": {"type": "array", "items": {"type": "object"},
+                            "description": "field issues ({field, rule, message}), parameters ({parameter, message} or {allowed}), or the seq a conflict names ({existingSeq} or {latestSeq})"}
+            }
+        }}
+    })
+}
+
+/// The query of `GET /api/freedom-fund`: one form-exploded object whose
+/// branches are the views, each with exactly its parameters.
+fn fund_query() -> Value {
+    let branches: Vec<Value> = View::ALL
+        .iter()
+        .map(|view| {
+            let mut properties = Map::new();
+            let mut required = Vec::new();
+            if let Some(name) = view.name() {
+                properties.insert("view".into(), json!({"const": name}));
+                required.push("view");
+            }
+            for param in view.params() {
+                let mut schema = (param.schema)();
+                if let Some(object) = schema.as_object_mut() {
+                    object.insert("description".into(), json!(param.description));
+                }
+                properties.insert(param.name.into(), schema);
+            }
+            json!({
+                "title": format!("{:?}", view),
+                "description": view.summary(),
+                "type": "object", "additionalProperties": false,
+                "properties": properties, "required": required
+            })
+        })
+        .collect();
+    json!({
+        "name": "query", "in": "query", "required": false, "style": "form", "explode": true,
+        "description": "the view and its parameters: no view for the dashboard, or view=ledger, contract or openapi; each view accepts only its own parameters",
+        "schema": {"oneOf": branches}
+    })
+}
+
+fn query_param(param: &super::views::Param) -> Value {
+    json!({"name": param.name, "in": "query", "required": false,
+           "description": param.description, "schema": (param.schema)()})
+}
+
+fn success_content(body: Body) -> Option<Value> {
+    let schema = match body {
+        Body::Empty => return None,
+        Body::Html => return Some(json!({"text/html": {"schema": {"type": "string"}}})),
+        Body::Json(name) => reference(name),
+        Body::FundView => json!({"oneOf": [
+            reference("Dashboard"), reference("LedgerView"),
+            reference("ContractView"), reference("OpenApiDocument")
+        ]}),
+    };
+    Some(json!({"application/json": {"schema": schema}}))
+}
+
+/// The responses of one operation: its successes, and its errors grouped by
+/// status (the HTTP layer's included), each with the headers it carries.
+fn responses(operation: &Operation) -> Value {
+    let mut responses = Map::new();
+    for success in operation.successes {
+        let mut response = json!({"description": success.description});
+        if let Some(content) = success_content(success.body) {
+            response["content"] = content;
+        }
+        if success.etag {
+            response["headers"] = json!({"ETag": {
+                "description": "\"<rootHash>\" of the ledger head the answer was read at",
+                "schema": {"type": "string"}
+            }});
+        }
+        responses.insert(success.status.to_string(), response);
+    }
+    // Per status: the errors, and whether each comes as the page's HTML
+    // (the page's own failures) or as the JSON error body (every other
+    // answer, and the HTTP layer's whatever the path).
+    let mut by_status: BTreeMap<u16, Vec<(ApiError, bool)>> = BTreeMap::new();
+    let own = (operation.errors)()
+        .into_iter()
+        .map(|e| (e, operation.html_errors));
+    let layer = http_layer().into_iter().map(|e| (e, false));
+    for (error, html) in own.chain(layer) {
+        by_status
+            .entry(error.status().as_u16())
+            .or_default()
+            .push((error, html));
+    }
+    for (status, errors) in by_status {
+        let mut lines: Vec<String> = errors
+            .iter()
+            .map(|(e, _)| format!("{}: {}", e.code(), e.when()))
+            .collect();
+        lines.dedup();
+        let mut content = Map::new();
+        if errors.iter().any(|(_, html)| *html) {
+            content.insert("text/html".into(), json!({"schema": {"type": "string"}}));
+        }
+        if errors.iter().any(|(_, html)| !*html) {
+            content.insert(
+                "application/json".into(),
+                json!({"schema": reference("Error")}),
+            );
+        }
+        let mut response = json!({"description": lines.join("; "), "content": content});
+        let mut headers = Map::new();
+        if errors
+            .iter()
+            .any(|(e, _)| matches!(e, ApiError::Unauthorized { .. }))
+        {
+            headers.insert("WWW-Authenticate".into(), json!({
+                "required": true,
+                "description": "Bearer realm=\"freedom-fund\" (with error=\"invalid_token\" when a token was sent)",
+                "schema": {"type": "string"}
+            }));
+        }
+        if errors
+            .iter()
+            .any(|(e, _)| matches!(e, ApiError::StorageUnavailable(_)))
+        {
+            headers.insert("Retry-After".into(), json!({
+                "description": "seconds; sent with storage_unavailable (a store that is down, slow or busy), not with writes_disabled",
+                "schema": {"type": "string"}
+            }));
+        }
+        if !headers.is_empty() {
+            response["headers"] = Value::Object(headers);
+        }
+        responses.insert(status.to_string(), response);
+    }
+    Value::Object(responses)
+}
+
+fn parameters(operation: &Operation) -> Vec<Value> {
+    let mut parameters = match (operation.method, operation.path) {
+        ("GET", "/api/freedom-fund") => vec![fund_query()],
+        ("GET", "/") => vec![query_param(&PERIOD)],
+        _ => Vec::new(),
+    };
+    if operation.successes.iter().any(|s| s.etag) {
+        parameters.push(json!({
+            "name": "If-None-Match", "in": "header", "required": false,
+            "description": "an ETag seen before: 304 while the ledger's head has not moved",
+            "schema": {"type": "string"}
+        }));
+    }
+    parameters
+}
+
+/// A snapshot as a writer sends it (README's example).
+fn example_snapshot() -> Value {
+    json!({
+        "id": "core-2026-05-04", "type": "snapshot", "visibility": "public", "mode": "live",
+        "strategyId": "core", "strategyName": "Core portfolio", "asOf": "2026-05-04T16:00:00-04:00",
+        "source": {"name": "broker statement", "url": "https://example.com/statements/2026-05-04"},
+        "currency": "USD", "equity": 10250.5, "flowSincePrevious": 0, "cash": 250.5,
+        "positions": [{"symbol": "VTI", "quantity": 20, "cost": 4000, "mark": 250},
+                      {"symbol": "BND", "quantity": 70, "cost": 5200, "mark": 71.4286}]
+    })
+}
+
+/// A decision as a writer sends it (README's example).
+fn example_decision() -> Value {
+    json!({
+        "id": "core-dec-1", "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": "core", "strategyName": "Core portfolio", "asOf": "2026-05-04T16:05:00-04:00",
+        "source": {"name": "agent", "url": "https://example.com/agent"},
+        "action": "hold", "summary": "Allocation within bands; nothing to do.", "nextCheck": "2026-05-11"
+    })
+}
+
+/// The OpenAPI 3.1 document of the whole interface.
+pub fn openapi() -> Value {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|settings| settings.definitions_path = "/components/schemas".into())
+        .for_serialize()
+        .into_generator();
+    generator.subschema_for::<Dashboard>();
+    generator.subschema_for::<LedgerView>();
+    generator.subschema_for::<AppendBody>();
+    let mut schemas = generator.take_definitions(true);
+    schemas.insert("Snapshot".into(), component(snapshot_schema()));
+    schemas.insert("Decision".into(), component(decision_schema()));
+    schemas.insert("ScannerReport".into(), super::scanner_report_schema());
+    schemas.insert("Error".into(), error_schema());
+    schemas.insert(
+        "ContractView".into(),
+        json!({"type": "object", "required": ["schemaVersion", "service", "records", "endpoints", "rules", "limits"],
+               "properties": {"schemaVersion": {"const": SCHEMA_VERSION}, "service": {"const": "freedom-fund"}}}),
+    );
+    schemas.insert(
+        "OpenApiDocument".into(),
+        json!({"type": "object", "required": ["openapi", "info", "paths"],
+               "properties": {"openapi": {"const": "3.1.0"}}}),
+    );
+
+    let mut paths = Map::new();
+    for operation in OPERATIONS {
+        let mut entry = json!({
+            "operationId": operation.id,
+            "summary": operation.summary,
+            "parameters": parameters(operation),
+            "responses": responses(operation)
+        });
+        if operation.bearer {
+            entry["security"] = json!([{"bearer": []}]);
+        }
+        if operation.id == "appendRecord" {
+            entry["requestBody"] = json!({"required": true, "content": {"application/json": {
+                "schema": {"oneOf": [reference("Snapshot"), reference("Decision")]},
+                "examples": {
+                    "snapshot": {"summary": "a valuation with positions", "value": example_snapshot()},
+                    "decision": {"summary": "a decision", "value": example_decision()}
+                }
+            }}});
+        }
+        let path = paths.entry(operation.path).or_insert_with(|| json!({}));
+        path[operation.method.to_ascii_lowercase()] = entry;
+    }
+    json!({
+        "openapi": "3.1.0",
+        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+        "info": {
+            "title": "Freedom Fund",
+            "version": format!("{SCHEMA_VERSION}.0.0"),
+            "description": "Public, append-only fund record (snapshots and decisions in a verifiable Merkle log) and a paper-only market scanner. Nothing here trades, signs or approves anything."
+        },
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "FF_AGENT_WRITE_TOKEN"}},
+            "schemas": schemas
+        }
+    })
+}

@@ -1,0 +1,226 @@
+//! Every operation of the interface with every answer it can give: the one
+//! table the contract view's endpoint list and the OpenAPI document's paths
+//! are both built from. Error answers are [`ApiError`]s, so their statuses,
+//! codes and wording come from the one mapping to HTTP.
+
+use freedom_shared::ports::StoreError;
+use freedom_shared::web::ApiError;
+
+/// What a successful answer carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// No body (304).
+    Empty,
+    /// `text/html`: the page.
+    Html,
+    /// `application/json` with the named component schema.
+    Json(&'static str),
+    /// `application/json`: the view the query selects (see `views`).
+    FundView,
+}
+
+/// One success (or 304) an operation answers.
+#[derive(Debug, Clone, Copy)]
+pub struct Success {
+    /// The HTTP status.
+    pub status: u16,
+    /// When.
+    pub description: &'static str,
+    /// What it carries.
+    pub body: Body,
+    /// Whether it carries `ETag: "<rootHash>"`.
+    pub etag: bool,
+}
+
+/// One operation: a method on a path.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The path.
+    pub path: &'static str,
+    /// The OpenAPI `operationId`.
+    pub id: &'static str,
+    /// What it does.
+    pub summary: &'static str,
+    /// Whether it needs `Authorization: Bearer <FF_AGENT_WRITE_TOKEN>`.
+    pub bearer: bool,
+    /// Whether its errors are HTML pages (the page) rather than the JSON
+    /// error body.
+    pub html_errors: bool,
+    /// Its successes.
+    pub successes: &'static [Success],
+    /// The errors its own handler answers (the HTTP layer's come on top,
+    /// see [`http_layer`]).
+    pub errors: fn() -> Vec<ApiError>,
+}
+
+const NOT_MODIFIED: Success = Success {
+    status: 304,
+    description: "If-None-Match named the ETag (the ledger's root hash): nothing changed",
+    body: Body::Empty,
+    etag: true,
+};
+
+fn store_failures() -> [ApiError; 2] {
+    [
+        ApiError::StorageUnavailable(StoreError::unavailable_now("")),
+        ApiError::Internal("".into()),
+    ]
+}
+
+fn invalid_query() -> ApiError {
+    ApiError::InvalidQuery {
+        message: String::new(),
+        details: Vec::new(),
+    }
+}
+
+fn unauthorized() -> ApiError {
+    ApiError::Unauthorized {
+        message: "",
+        presented: false,
+    }
+}
+
+/// What the local HTTP layer answers by itself before any route (API
+/// Gateway answers its own under Lambda).
+pub fn http_layer() -> Vec<ApiError> {
+    vec![
+        ApiError::BadRequest,
+        ApiError::RequestTimeout,
+        ApiError::UriTooLong { limit: 0 },
+        ApiError::HeaderFieldsTooLarge,
+    ]
+}
+
+/// The interface, operation by operation.
+pub const OPERATIONS: &[Operation] = &[
+    Operation {
+        method: "GET",
+        path: "/",
+        id: "readPage",
+        summary: "The public page: the dashboard as server-rendered HTML, no scripts",
+        bearer: false,
+        html_errors: true,
+        successes: &[
+            Success {
+                status: 200,
+                description: "the page",
+                body: Body::Html,
+                etag: true,
+            },
+            NOT_MODIFIED,
+        ],
+        errors: || {
+            let mut errors = vec![invalid_query()];
+            errors.extend(store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "GET",
+        path: "/api/freedom-fund",
+        id: "readFund",
+        summary: "The dashboard (default), a ledger page, the contract view or the OpenAPI document",
+        bearer: false,
+        html_errors: false,
+        successes: &[
+            Success {
+                status: 200,
+                description: "the view the query selects",
+                body: Body::FundView,
+                etag: true,
+            },
+            NOT_MODIFIED,
+        ],
+        errors: || {
+            let mut errors = vec![invalid_query()];
+            errors.extend(store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "POST",
+        path: "/api/freedom-fund",
+        id: "appendRecord",
+        summary: "Append one snapshot or decision (append-only, idempotent by id); executes and approves nothing",
+        bearer: true,
+        html_errors: false,
+        successes: &[
+            Success {
+                status: 201,
+                description: "appended",
+                body: Body::Json("AppendReceipt"),
+                etag: false,
+            },
+            Success {
+                status: 200,
+                description: "the same id with identical content (after canonicalisation) is stored already; nothing changed",
+                body: Body::Json("AppendReceipt"),
+                etag: false,
+            },
+        ],
+        errors: || {
+            let mut errors = vec![
+                ApiError::MalformedJson(String::new()),
+                invalid_query(),
+                unauthorized(),
+                ApiError::RequestTimeout,
+                ApiError::IdConflict { existing_seq: 0 },
+                ApiError::DuplicateSnapshot { existing_seq: 0 },
+                ApiError::OutOfOrder { latest_seq: 0 },
+                ApiError::PayloadTooLarge { limit: 0 },
+                ApiError::UnsupportedMediaType,
+                ApiError::ValidationFailed(Vec::new()),
+                ApiError::SensitiveContent(Vec::new()),
+                ApiError::WritesDisabled,
+            ];
+            errors.extend(store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "GET",
+        path: "/api/freedom-scanner",
+        id: "readScanner",
+        summary: "The latest scanner report (every part empty before the first run); never starts a run",
+        bearer: false,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "the report",
+            body: Body::Json("ScannerReport"),
+            etag: false,
+        }],
+        errors: || {
+            let mut errors = vec![invalid_query()];
+            errors.extend(store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "POST",
+        path: "/api/freedom-scanner",
+        id: "runScanner",
+        summary: "Run the scanner once: public data, fixed paper experiments; no trading",
+        bearer: true,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "the new report",
+            body: Body::Json("ScannerReport"),
+            etag: false,
+        }],
+        errors: || {
+            let mut errors = vec![
+                invalid_query(),
+                unauthorized(),
+                ApiError::ScannerBusy,
+                ApiError::WritesDisabled,
+            ];
+            errors.extend(store_failures());
+            errors
+        },
+    },
+];

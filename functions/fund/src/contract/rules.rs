@@ -1,0 +1,131 @@
+//! The contract view's rules, limits and scanner declaration, written from
+//! the constants the code enforces.
+
+use freedom_shared::dashboard::{DEFAULT_PERIOD, MAX_DECISIONS, PERIODS, UNIT};
+use freedom_shared::json::MAX_NESTING;
+use freedom_shared::ledger::{BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use freedom_shared::ports::ledger_store::MAX_PAGE_BYTES;
+use freedom_shared::record::schema::{INEXPRESSIBLE, sensitive_rules};
+use freedom_shared::record::{
+    FUTURE_TOLERANCE_SECONDS, ID_PATTERN, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS,
+    MAX_REPORTED_ISSUES, MAX_TEXT_CHARS, MAX_URL_CHARS, RECONCILIATION_TOLERANCE, YEARS,
+    decimal_json,
+};
+use freedom_shared::scan::{self, checks::CHECK_NAMES, experiments};
+use freedom_shared::web::ServerLimits;
+use freedom_shared::{SCANNER_MODE, SCANNER_VERSION};
+use serde_json::{Value, json};
+
+/// The rules a writer and a reader of the record rely on.
+pub fn rules() -> Value {
+    let tolerance = RECONCILIATION_TOLERANCE.normalize();
+    let not_in_schema: serde_json::Map<String, Value> = INEXPRESSIBLE
+        .iter()
+        .map(|(rule, why)| ((*rule).to_owned(), json!(why)))
+        .collect();
+    json!({
+        "identifiers": {"pattern": ID_PATTERN, "description": format!("id and strategyId: 1 to {MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ : -")},
+        "unknownFields": "refused: a public record carries nothing the contract does not name; duplicate keys are refused too",
+        "numbers": "JSON numbers only (never strings, NaN or Infinity), exact decimals; a number must keep its exact value as an IEEE double (at most 15 significant digits) and stay below 1e15 in magnitude. equity, cash, cost, mark >= 0; quantity > 0 (long-only); flowSincePrevious any sign",
+        "timestamps": format!("asOf is RFC 3339 with an explicit offset (Z or ±HH:MM), written in the years {} to {}, seconds 00 to 59 (a leap second :60 is refused); kept as written, compared as an instant. It may be at most {} minutes later than the service's clock (422 validation_failed, rule future_timestamp), so one mistyped year can never freeze a strategy or move the dashboard's window", YEARS.start(), YEARS.end(), FUTURE_TOLERANCE_SECONDS / 60),
+        "reconciliation": {
+            "tolerance": decimal_json(tolerance),
+            "formula": format!("when positions is present, cash is required and |equity - (cash + sum(quantity * mark))| <= {tolerance}, computed in exact decimals; without positions, cash (when given) is part of equity: cash <= equity + {tolerance} (rule cash_exceeds_equity)")
+        },
+        "text": "text fields carry no control characters (C0, C1; prose may hold line breaks and tabs) and no bidirectional embedding, override or isolate controls (U+202A-U+202E, U+2066-U+2069), rule control_character; source.url is an absolute http(s) URL of printable ASCII (no spaces or controls; percent-encode anything else), stored exactly as sent",
+        "json": format!("bodies are RFC 8259 JSON in UTF-8, nested at most {MAX_NESTING} levels deep (400 malformed_json beyond)"),
+        "refusals": format!("a refused record lists each broken rule with its field path, at most {MAX_REPORTED_ISSUES}; a last more_issues entry counts the rest; values are never echoed"),
+        "notInSchema": {
+            "note": "the record schemas state every rule of a new record except these, which JSON Schema cannot express; the service applies them too",
+            "rules": not_in_schema
+        },
+        "baseline": "the first snapshot of a strategy establishes its baseline; it cannot establish a return",
+        "ordering": "snapshots of one (strategyId, mode) are appended in increasing asOf: the same instant is duplicate_snapshot, an older one out_of_order; the id is checked first, so replaying an old record answers 200 unchanged; decisions may come in any order",
+        "idempotency": "the same id with identical content (equal after RFC 8785 canonicalisation: key order, white space and number spelling such as 100 vs 100.00 do not matter) answers 200 unchanged and stores nothing; different content is 409 id_conflict",
+        "comparisons": "use the same valuation timestamps across strategies for fair comparisons",
+        "sensitiveContent": {"status": 422, "code": "sensitive_content", "rules": sensitive_rules(),
+                             "note": "credentials, keys, seed phrases, the write token, URLs with credentials or secret parameters, card and bank account numbers and e-mail addresses are refused; the error names the field and rule, never the value"},
+        "merkleLog": {
+            "standard": "RFC 9162 section 2.1 (Certificate Transparency v2) Merkle Tree Hash",
+            "leaf": "leaf bytes = RFC 8785 canonical JSON of the record as returned in `record`; leaf hash = SHA-256(0x00 || leaf bytes)",
+            "node": "SHA-256(0x01 || left || right), the left subtree holding the largest power of two below n leaves",
+            "emptyRoot": "SHA-256(\"\")",
+            "seq": "records are numbered 1, 2, 3, ...; leaf index = seq - 1",
+            "head": "{size, rootHash}: the Merkle Tree Hash of all size leaves; lowercase hex",
+            "etag": "dashboard and ledger responses carry ETag: \"<rootHash>\" and answer 304 to a matching If-None-Match"
+        },
+        "periods": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": UNIT, "tradingDay": "Monday to Friday by UTC date; holidays are not removed"},
+        "dashboard": dashboard_formulas(),
+        "errors": "500 internal_error is a fault of the service's own (no Retry-After: retrying meets the same fault); 503 storage_unavailable is a store that is down, slow or busy (Retry-After: try again)",
+        "never": "the service executes no orders, approves nothing, signs nothing, copies no wallet, and holds no broker credentials"
+    })
+}
+
+/// The dashboard's formulas, one per metric (the page links every metric
+/// to its entry here).
+pub fn dashboard_formulas() -> Value {
+    json!({
+        "window": "ends at the fund's latest snapshot (end); its start steps back from end one calendar day at a time, counting steps that land on a weekday, until period are counted",
+        "baseline": "per (strategyId, mode): the last snapshot at or before the start, or its first snapshot if it began inside the window; the window's snapshots are those after the baseline up to end",
+        "intervalReturn": "r_i = (E_i - F_i) / E_(i-1) - 1, with F_i = flowSincePrevious (flows land at interval end); from zero equity: 0 if nothing was gained, else undefined (return metrics null)",
+        "twr": "prod(1 + r_i) - 1",
+        "pnl": "E_end - E_baseline - sum(F), exact decimals",
+        "netFlows": "sum(F) over the window",
+        "maxDrawdown": "most negative growthIndex / runningPeak - 1, the index being 1 at the baseline (a first-interval fall counts); 0 if it never fell",
+        "dailyReturns": "interval returns chained within each UTC date (the date of the interval's ending snapshot)",
+        "volatility": "sample standard deviation (n - 1) of daily returns * sqrt(252); null with fewer than 2 days",
+        "sharpe": "mean(daily) / sampleStd(daily) * sqrt(252), risk-free 0; null with fewer than 2 days or zero deviation",
+        "sortino": "mean(daily) / sqrt(mean over all days of min(r, 0)^2) * sqrt(252); null with fewer than 2 days or no downside",
+        "annualizedReturn": "(1 + twr)^(252 / span) - 1 only when the strategy's span in the window is at least 252 trading days; otherwise null",
+        "nulls": "a metric that cannot be computed is null, never 0 or NaN; a baseline-only strategy has baselineOnly true and null returns",
+        "stale": "the strategy's latest snapshot is more than one trading day older than the fund's latest",
+        "comparison": "a series is one (strategyId, mode). sharedTimestamps counts the instants in the window every series has; the reference times are the instants in the window used by at least half of the series; misaligned lists the series ({strategyId, mode}) that miss more than half of the reference times within their own span (baseline to latest snapshot); comparison.strategies[].twr is measured between the first and last shared instants",
+        "positions": "latest positions with value = quantity * mark and weight = value / equity (cashWeight = cash / equity)",
+        "decisions": format!("decisions with asOf after the window's start, including those after the latest snapshot, newest first, at most {MAX_DECISIONS}"),
+        "caching": "the same head always gives byte-identical JSON; ETag is the root hash"
+    })
+}
+
+/// The limits a client meets.
+pub fn limits() -> Value {
+    let listener = ServerLimits::default();
+    json!({
+        "maxBodyBytes": MAX_BODY_BYTES,
+        "maxJsonNesting": MAX_NESTING,
+        "futureTimestampToleranceSeconds": FUTURE_TOLERANCE_SECONDS,
+        "ledgerPage": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT, "maxBytes": MAX_PAGE_BYTES},
+        "localListener": {
+            "requestHeadTimeoutSeconds": listener.head_timeout.as_secs(),
+            "bodyTimeoutSeconds": BODY_TIMEOUT.as_secs(),
+            "maxHeadBytes": listener.max_head_bytes,
+            "maxUriBytes": listener.max_uri_bytes,
+            "maxConnections": listener.max_connections,
+            "shutdownGraceSeconds": listener.shutdown_grace.as_secs()
+        },
+        "idLength": MAX_ID_CHARS,
+        "nameLength": MAX_NAME_CHARS,
+        "textLength": MAX_TEXT_CHARS,
+        "urlLength": MAX_URL_CHARS,
+        "positions": MAX_POSITIONS,
+        "reconciliationTolerance": decimal_json(RECONCILIATION_TOLERANCE),
+        "dashboardPeriods": PERIODS,
+        "scannerScheduleMinutes": scan::LEDGER_GRID.num_minutes(),
+        "scannerConcurrency": "one run at a time (lock); others answer 409 scanner_busy",
+        "observationDedupMinutes": scan::DEDUP_WINDOW.num_minutes()
+    })
+}
+
+/// The scanner's declaration: version, checks, bounds and the fixed paper
+/// experiments.
+pub fn scanner() -> Value {
+    json!({
+        "version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner",
+        "checks": CHECK_NAMES,
+        "minLiquidityUsd": decimal_json(scan::MIN_LIQUIDITY_USD),
+        "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer",
+        "dedup": format!("a token's observations closer than {} minutes are one; experiments advance at most once per {} minutes and once per {}-minute slot", scan::DEDUP_WINDOW.num_minutes(), scan::DEDUP_WINDOW.num_minutes(), scan::LEDGER_GRID.num_minutes()),
+        "bounds": {"historyPerToken": scan::HISTORY_PER_TOKEN, "events": scan::MAX_EVENTS, "tradesPerBook": scan::TRADES_PER_BOOK},
+        "riskCacheHours": scan::RISK_CACHE_TTL.num_hours(),
+        "paper": experiments::declaration()
+    })
+}

@@ -1,0 +1,136 @@
+//! The views of `GET /api/freedom-fund`, each with exactly the query
+//! parameters it accepts. The handler validates queries with these tables
+//! and the OpenAPI document publishes them, so the two cannot differ.
+
+use freedom_shared::dashboard::{DEFAULT_PERIOD, PERIODS};
+use freedom_shared::ledger::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
+use freedom_shared::record::schema::identifier_schema;
+use freedom_shared::record::{Mode, RecordKind};
+use freedom_shared::web::{ApiError, QueryParams};
+use serde_json::{Value, json};
+
+/// One query parameter of a view.
+pub struct Param {
+    /// Its name in the query.
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// Its JSON Schema (query values are strings on the wire; numbers are
+    /// their decimal spelling).
+    pub schema: fn() -> Value,
+}
+
+/// The dashboard's period (also the page's, at `/`).
+pub const PERIOD: Param = Param {
+    name: "period",
+    description: "the window in trading days (Monday to Friday by UTC date)",
+    schema: || json!({"type": "integer", "enum": PERIODS, "default": DEFAULT_PERIOD}),
+};
+
+const LEDGER_PARAMS: [Param; 5] = [
+    Param {
+        name: "limit",
+        description: "most entries on the page (a page also stops before 1 MiB of body)",
+        schema: || json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT, "default": DEFAULT_PAGE_LIMIT}),
+    },
+    Param {
+        name: "before",
+        description: "the cursor: only entries with a smaller seq (a page's `next`)",
+        schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
+    },
+    Param {
+        name: "strategyId",
+        description: "only this strategy's records",
+        schema: || identifier_schema("a strategy id"),
+    },
+    Param {
+        name: "type",
+        description: "only records of this type",
+        schema: || json!({"enum": [RecordKind::Snapshot.as_str(), RecordKind::Decision.as_str()]}),
+    },
+    Param {
+        name: "mode",
+        description: "only records in this mode",
+        schema: || json!({"enum": [Mode::Live.as_str(), Mode::Paper.as_str()]}),
+    },
+];
+
+/// A view of `GET /api/freedom-fund`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The dashboard (no `view` parameter).
+    Dashboard,
+    /// `view=ledger`: a page of the ledger.
+    Ledger,
+    /// `view=contract`: the contract view.
+    Contract,
+    /// `view=openapi`: the OpenAPI document.
+    OpenApi,
+}
+
+impl View {
+    /// Every view, in the order the documents list them.
+    pub const ALL: [View; 4] = [View::Dashboard, View::Ledger, View::Contract, View::OpenApi];
+
+    /// The `view` value that selects it (the dashboard has none).
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            View::Dashboard => None,
+            View::Ledger => Some("ledger"),
+            View::Contract => Some("contract"),
+            View::OpenApi => Some("openapi"),
+        }
+    }
+
+    /// Its parameters besides `view`.
+    pub fn params(self) -> &'static [Param] {
+        match self {
+            View::Dashboard => std::slice::from_ref(&PERIOD),
+            View::Ledger => &LEDGER_PARAMS,
+            View::Contract | View::OpenApi => &[],
+        }
+    }
+
+    /// What it answers.
+    pub fn summary(self) -> &'static str {
+        match self {
+            View::Dashboard => "the dashboard for the period (default 63 trading days)",
+            View::Ledger => {
+                "a page of the ledger, newest first: {schemaVersion, head, entries: [{seq, leafHash, record}], next}"
+            }
+            View::Contract => {
+                "the contract view: record schemas, endpoints, statuses, rules, limits"
+            }
+            View::OpenApi => "this interface as an OpenAPI 3.1 document",
+        }
+    }
+
+    /// The view `query` selects, and its parameters, each checked to be one
+    /// the view accepts, given once.
+    pub fn parse(query: Option<&str>) -> Result<(View, QueryParams), ApiError> {
+        let named = url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+            .find(|(name, _)| name == "view")
+            .map(|(_, value)| value.into_owned());
+        let view = match named.as_deref() {
+            None => View::Dashboard,
+            Some(name) => View::ALL
+                .into_iter()
+                .find(|v| v.name() == Some(name))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = View::ALL.iter().filter_map(|v| v.name()).collect();
+                    ApiError::invalid_query(
+                        "view",
+                        format!(
+                            "view must be one of {}; omit it for the dashboard",
+                            names.join(", ")
+                        ),
+                    )
+                })?,
+        };
+        let mut allowed: Vec<&str> = view.params().iter().map(|p| p.name).collect();
+        if view.name().is_some() {
+            allowed.push("view");
+        }
+        Ok((view, QueryParams::parse(query, &allowed)?))
+    }
+}

@@ -1,0 +1,88 @@
+//! What text fields may hold, as predicates the parser applies and from
+//! which the JSON Schemas' patterns are generated (so the two cannot say
+//! different things).
+
+/// Characters no text field may carry: controls (C0, C1, DEL) and the
+/// bidirectional embedding, override and isolate controls, which can make
+/// the page show text in another order than the ledger holds it.
+pub fn is_forbidden_in_text(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The controls prose (summaries, theses) may still carry: line breaks and
+/// tabs.
+pub fn is_prose_break(c: char) -> bool {
+    matches!(c, '\n' | '\t' | '\r')
+}
+
+/// Characters that do not make a text non-blank (Unicode `White_Space`, as
+/// `str::trim` reads it).
+pub fn is_blank(c: char) -> bool {
+    c.is_whitespace()
+}
+
+/// A URL a new record may cite: `http://` or `https://` (the scheme in any
+/// case) and printable ASCII (the record keeps the text exactly as sent, and
+/// a URL parser would silently drop or convert anything else). The parser
+/// also requires it to parse as a URL with a host (WHATWG URL Standard).
+pub const URL_PATTERN: &str = "^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$";
+
+/// A regular-expression character class, in the syntax ECMA-262, Python and
+/// Rust's `regex` share (`\uXXXX` escapes), of every character for which
+/// `test` holds. Every such set here lies in the Basic Multilingual Plane.
+pub fn char_class(test: impl Fn(char) -> bool) -> String {
+    let mut class = String::from("[");
+    let mut run: Option<(u32, u32)> = None;
+    let close = |class: &mut String, (first, last): (u32, u32)| {
+        debug_assert!(last <= 0xFFFF, "a class beyond the BMP needs other escapes");
+        if first == last {
+            class.push_str(&format!("\\u{first:04x}"));
+        } else {
+            class.push_str(&format!("\\u{first:04x}-\\u{last:04x}"));
+        }
+    };
+    for code in 0..=0xFFFFu32 {
+        let holds = char::from_u32(code).is_some_and(&test);
+        run = match (run, holds) {
+            (Some((first, last)), true) if last + 1 == code => Some((first, code)),
+            (Some(done), true) => {
+                close(&mut class, done);
+                Some((code, code))
+            }
+            (None, true) => Some((code, code)),
+            (Some(done), false) => {
+                close(&mut class, done);
+                None
+            }
+            (None, false) => None,
+        };
+    }
+    if let Some(done) = run {
+        close(&mut class, done);
+    }
+    class.push(']');
+    class
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regex::Regex;
+
+    #[test]
+    fn a_generated_class_matches_exactly_the_characters_of_its_predicate() {
+        for test in [is_forbidden_in_text as fn(char) -> bool, is_blank] {
+            let class = Regex::new(&format!("^{}$", char_class(test))).unwrap();
+            for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+                assert_eq!(class.is_match(&c.to_string()), test(c), "{:04x}", c as u32);
+            }
+        }
+        assert!(
+            (0x10000..=0x10FFFFu32)
+                .filter_map(char::from_u32)
+                .all(|c| !is_forbidden_in_text(c) && !is_blank(c)),
+            "both sets lie in the BMP"
+        );
+        assert_eq!(char_class(|c| c == 'a' || c == 'b'), "[\\u0061-\\u0062]");
+    }
+}
