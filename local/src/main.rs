@@ -85,7 +85,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
     }
-    let events = fund::lambda::events_from_env(lookup).await;
+    let events = events_from_env(lookup).await?;
     let scanner_state = scanner::AppState::new(scanner_config, &stores, write_token.clone())
         .with_events(events.clone());
     let fund_state =
@@ -119,6 +119,27 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     listener::serve(socket, app, limits, listener::shutdown_signal()).await?;
     tracing::info!("freedom-local stopped");
     Ok(())
+}
+
+/// Where events go: the bus `FF_EVENT_BUS_NAME` names when this binary has
+/// the EventBridge adapter (feature `eventbridge`).
+#[cfg(feature = "eventbridge")]
+async fn events_from_env(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<freedom_shared::ports::Events, config::ConfigError> {
+    Ok(freedom_shared::adapters::events::from_env(lookup).await)
+}
+
+/// Where events go: nowhere; a bus named for this build (without the
+/// EventBridge adapter) stops start-up rather than dropping events unseen.
+#[cfg(not(feature = "eventbridge"))]
+async fn events_from_env(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<freedom_shared::ports::Events, config::ConfigError> {
+    match lookup("FF_EVENT_BUS_NAME") {
+        Some(bus) if !bus.trim().is_empty() => Err(config::ConfigError::NoEventBridge),
+        _ => Ok(freedom_shared::ports::event_sink::no_events()),
+    }
 }
 
 /// Runs the scanner at every quarter hour of the wall clock, like the

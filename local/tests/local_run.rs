@@ -291,6 +291,28 @@ fn a_half_kv_pair_stops_start_up_naming_the_missing_variable() {
     assert!(stderr.contains("FF_KV_REST_API_TOKEN"), "{stderr}");
 }
 
+/// Without the `eventbridge` feature a named bus stops start-up: events
+/// are never dropped unseen.
+#[cfg(not(feature = "eventbridge"))]
+#[test]
+fn a_named_event_bus_without_the_adapter_stops_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = local_command()
+        .args(["--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .env("FF_EVENT_BUS_NAME", "some-bus")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(
+            "freedom-local: FF_EVENT_BUS_NAME is set but this build has no EventBridge adapter"
+        ),
+        "{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn with_kv_variables_two_processes_on_fresh_data_dirs_share_one_ledger() {
     let redis = freedom_testkit::redis_server::RedisServer::start().unwrap();
@@ -386,6 +408,8 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     stop(server);
 }
 
+/// Built with the `eventbridge` feature (scripts/test builds it so).
+#[cfg(feature = "eventbridge")]
 #[tokio::test]
 async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
     let moto = freedom_testkit::moto::MotoServer::start();

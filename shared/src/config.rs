@@ -99,6 +99,11 @@ pub enum ConfigError {
         "FF_AGENT_WRITE_TOKEN must not contain white space or control characters (a stray newline or space around it?): set the token alone"
     )]
     WriteTokenNotPrintable,
+    /// An event bus is named but this binary cannot publish to one.
+    #[error(
+        "FF_EVENT_BUS_NAME is set but this build has no EventBridge adapter: build it with --features eventbridge, or unset the variable"
+    )]
+    NoEventBridge,
 }
 
 /// Shortest write token accepted at start-up.

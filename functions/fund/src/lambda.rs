@@ -8,13 +8,10 @@
 
 use crate::AppState;
 use axum::Router;
-use freedom_shared::adapters::eventbridge::EventBridgeSink;
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::{events, stores::Stores};
 use freedom_shared::config::{self, ConfigError};
 use freedom_shared::ports::StoreError;
-use freedom_shared::ports::event_sink::{Events, no_events};
 use freedom_shared::web::{not_found, store_not_configured_app};
-use std::sync::Arc;
 
 /// Why the Lambda app could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -41,16 +38,8 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
     let stores = Stores::kv_rest(&kv)?;
     tracing::info!(store = %stores.description, "fund on Lambda");
     let state = AppState::new(stores.ledger, config::write_token(&lookup)?)
-        .with_events(events_from_env(&lookup).await);
+        .with_events(events::from_env(&lookup).await);
     Ok(crate::routes(state).fallback(not_found))
-}
-
-/// The event sink `FF_EVENT_BUS_NAME` names, or none.
-pub async fn events_from_env(lookup: impl Fn(&str) -> Option<String>) -> Events {
-    match EventBridgeSink::from_env(lookup).await {
-        Some(sink) => Arc::new(sink),
-        None => no_events(),
-    }
 }
 
 /// Runs the Lambda runtime loop until the runtime stops it.

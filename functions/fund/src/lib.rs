@@ -13,6 +13,7 @@
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
 
 pub mod contract;
+#[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod page;
 pub mod routes;

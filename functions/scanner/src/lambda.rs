@@ -15,10 +15,8 @@ use crate::config::ScannerConfig;
 use crate::run::{RunError, ScanRunner};
 use crate::{AppState, routes};
 use axum::Router;
-use freedom_shared::adapters::eventbridge::EventBridgeSink;
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::{events, stores::Stores};
 use freedom_shared::config;
-use freedom_shared::ports::event_sink::{Events, no_events};
 use freedom_shared::web::{not_found, store_not_configured_app};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, LambdaEvent, Service, service_fn};
@@ -62,7 +60,7 @@ impl LambdaApp {
             &stores,
             config::write_token(&lookup)?,
         )
-        .with_events(events_from_env(&lookup).await);
+        .with_events(events::from_env(&lookup).await);
         Ok(LambdaApp::new(state))
     }
 
@@ -105,14 +103,6 @@ impl LambdaApp {
             .await
             .map_err(|never| match never {})?;
         Ok(serde_json::to_value(response)?)
-    }
-}
-
-/// The event sink `FF_EVENT_BUS_NAME` names, or none.
-pub async fn events_from_env(lookup: impl Fn(&str) -> Option<String>) -> Events {
-    match EventBridgeSink::from_env(lookup).await {
-        Some(sink) => Arc::new(sink),
-        None => no_events(),
     }
 }
 

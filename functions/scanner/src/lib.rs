@@ -9,14 +9,15 @@
 //!
 //! - [`providers`]: DexScreener, RugCheck and Solana RPC clients;
 //! - [`run`]: one run, under the lock;
-//! - [`lambda`]: the Lambda runtime loop (HTTP and the schedule), the
-//!   `scanner` binary;
+//! - `lambda` (feature `lambda`, the default): the Lambda runtime loop
+//!   (HTTP and the schedule), the `scanner` binary;
 //! - [`config`]: the universe, wallets and provider URLs.
 //!
 //! The checks, experiments, state and report are in
 //! [`freedom_shared::scan`].
 
 pub mod config;
+#[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod providers;
 pub mod run;

@@ -7,7 +7,8 @@
 //!   protocol: its client, the ledger store and the scan store.
 //! - [`embedded`] (`embedded`): the local store, SQLite in the data dir: the
 //!   ledger store and the scan store, on one connection helper.
-//! - [`eventbridge`] (`eventbridge`): the event sink on Amazon EventBridge.
+//! - [`eventbridge`] (`eventbridge`): the event sink on Amazon EventBridge;
+//!   [`events`]: the sink a process uses, chosen from configuration.
 //! - [`stores`]: which stores a process uses, chosen once at start-up from
 //!   the adapters compiled in.
 
@@ -15,6 +16,7 @@
 pub mod embedded;
 #[cfg(feature = "eventbridge")]
 pub mod eventbridge;
+pub mod events;
 #[cfg(feature = "kv")]
 pub mod kv_rest;
 #[cfg(feature = "outbound")]

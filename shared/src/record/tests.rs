@@ -763,8 +763,19 @@ mod schema_agreement {
             any::<i64>().prop_map(Value::from),
             (-2e15f64..2e15).prop_map(Value::from),
             prop::sample::select(vec![
-                0.0, -0.0, 1e-300, -1e-300, 0.01, 0.02, 0.021, 999999999999999.0,
-                1e15, -1e15, -999999999999999.0, 0.1, 123456789.123456789,
+                0.0,
+                -0.0,
+                1e-300,
+                -1e-300,
+                0.01,
+                0.02,
+                0.021,
+                999999999999999.0,
+                1e15,
+                -1e15,
+                -999999999999999.0,
+                0.1,
+                123456789.12345679,
             ])
             .prop_map(Value::from),
         ]
@@ -852,9 +863,9 @@ mod schema_agreement {
                     // the reconciliation's arithmetic.
                     ("positions", "range") => true,
                     // A URL the pattern allows and the WHATWG parser refuses.
-                    ("source.url", "format") => body["source"]["url"]
-                        .as_str()
-                        .is_some_and(|url| url::Url::parse(url).map_or(true, |u| u.host().is_none())),
+                    ("source.url", "format") => body["source"]["url"].as_str().is_some_and(|url| {
+                        url::Url::parse(url).map_or(true, |u| u.host().is_none())
+                    }),
                     _ => false,
                 }
             }),
@@ -865,11 +876,19 @@ mod schema_agreement {
     fn the_record_schemas_and_the_parser_agree_on_generated_records() {
         let mut runner = TestRunner::new_with_rng(
             Config::default(),
-            proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha),
+            proptest::test_runner::TestRng::deterministic_rng(
+                proptest::test_runner::RngAlgorithm::ChaCha,
+            ),
         );
         let strategy = candidate();
         let bodies: Vec<String> = (0..4000)
-            .map(|_| strategy.new_tree(&mut runner).expect("a record").current().to_string())
+            .map(|_| {
+                strategy
+                    .new_tree(&mut runner)
+                    .expect("a record")
+                    .current()
+                    .to_string()
+            })
             .collect();
         let schema = json!({"oneOf": [snapshot_schema(), decision_schema()]});
         let verdicts = freedom_testkit::python::schema_verdicts(&schema, &bodies);
