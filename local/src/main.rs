@@ -81,11 +81,11 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let kv = config::kv_config(lookup)?;
     let write_token = config::write_token(lookup)?;
     let scanner_config = ScannerConfig::from_env(lookup)?;
+    let events = events_from_env(lookup).await?;
     let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
     }
-    let events = events_from_env(lookup).await?;
     let scanner_state = scanner::AppState::new(scanner_config, &stores, write_token.clone())
         .with_events(events.clone());
     let fund_state =

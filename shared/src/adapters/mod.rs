@@ -16,6 +16,7 @@
 pub mod embedded;
 #[cfg(feature = "eventbridge")]
 pub mod eventbridge;
+#[cfg(feature = "eventbridge")]
 pub mod events;
 #[cfg(feature = "kv")]
 pub mod kv_rest;
