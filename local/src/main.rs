@@ -14,7 +14,11 @@
 //! SIGINT or SIGTERM it stops accepting, gives in-flight requests a bounded
 //! grace period, and exits (every acknowledged append is already on disk).
 //! A configuration mistake stops it at start with one sentence naming the
-//! variable.
+//! variable. The log's checkpoints are signed with `FF_LOG_SIGNING_KEY`, or
+//! with the key kept in `<data-dir>/log-signing.key` ([`signing_key`]); the
+//! verifier key is logged at start.
+
+mod signing_key;
 
 use clap::Parser;
 use freedom_shared::adapters::stores::Stores;
@@ -82,14 +86,20 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let write_token = config::write_token(lookup)?;
     let scanner_config = ScannerConfig::from_env(lookup)?;
     let events = events_from_env(lookup).await?;
+    let log_config = config::log_config(lookup)?;
     let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
+    let log = signing_key::local_log(log_config, &options.data_dir)?;
+    if let Some(verifier) = log.verifier_key() {
+        tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), "log checkpoints are signed");
+    }
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
     }
     let scanner_state = scanner::AppState::new(scanner_config, &stores, write_token.clone())
         .with_events(events.clone());
-    let fund_state =
-        fund::AppState::new(Arc::clone(&stores.ledger), write_token).with_events(events);
+    let fund_state = fund::AppState::new(Arc::clone(&stores.ledger), write_token)
+        .with_events(events)
+        .with_log(log);
     let schedule = Arc::clone(&scanner_state.runner);
     let app = fund::routes(fund_state)
         .merge(scanner::routes(scanner_state))

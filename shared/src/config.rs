@@ -8,6 +8,9 @@
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::tlog::note::{NoteError, SigningKey};
+use crate::tlog::{DEFAULT_ORIGIN, Log};
+
 /// The bearer token that authorises writes (`FF_AGENT_WRITE_TOKEN`).
 #[derive(Clone)]
 pub struct WriteToken(String);
@@ -104,6 +107,84 @@ pub enum ConfigError {
         "FF_EVENT_BUS_NAME is set but this build has no EventBridge adapter: build it with --features eventbridge, or unset the variable"
     )]
     NoEventBridge,
+    /// The log's origin cannot be a key name.
+    #[error(
+        "FF_LOG_ORIGIN must be a schema-less URL such as fund.example.com/log: no spaces and no '+'"
+    )]
+    BadLogOrigin,
+    /// The signing key is not a signed-note Ed25519 signer key (its text is
+    /// a secret: never repeated).
+    #[error(
+        "FF_LOG_SIGNING_KEY is not a signed-note Ed25519 signer key (PRIVATE+KEY+<name>+<id>+<base64>): {0}"
+    )]
+    BadLogKey(&'static str),
+    /// The signing key names another log.
+    #[error(
+        "FF_LOG_SIGNING_KEY is the key of the log {key_name}, but FF_LOG_ORIGIN is {origin}: the key's name must be the origin"
+    )]
+    LogKeyForAnotherOrigin {
+        /// The configured origin.
+        origin: String,
+        /// The key's name.
+        key_name: String,
+    },
+}
+
+/// The log's identity from the environment: its origin and signing key.
+#[derive(Debug)]
+pub struct LogConfig {
+    /// `FF_LOG_ORIGIN`; without it, the key's name, or
+    /// [`crate::tlog::DEFAULT_ORIGIN`].
+    pub origin: String,
+    /// Whether `FF_LOG_ORIGIN` named the origin (rather than the key or
+    /// the default).
+    pub origin_configured: bool,
+    /// `FF_LOG_SIGNING_KEY`, when set.
+    pub signing_key: Option<SigningKey>,
+}
+
+impl LogConfig {
+    /// The log this configuration describes.
+    pub fn into_log(self) -> Log {
+        Log::new(&self.origin, self.signing_key).expect("log_config checked the key's name")
+    }
+}
+
+/// Reads `FF_LOG_ORIGIN` and `FF_LOG_SIGNING_KEY`. With a key and no
+/// origin, the origin is the key's name; with both, they must agree.
+pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, ConfigError> {
+    let origin = lookup("FF_LOG_ORIGIN").filter(|o| !o.trim().is_empty());
+    if let Some(origin) = &origin
+        && (origin.chars().any(|c| c.is_whitespace() || c == '+'))
+    {
+        return Err(ConfigError::BadLogOrigin);
+    }
+    let signing_key = lookup("FF_LOG_SIGNING_KEY")
+        .filter(|k| !k.trim().is_empty())
+        .map(|text| {
+            SigningKey::parse(&text).map_err(|error| match error {
+                NoteError::BadKey(reason) => ConfigError::BadLogKey(reason),
+                _ => ConfigError::BadLogKey("unreadable"),
+            })
+        })
+        .transpose()?;
+    let origin_configured = origin.is_some();
+    let origin = match (origin, &signing_key) {
+        (Some(origin), Some(key)) if key.name() != origin => {
+            return Err(ConfigError::LogKeyForAnotherOrigin {
+                origin,
+                key_name: key.name().to_owned(),
+            });
+        }
+        (Some(origin), _) => origin,
+        (None, Some(key)) => key.name().to_owned(),
+        (None, None) => DEFAULT_ORIGIN.to_owned(),
+    };
+    Ok(LogConfig {
+        origin,
+        origin_configured,
+        signing_key,
+    })
 }
 
 /// Shortest write token accepted at start-up.
@@ -181,6 +262,30 @@ pub fn write_token(
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn the_log_key_names_its_origin_and_is_never_repeated_in_errors() {
+        let key = SigningKey::from_seed("fund.example.com/log", [3; 32]).unwrap();
+        let text = key.to_private_text();
+        let config = log_config(env(&[("FF_LOG_SIGNING_KEY", &text)])).unwrap();
+        assert_eq!(config.origin, "fund.example.com/log");
+        assert!(!format!("{config:?}").contains(&text[20..]));
+        let other = log_config(env(&[
+            ("FF_LOG_SIGNING_KEY", &text),
+            ("FF_LOG_ORIGIN", "other.example.com/log"),
+        ]))
+        .unwrap_err();
+        assert!(matches!(other, ConfigError::LogKeyForAnotherOrigin { .. }));
+        let broken = format!("{}x", &text[..text.len() - 4]);
+        let error = log_config(env(&[("FF_LOG_SIGNING_KEY", &broken)])).unwrap_err();
+        assert!(matches!(error, ConfigError::BadLogKey(_)));
+        assert!(!error.to_string().contains(&broken[25..]), "{error}");
+        assert_eq!(log_config(env(&[])).unwrap().origin, DEFAULT_ORIGIN);
+        assert_eq!(
+            log_config(env(&[("FF_LOG_ORIGIN", "a b")])).unwrap_err(),
+            ConfigError::BadLogOrigin
+        );
+    }
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs

@@ -84,6 +84,13 @@ impl Ledger {
         self
     }
 
+    /// The same ledger also refusing records that carry `secrets` (the
+    /// log's signing key in its encodings).
+    pub fn with_signing_secrets(mut self, secrets: Vec<String>) -> Ledger {
+        self.guard = self.guard.with_signing_secrets(secrets);
+        self
+    }
+
     /// The underlying store, for read models (the dashboard).
     pub fn store(&self) -> &Arc<dyn LedgerStore> {
         &self.store

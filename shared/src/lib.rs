@@ -14,6 +14,8 @@
 //! - [`record`]: snapshot and decision records, parsed with every contract
 //!   rule, and the sensitive-content guard ([`record::guard`]).
 //! - [`merkle`]: RFC 9162 Merkle Tree Hash, leaf hashes, the append frontier.
+//! - [`tlog`]: the same tree as a C2SP transparency log: signed
+//!   checkpoints, tiles, inclusion and consistency proofs.
 //! - [`ports`]: what the domain needs from the outside, as traits: the ledger
 //!   store, the scan store (the scanner's lock and state), the event sink;
 //!   and the conformance suite every store adapter runs (feature
@@ -56,6 +58,7 @@ pub mod record;
 pub mod scan;
 #[cfg(test)]
 mod test_support;
+pub mod tlog;
 #[cfg(feature = "web")]
 pub mod web;
 

@@ -107,8 +107,9 @@ pub fn root_of(leaves: &[Digest]) -> Digest {
     }
 }
 
-/// The largest power of two strictly less than `n` (for n ≥ 2).
-fn largest_power_of_two_below(n: u64) -> u64 {
+/// The largest power of two strictly less than `n` (for n ≥ 2): where
+/// RFC 9162 splits a tree of `n` leaves.
+pub fn largest_power_of_two_below(n: u64) -> u64 {
     debug_assert!(n >= 2);
     1 << (63 - (n - 1).leading_zeros())
 }
@@ -163,12 +164,30 @@ impl Frontier {
 
     /// Appends one leaf hash, merging equal-sized subtrees on the right edge.
     pub fn push(&mut self, leaf: Digest) {
+        self.push_with(leaf, |_, _| {});
+    }
+
+    /// Appends one leaf hash and returns the nodes it completed, as
+    /// `(height, hash)`: the leaf itself at height 0, then each perfect
+    /// subtree it closed (height `h` holds `2^h` leaves). These are the
+    /// hashes the stored tiles gain ([`crate::tlog::tiles::tile_appends`]).
+    pub fn push_recording(&mut self, leaf: Digest) -> Vec<(u32, Digest)> {
+        let mut created = Vec::with_capacity(1 + self.size.trailing_ones() as usize);
+        self.push_with(leaf, |height, node| created.push((height, *node)));
+        created
+    }
+
+    fn push_with(&mut self, leaf: Digest, mut completed: impl FnMut(u32, &Digest)) {
         let mut node = leaf;
         let mut size = self.size;
+        let mut height = 0;
+        completed(height, &node);
         while size & 1 == 1 {
             let left = self.subtrees.pop().expect("a set bit has its subtree");
             node = node_hash(&left, &node);
             size >>= 1;
+            height += 1;
+            completed(height, &node);
         }
         self.subtrees.push(node);
         self.size += 1;

@@ -11,12 +11,15 @@
 //! - [`contract`]: the contract view and the OpenAPI 3.1 document.
 //! - [`lambda`]: the same router under AWS Lambda.
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
+//! - [`transparency`]: the ledger as a C2SP transparency log: the signed
+//!   checkpoint and the tiles under `/log`, and the proof views.
 
 pub mod contract;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod page;
 pub mod routes;
+pub mod transparency;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -26,6 +29,7 @@ use freedom_shared::ledger::Ledger;
 use freedom_shared::ports::event_sink::{Events, no_events};
 use freedom_shared::ports::ledger_store::LedgerStore;
 use freedom_shared::record::guard::Guard;
+use freedom_shared::tlog::{DEFAULT_ORIGIN, Log};
 use std::sync::Arc;
 
 /// The fund API's path.
@@ -44,6 +48,8 @@ pub struct AppState {
     pub pages: Arc<PeriodCache<Bytes>>,
     /// Where "record appended" events go (nowhere unless configured).
     pub events: Events,
+    /// The ledger as a C2SP transparency log: origin and signing key.
+    pub log: Arc<Log>,
 }
 
 impl AppState {
@@ -56,7 +62,16 @@ impl AppState {
             dashboards: Arc::new(Dashboards::default()),
             pages: Arc::new(PeriodCache::default()),
             events: no_events(),
+            log: Arc::new(Log::new(DEFAULT_ORIGIN, None).expect("an unsigned log")),
         }
+    }
+
+    /// The same state publishing the ledger as `log` (its checkpoints signed
+    /// with its key, which the guard then refuses in records).
+    pub fn with_log(mut self, log: Log) -> AppState {
+        self.ledger = self.ledger.with_signing_secrets(log.secret_texts());
+        self.log = Arc::new(log);
+        self
     }
 
     /// The same state reading `clock` for "now" (tests).
@@ -75,7 +90,9 @@ impl AppState {
 /// The fund's routes, without a fallback (so they can be merged with the
 /// scanner's on one local port).
 pub fn routes(state: AppState) -> Router {
-    freedom_shared::web::catch_panics(routes::router(state))
+    freedom_shared::web::catch_panics(
+        routes::router(state.clone()).merge(transparency::router(state)),
+    )
 }
 
 /// The fund function's router: its routes plus a JSON 404 for anything else.

@@ -1,7 +1,8 @@
 //! The fund's handlers.
 //!
 //! `GET /api/freedom-fund` picks a view from the query: no `view` → the
-//! dashboard (`period`), `view=ledger`, `view=contract`, `view=openapi`.
+//! dashboard (`period`), `view=ledger`, `view=contract`, `view=openapi`,
+//! `view=proof`, `view=consistency` (the last two in [`crate::transparency`]).
 //! Each view accepts only its own parameters. `POST /api/freedom-fund`
 //! appends one record: writes enabled → bearer token → no query → JSON
 //! content type → size → the ledger's own checks.
@@ -72,8 +73,10 @@ async fn read(
             Ok(with_etag(&headers, &rendered.head, body))
         }
         View::Ledger => ledger(&state, &params, &headers).await,
-        View::Contract => Ok(document(axum::Json(contract::contract()))),
+        View::Contract => Ok(document(axum::Json(contract::contract_with_log(&state.log)))),
         View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
+        View::Proof => crate::transparency::proof(&state, &params).await,
+        View::Consistency => crate::transparency::consistency(&state, &params).await,
     }
 }
 

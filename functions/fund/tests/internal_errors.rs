@@ -12,8 +12,10 @@ use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::Head;
 use freedom_shared::ports::ledger_store::{
-    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageQuery, StoreError,
+    AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore, Page, PageQuery,
+    StoreError, TileRead,
 };
+use freedom_shared::tlog::tiles::TileId;
 use freedom_shared::record::{Mode, StrategyId};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -133,6 +135,12 @@ impl LedgerStore for BrokenStore {
         _end_nanos: i64,
         _limit: usize,
     ) -> Result<Vec<Entry>, StoreError> {
+        self.fail()
+    }
+    async fn tiles(&self, _ids: &[TileId]) -> Result<TileRead, StoreError> {
+        self.fail()
+    }
+    async fn entry_run(&self, _first_seq: u64, _count: u64) -> Result<EntryRun, StoreError> {
         self.fail()
     }
 }

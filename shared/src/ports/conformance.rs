@@ -4,13 +4,16 @@
 //! panics with a description of the first broken guarantee. Cases cover the
 //! append checks and their order, idempotency, the Merkle head against a full
 //! recomputation, paging and filters, the series and latest reads, and
-//! concurrent appends (same id, same slot, different records).
+//! concurrent appends (same id, same slot, different records), and the
+//! log's tiles against a recomputation from the leaves.
 //! `run_scanner(make_store)` does the same for the scanner's lock and fenced
 //! state ([`ScanStore`]).
 
 use super::ledger_store::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
 use super::scan_store::{LockToken, ScanStore, StateEntry};
-use crate::merkle::{Head, root_of};
+use crate::merkle::{Digest, Frontier, Head, root_of};
+use crate::tlog::tiles::{TileId, tile_appends};
+use std::collections::BTreeMap;
 use crate::record::guard::Guard;
 use crate::record::{Mode, Record, RecordKind, StrategyId};
 use serde_json::json;
@@ -112,6 +115,61 @@ where
     decisions_in_range_are_newest_first(make_store().await).await;
     window_reads_every_series_and_the_decisions(make_store().await).await;
     concurrent_appends_are_serialised(make_store().await).await;
+    tiles_and_entry_runs_follow_the_tree(make_store().await).await;
+}
+
+/// The tiles the leaves `leaves` make (c2sp.org/tlog-tiles), computed
+/// from scratch.
+pub fn reference_tiles(leaves: &[Digest]) -> BTreeMap<TileId, Vec<Digest>> {
+    let mut frontier = Frontier::empty();
+    let mut tiles: BTreeMap<TileId, Vec<Digest>> = BTreeMap::new();
+    for leaf in leaves {
+        let created = frontier.push_recording(*leaf);
+        for (tile, hash) in tile_appends(frontier.size(), &created) {
+            tiles.entry(tile).or_default().push(hash);
+        }
+    }
+    tiles
+}
+
+/// Asserts the store's tiles are exactly those of its leaves.
+pub async fn assert_tiles_match_the_leaves<S: LedgerStore + ?Sized>(store: &S) {
+    let page = store.page(&all(1000)).await.expect("store available");
+    assert!(page.next.is_none(), "the suite's ledgers fit one page");
+    let leaves: Vec<Digest> = page.entries.iter().rev().map(|e| e.leaf_hash).collect();
+    let expected = reference_tiles(&leaves);
+    let ids: Vec<TileId> = expected.keys().copied().collect();
+    let read = store.tiles(&ids).await.expect("store available");
+    assert_eq!(read.head, page.head);
+    assert_eq!(read.tiles, expected, "the stored tiles are the tree's");
+}
+
+async fn tiles_and_entry_runs_follow_the_tree<S: LedgerStore>(store: S) {
+    let empty = store.tiles(&[TileId { level: 0, index: 0 }]).await.unwrap();
+    assert_eq!((empty.head, empty.tiles.len()), (Head::empty(), 0));
+    let mut canonical = Vec::new();
+    for i in 0..260 {
+        let c = decision(&format!("d{i}"), "s", i);
+        canonical.push(c.canonical.clone());
+        created(&store, c).await;
+    }
+    assert_tiles_match_the_leaves(&store).await;
+    let read = store
+        .tiles(&[TileId { level: 0, index: 1 }, TileId { level: 3, index: 0 }])
+        .await
+        .unwrap();
+    assert_eq!(read.head.size, 260);
+    assert_eq!(read.tiles.len(), 1, "a tile not stored is absent");
+    assert_eq!(read.tiles[&TileId { level: 0, index: 1 }].len(), 4);
+    let full = store.entry_run(1, 256).await.unwrap();
+    assert_eq!(full.entries.len(), 256);
+    assert!(full.entries.iter().zip(1..).all(|(e, seq)| e.seq == seq));
+    assert_eq!(full.entries[9].canonical, canonical[9]);
+    let tail = store.entry_run(257, 256).await.unwrap();
+    let seqs: Vec<u64> = tail.entries.iter().map(|e| e.seq).collect();
+    assert_eq!((tail.head.size, seqs), (260, vec![257, 258, 259, 260]));
+    assert!(store.entry_run(1000, 256).await.unwrap().entries.is_empty());
+    assert!(store.entry_run(u64::MAX, 256).await.unwrap().entries.is_empty());
 }
 
 async fn empty_store_has_the_empty_head<S: LedgerStore>(store: S) {
@@ -556,6 +614,7 @@ async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {
     let mut leaves: Vec<_> = page.entries.iter().map(|e| e.leaf_hash).collect();
     leaves.reverse();
     assert_eq!(page.head.root_hash, root_of(&leaves));
+    assert_tiles_match_the_leaves(store.as_ref()).await;
 }
 
 fn ids(entries: &[Entry]) -> Vec<String> {

@@ -102,10 +102,11 @@ impl SensitiveRule {
 }
 
 /// The guard, holding what it must recognise beyond fixed formats: the
-/// service's own write token.
+/// service's own write token and the texts of the log's signing key.
 #[derive(Clone, Default)]
 pub struct Guard {
     write_token: Option<Vec<u8>>,
+    signing_secrets: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Guard {
@@ -115,6 +116,7 @@ impl std::fmt::Debug for Guard {
                 "write_token",
                 &self.write_token.as_ref().map(|_| "[redacted]"),
             )
+            .field("signing_secrets", &self.signing_secrets.len())
             .finish()
     }
 }
@@ -126,7 +128,19 @@ impl Guard {
             write_token: write_token
                 .filter(|t| !t.is_empty())
                 .map(|t| t.as_bytes().to_vec()),
+            signing_secrets: Vec::new(),
         }
+    }
+
+    /// The same guard also refusing `secrets` (the log's signing key in its
+    /// encodings) as `private_key`.
+    pub fn with_signing_secrets(mut self, secrets: Vec<String>) -> Guard {
+        self.signing_secrets = secrets
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(String::into_bytes)
+            .collect();
+        self
     }
 
     /// The first rule `text` breaks, if any.
@@ -140,6 +154,13 @@ impl Guard {
         };
         if self.contains_write_token(text) {
             return Some(SensitiveRule::WriteToken);
+        }
+        if self
+            .signing_secrets
+            .iter()
+            .any(|secret| contains_in_constant_time(text.as_bytes(), secret))
+        {
+            return Some(SensitiveRule::PrivateKey);
         }
         let checks: [(Detector, SensitiveRule); 11] = [
             (has_private_key, SensitiveRule::PrivateKey),
@@ -163,19 +184,23 @@ impl Guard {
     /// Whether `text` contains the write token. Every window is compared in
     /// constant time so the scan does not reveal how much of it matched.
     fn contains_write_token(&self, text: &str) -> bool {
-        let Some(token) = &self.write_token else {
-            return false;
-        };
-        let haystack = text.as_bytes();
-        if haystack.len() < token.len() {
-            return false;
-        }
-        let mut found = subtle::Choice::from(0);
-        for window in haystack.windows(token.len()) {
-            found |= window.ct_eq(token);
-        }
-        found.into()
+        self.write_token
+            .as_ref()
+            .is_some_and(|token| contains_in_constant_time(text.as_bytes(), token))
     }
+}
+
+/// Whether `haystack` contains `secret`, comparing every window in
+/// constant time.
+fn contains_in_constant_time(haystack: &[u8], secret: &[u8]) -> bool {
+    if secret.is_empty() || haystack.len() < secret.len() {
+        return false;
+    }
+    let mut found = subtle::Choice::from(0);
+    for window in haystack.windows(secret.len()) {
+        found |= window.ct_eq(secret);
+    }
+    found.into()
 }
 
 /// A format detector: whether a text contains one instance of the format.
@@ -203,8 +228,12 @@ static LABELLED_BASE58_KEY: LazyLock<Regex> = LazyLock::new(|| {
 static BASE58_WORD: LazyLock<Regex> = LazyLock::new(|| regex(r"\b[1-9A-HJ-NP-Za-km-z]{50,120}\b"));
 static HEX_128: LazyLock<Regex> = LazyLock::new(|| regex(r"\b(?:0x)?[0-9a-fA-F]{128}\b"));
 
+/// The signed-note encoding of a signer key (any log's, c2sp.org/signed-note).
+const SIGNED_NOTE_PRIVATE_KEY: &str = "PRIVATE+KEY+";
+
 fn has_private_key(text: &str) -> bool {
-    PEM_PRIVATE_KEY.is_match(text)
+    text.contains(SIGNED_NOTE_PRIVATE_KEY)
+        || PEM_PRIVATE_KEY.is_match(text)
         || KEYPAIR_BYTES.is_match(text)
         || LABELLED_HEX_KEY.is_match(text)
         || LABELLED_BASE58_KEY.captures_iter(text).any(|c| {

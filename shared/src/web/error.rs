@@ -8,6 +8,7 @@ use crate::errors::ErrorChain;
 use crate::ledger::AppendError;
 use crate::ports::ledger_store::{Refusal, StoreError};
 use crate::record::{FieldIssue, RecordError};
+use crate::tlog::LogError;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -41,6 +42,10 @@ pub enum ApiError {
     /// 404: no such path.
     #[error("no such resource; the API is at /api/freedom-fund and /api/freedom-scanner")]
     NotFound,
+    /// 404: a tile the log's tree does not have (beyond it, or not at
+    /// that width).
+    #[error("no such tile: the log's tree does not have it at this size")]
+    NoSuchTile,
     /// 405: the path exists, the method does not.
     #[error("method not allowed; use {allow}")]
     MethodNotAllowed {
@@ -104,6 +109,12 @@ pub enum ApiError {
     /// 503: no write token configured.
     #[error("writes are disabled: the service has no write token configured")]
     WritesDisabled,
+    /// 503: the log has no signing key, so it cannot sign checkpoints or
+    /// proofs.
+    #[error(
+        "the log has no signing key configured, so it cannot sign checkpoints or proofs; tiles and every other view still work"
+    )]
+    SigningUnavailable,
     /// 503: the store is not configured or failing.
     #[error("the store is unavailable; nothing was stored, try again later")]
     StorageUnavailable(#[source] StoreError),
@@ -136,6 +147,7 @@ impl ApiError {
                 presented: false,
             },
             ApiError::NotFound,
+            ApiError::NoSuchTile,
             ApiError::MethodNotAllowed { allow: "" },
             ApiError::IdConflict { existing_seq: 0 },
             ApiError::DuplicateSnapshot { existing_seq: 0 },
@@ -149,6 +161,7 @@ impl ApiError {
             ApiError::ValidationFailed(Vec::new()),
             ApiError::SensitiveContent(Vec::new()),
             ApiError::WritesDisabled,
+            ApiError::SigningUnavailable,
             ApiError::StorageUnavailable(StoreError::unavailable_now("")),
             ApiError::Internal("".into()),
         ]
@@ -168,6 +181,9 @@ impl ApiError {
                 "no bearer token, another scheme, the wrong token, or a token in the URL (with WWW-Authenticate: Bearer)"
             }
             ApiError::NotFound => "no such path",
+            ApiError::NoSuchTile => {
+                "the log's tree does not have this tile (beyond the tree, or not at this width)"
+            }
             ApiError::MethodNotAllowed { .. } => "the path does not take this method (with Allow)",
             ApiError::IdConflict { .. } => "the id exists with different content",
             ApiError::DuplicateSnapshot { .. } => {
@@ -195,6 +211,9 @@ impl ApiError {
                 "fields carry credentials or private identifiers; details name the field and rule, never the value"
             }
             ApiError::WritesDisabled => "the service has no write token configured",
+            ApiError::SigningUnavailable => {
+                "the log has no signing key configured (checkpoints and proofs only); no Retry-After"
+            }
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => {
                 "the store is not configured, down, slow or busy; nothing was stored (with Retry-After)"
             }
@@ -214,7 +233,7 @@ impl ApiError {
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::NotFound | ApiError::NoSuchTile => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::IdConflict { .. }
             | ApiError::DuplicateSnapshot { .. }
@@ -226,6 +245,7 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::WritesDisabled
+            | ApiError::SigningUnavailable
             | ApiError::StorageUnavailable(_)
             | ApiError::StoreNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -242,7 +262,7 @@ impl ApiError {
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::InvalidQuery { .. } => "invalid_query",
             ApiError::Unauthorized { .. } => "unauthorized",
-            ApiError::NotFound => "not_found",
+            ApiError::NotFound | ApiError::NoSuchTile => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::IdConflict { .. } => "id_conflict",
             ApiError::DuplicateSnapshot { .. } => "duplicate_snapshot",
@@ -253,6 +273,7 @@ impl ApiError {
             ApiError::ValidationFailed(_) => "validation_failed",
             ApiError::SensitiveContent(_) => "sensitive_content",
             ApiError::WritesDisabled => "writes_disabled",
+            ApiError::SigningUnavailable => "signing_unavailable",
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => "storage_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -295,6 +316,19 @@ impl From<StoreError> for ApiError {
             ApiError::StorageUnavailable(error)
         } else {
             ApiError::Internal(Box::new(error))
+        }
+    }
+}
+
+impl From<LogError> for ApiError {
+    fn from(error: LogError) -> ApiError {
+        match error {
+            LogError::SigningUnavailable => ApiError::SigningUnavailable,
+            LogError::NoSuchTile => ApiError::NoSuchTile,
+            LogError::OutOfRange { parameter, message } => {
+                ApiError::invalid_query(parameter, message)
+            }
+            LogError::Store(error) => error.into(),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod views;
 
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::scan::checks::CHECK_NAMES;
+use freedom_shared::tlog::{LOG_PREFIX, Log};
 use freedom_shared::web::ApiError;
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
 use operations::{OPERATIONS, Operation, http_layer};
@@ -36,6 +37,23 @@ pub fn contract() -> &'static Value {
 /// The OpenAPI 3.1 document.
 pub fn openapi() -> &'static Value {
     &OPENAPI
+}
+
+/// The contract view of a service publishing its ledger as `log`: the
+/// static contract with `log: {origin, verifierKey, prefix}` (the verifier
+/// key is null when the log has no signing key).
+pub fn contract_with_log(log: &Log) -> Value {
+    let mut contract = contract().clone();
+    contract["log"] = json!({
+        "origin": log.origin(),
+        "verifierKey": log.verifier_key().map(|key| key.to_text()),
+        "prefix": LOG_PREFIX,
+        "checkpoint": format!("{LOG_PREFIX}/checkpoint"),
+        "tiles": format!("{LOG_PREFIX}/tile/<L>/<N>[.p/<W>] and {LOG_PREFIX}/tile/entries/<N>[.p/<W>] (c2sp.org/tlog-tiles, height 8)"),
+        "entries": "each entry is a big-endian uint16 length followed by the record's leaf bytes (its RFC 8785 canonical JSON)",
+        "standards": ["c2sp.org/signed-note", "c2sp.org/tlog-checkpoint", "c2sp.org/tlog-tiles", "c2sp.org/tlog-proof", "RFC 9162 §2.1.3-2.1.4"]
+    });
+    contract
 }
 
 /// `{status, code, when}` for each error (a success has no code).

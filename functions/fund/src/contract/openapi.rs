@@ -7,6 +7,7 @@
 use super::operations::{Body, OPERATIONS, Operation, http_layer};
 use super::views::{PERIOD, View};
 use crate::routes::{AppendBody, LedgerView};
+use crate::transparency::{ConsistencyView, ProofView};
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::dashboard::Dashboard;
 use freedom_shared::record::schema::{COMPONENTS, decision_schema, snapshot_schema};
@@ -76,7 +77,7 @@ fn fund_query() -> Value {
         .collect();
     json!({
         "name": "query", "in": "query", "required": false, "style": "form", "explode": true,
-        "description": "the view and its parameters: no view for the dashboard, or view=ledger, contract or openapi; each view accepts only its own parameters",
+        "description": "the view and its parameters: no view for the dashboard, or view=ledger, contract, openapi, proof or consistency; each view accepts only its own parameters",
         "schema": {"oneOf": branches}
     })
 }
@@ -91,10 +92,26 @@ fn success_content(body: Body) -> Option<Value> {
         Body::Empty => return None,
         Body::Html => return Some(json!({"text/html": {"schema": {"type": "string"}}})),
         Body::Json(name) => reference(name),
-        Body::FundView => json!({"oneOf": [
-            reference("Dashboard"), reference("LedgerView"),
-            reference("ContractView"), reference("OpenApiDocument")
-        ]}),
+        Body::FundView => {
+            let json_views = json!({"oneOf": [
+                reference("Dashboard"), reference("LedgerView"),
+                reference("ContractView"), reference("OpenApiDocument"),
+                reference("ProofView"), reference("ConsistencyView")
+            ]});
+            return Some(json!({
+                "application/json": {"schema": json_views},
+                "text/plain": {"schema": {"type": "string",
+                    "description": "view=proof&format=tlog-proof: a c2sp.org/tlog-proof file"}}
+            }));
+        }
+        Body::Checkpoint => {
+            return Some(json!({"text/plain": {"schema": {"type": "string",
+                "description": "<origin>\\n<size>\\n<base64 root>\\n\\n— <key name> <base64(key ID || Ed25519 signature)>\\n"}}}));
+        }
+        Body::Tile => {
+            return Some(json!({"application/octet-stream": {"schema": {"type": "string",
+                "contentMediaType": "application/octet-stream"}}}));
+        }
     };
     Some(json!({"application/json": {"schema": schema}}))
 }
@@ -179,6 +196,11 @@ fn parameters(operation: &Operation) -> Vec<Value> {
     let mut parameters = match (operation.method, operation.path) {
         ("GET", "/api/freedom-fund") => vec![fund_query()],
         ("GET", "/") => vec![query_param(&PERIOD)],
+        ("GET", "/log/tile/{tile}") => vec![json!({
+            "name": "tile", "in": "path", "required": true,
+            "description": "the tile's path after tile/ (it holds slashes): <L>/<N>[.p/<W>] or entries/<N>[.p/<W>], N as x001/x234/067",
+            "schema": {"type": "string"}
+        })],
         _ => Vec::new(),
     };
     if operation.successes.iter().any(|s| s.etag) {
@@ -222,6 +244,8 @@ pub fn openapi() -> Value {
     generator.subschema_for::<Dashboard>();
     generator.subschema_for::<LedgerView>();
     generator.subschema_for::<AppendBody>();
+    generator.subschema_for::<ProofView>();
+    generator.subschema_for::<ConsistencyView>();
     let mut schemas = generator.take_definitions(true);
     schemas.insert("Snapshot".into(), component(snapshot_schema()));
     schemas.insert("Decision".into(), component(decision_schema()));

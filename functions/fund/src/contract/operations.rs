@@ -15,8 +15,13 @@ pub enum Body {
     Html,
     /// `application/json` with the named component schema.
     Json(&'static str),
-    /// `application/json`: the view the query selects (see `views`).
+    /// `application/json`: the view the query selects (see `views`); a
+    /// `.tlog-proof` as `text/plain` for `view=proof&format=tlog-proof`.
     FundView,
+    /// `text/plain; charset=utf-8`: a signed checkpoint.
+    Checkpoint,
+    /// `application/octet-stream`: a tile.
+    Tile,
 }
 
 /// One success (or 304) an operation answers.
@@ -30,6 +35,12 @@ pub struct Success {
     pub body: Body,
     /// Whether it carries `ETag: "<rootHash>"`.
     pub etag: bool,
+}
+
+fn signing_or_store_failures() -> Vec<ApiError> {
+    let mut errors = vec![ApiError::SigningUnavailable];
+    errors.extend(store_failures());
+    errors
 }
 
 /// One operation: a method on a path.
@@ -136,6 +147,40 @@ pub const OPERATIONS: &[Operation] = &[
         ],
         errors: || {
             let mut errors = vec![invalid_query()];
+            errors.extend(signing_or_store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "GET",
+        path: "/log/checkpoint",
+        id: "readCheckpoint",
+        summary: "The log's signed checkpoint (c2sp.org/tlog-checkpoint): origin, size, base64 root, Ed25519 signature; Cache-Control: no-cache",
+        bearer: false,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "the checkpoint of the current head, signed with the log's key",
+            body: Body::Checkpoint,
+            etag: false,
+        }],
+        errors: signing_or_store_failures,
+    },
+    Operation {
+        method: "GET",
+        path: "/log/tile/{tile}",
+        id: "readTile",
+        summary: "A tile of the log (c2sp.org/tlog-tiles, height 8): `<L>/<N>[.p/<W>]` (hashes) or `entries/<N>[.p/<W>]` (records, each behind a big-endian uint16 length), N in x001/x234/067 form",
+        bearer: false,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "the tile; a full one never changes (Cache-Control: public, max-age=31536000, immutable), a partial one is no-cache",
+            body: Body::Tile,
+            etag: false,
+        }],
+        errors: || {
+            let mut errors = vec![ApiError::NoSuchTile];
             errors.extend(store_failures());
             errors
         },

@@ -55,6 +55,37 @@ const LEDGER_PARAMS: [Param; 5] = [
     },
 ];
 
+const PROOF_PARAMS: [Param; 3] = [
+    Param {
+        name: "seq",
+        description: "required: the record's sequence number (1 to the tree's size)",
+        schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
+    },
+    Param {
+        name: "size",
+        description: "the tree the proof is for (default: the head); at most the head's size",
+        schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
+    },
+    Param {
+        name: "format",
+        description: "json (default), or tlog-proof for a c2sp.org/tlog-proof file (text/plain)",
+        schema: || json!({"enum": crate::transparency::PROOF_FORMATS, "default": "json"}),
+    },
+];
+
+const CONSISTENCY_PARAMS: [Param; 2] = [
+    Param {
+        name: "from",
+        description: "required: the older tree size (0 to the newer)",
+        schema: || json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
+    },
+    Param {
+        name: "to",
+        description: "the newer tree size (default: the head); at most the head's size",
+        schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
+    },
+];
+
 /// A view of `GET /api/freedom-fund`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
@@ -66,11 +97,22 @@ pub enum View {
     Contract,
     /// `view=openapi`: the OpenAPI document.
     OpenApi,
+    /// `view=proof`: a record's inclusion proof with a signed checkpoint.
+    Proof,
+    /// `view=consistency`: a consistency proof between two tree sizes.
+    Consistency,
 }
 
 impl View {
     /// Every view, in the order the documents list them.
-    pub const ALL: [View; 4] = [View::Dashboard, View::Ledger, View::Contract, View::OpenApi];
+    pub const ALL: [View; 6] = [
+        View::Dashboard,
+        View::Ledger,
+        View::Contract,
+        View::OpenApi,
+        View::Proof,
+        View::Consistency,
+    ];
 
     /// The `view` value that selects it (the dashboard has none).
     pub fn name(self) -> Option<&'static str> {
@@ -79,6 +121,8 @@ impl View {
             View::Ledger => Some("ledger"),
             View::Contract => Some("contract"),
             View::OpenApi => Some("openapi"),
+            View::Proof => Some("proof"),
+            View::Consistency => Some("consistency"),
         }
     }
 
@@ -88,6 +132,8 @@ impl View {
             View::Dashboard => std::slice::from_ref(&PERIOD),
             View::Ledger => &LEDGER_PARAMS,
             View::Contract | View::OpenApi => &[],
+            View::Proof => &PROOF_PARAMS,
+            View::Consistency => &CONSISTENCY_PARAMS,
         }
     }
 
@@ -102,6 +148,12 @@ impl View {
                 "the contract view: record schemas, endpoints, statuses, rules, limits"
             }
             View::OpenApi => "this interface as an OpenAPI 3.1 document",
+            View::Proof => {
+                "a record's RFC 9162 inclusion proof with the signed checkpoint it leads to: {seq, leafIndex, treeSize, leafHash, inclusion, checkpoint}, or a .tlog-proof file"
+            }
+            View::Consistency => {
+                "an RFC 9162 consistency proof from an older tree size to a newer one: {from, to, consistency, checkpoint}"
+            }
         }
     }
 

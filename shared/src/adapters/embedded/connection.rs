@@ -74,6 +74,21 @@ impl SharedConnection {
     }
 }
 
+impl SharedConnection {
+    /// Runs `work` on the connection on this thread: for work at open,
+    /// before any async caller can use the store.
+    pub fn run_blocking<T>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        work(&mut conn)
+    }
+}
+
 /// Opens a connection in WAL mode with `synchronous = FULL` and runs
 /// `schema`. Switching to WAL and creating tables need a moment of exclusive
 /// access, and SQLite answers `SQLITE_BUSY` there without waiting on the busy

@@ -12,15 +12,20 @@
 //! `(strategy_id, mode, as_of_ns)` (which also serves series reads) and an
 //! index on `(kind, as_of_ns)` (decisions by time); `strategies(strategy_id,
 //! mode, latest_seq)`, kept by append, so the latest snapshot of every
-//! strategy is read without scanning history; and `head(size, root,
-//! frontier)`.
+//! strategy is read without scanning history; `head(size, root,
+//! frontier)`; and `tile_hashes(level, position, hash)`, the hashes of the
+//! log's tiles (c2sp.org/tlog-tiles, height 8: tile `N` of a level is
+//! positions `256 N ..`), added by each append in its transaction for the
+//! nodes it completed. A ledger written before tiles were kept gets them at
+//! open, built from its leaves once.
 
 use super::connection::{self, SharedConnection};
 use crate::merkle::{Digest, Frontier, Head};
 use crate::ports::ledger_store::{
-    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, Page, PageBuilder, PageQuery,
-    Refusal, StoreError, WindowEntries,
+    AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore, Page, PageBuilder,
+    PageQuery, Refusal, StoreError, TileRead, WindowEntries,
 };
+use crate::tlog::tiles::{TILE_HEIGHT, TILE_WIDTH, TileId, level_width};
 use crate::record::{Mode, RecordKind, StrategyId};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -62,6 +67,12 @@ CREATE TABLE IF NOT EXISTS head (
     root      BLOB    NOT NULL,
     frontier  BLOB    NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS tile_hashes (
+    level    INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    hash     BLOB    NOT NULL,
+    PRIMARY KEY (level, position)
+) WITHOUT ROWID, STRICT;
 ";
 
 /// The embedded adapter of [`LedgerStore`].
@@ -82,6 +93,7 @@ impl SqliteLedgerStore {
     /// Opens (creating if needed) the ledger in `data_dir`.
     pub fn open(data_dir: &Path) -> Result<SqliteLedgerStore, StoreError> {
         let writer = SharedConnection::open(data_dir, DATABASE_FILE, SCHEMA, STORE)?;
+        writer.run_blocking(complete_tiles)?;
         let reader = SharedConnection::open(data_dir, DATABASE_FILE, "", STORE)?;
         Ok(SqliteLedgerStore { writer, reader })
     }
@@ -113,6 +125,114 @@ fn read_frontier(conn: &Connection) -> Result<Frontier, StoreError> {
         Some((size, bytes)) => Frontier::from_bytes(size as u64, &bytes)
             .map_err(|e| StoreError::Corrupt(e.to_string())),
     }
+}
+
+/// Rebuilds the tiles from the leaves when they do not cover the head (a
+/// ledger written before tiles were kept): one transaction, once.
+fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(unavailable)?;
+    let head = read_head(&tx)?;
+    let covered: i64 = tx
+        .query_row(
+            "SELECT COALESCE(MAX(position) + 1, 0) FROM tile_hashes WHERE level = 0",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(unavailable)?;
+    if covered as u64 == head.size {
+        return Ok(());
+    }
+    tracing::info!(leaves = head.size, "building the log's tiles from the ledger's leaves");
+    tx.execute("DELETE FROM tile_hashes", []).map_err(unavailable)?;
+    let mut frontier = Frontier::empty();
+    {
+        let mut leaves = tx
+            .prepare("SELECT leaf_hash FROM records ORDER BY seq")
+            .map_err(unavailable)?;
+        let mut rows = leaves.query([]).map_err(unavailable)?;
+        while let Some(row) = rows.next().map_err(unavailable)? {
+            let leaf = digest(row.get(0).map_err(unavailable)?)?;
+            extend_tiles(&tx, &mut frontier, leaf)?;
+        }
+    }
+    if frontier.head() != head {
+        return Err(StoreError::Corrupt(
+            "the ledger's leaves do not hash to its head".into(),
+        ));
+    }
+    tx.commit().map_err(unavailable)
+}
+
+/// Appends `leaf` to `frontier` and the nodes it completes to the tiles.
+fn extend_tiles(
+    tx: &rusqlite::Transaction<'_>,
+    frontier: &mut Frontier,
+    leaf: Digest,
+) -> Result<(), StoreError> {
+    let created = frontier.push_recording(leaf);
+    let mut statement = tx
+        .prepare_cached("INSERT INTO tile_hashes (level, position, hash) VALUES (?1, ?2, ?3)")
+        .map_err(unavailable)?;
+    for (height, hash) in created {
+        if height % TILE_HEIGHT == 0 {
+            let level = height / TILE_HEIGHT;
+            let position = level_width(frontier.size(), level) - 1;
+            statement
+                .execute(params![i64::from(level), position as i64, hash.0.as_slice()])
+                .map_err(unavailable)?;
+        }
+    }
+    Ok(())
+}
+
+fn read_tiles(conn: &mut Connection, ids: &[TileId]) -> Result<TileRead, StoreError> {
+    let tx = conn.transaction().map_err(unavailable)?;
+    let head = read_head(&tx)?;
+    let mut tiles = std::collections::BTreeMap::new();
+    {
+        let mut statement = tx
+            .prepare_cached(
+                "SELECT hash FROM tile_hashes WHERE level = ?1 AND position >= ?2 AND position < ?3
+                 ORDER BY position",
+            )
+            .map_err(unavailable)?;
+        for id in ids {
+            let first = id.index.saturating_mul(TILE_WIDTH).min(i64::MAX as u64) as i64;
+            let end = first.saturating_add(TILE_WIDTH as i64);
+            let hashes = statement
+                .query_map(params![i64::from(id.level), first, end], |r| r.get(0))
+                .map_err(unavailable)?
+                .map(|hash| digest(hash.map_err(unavailable)?))
+                .collect::<Result<Vec<_>, _>>()?;
+            if !hashes.is_empty() {
+                tiles.insert(*id, hashes);
+            }
+        }
+    }
+    tx.commit().map_err(unavailable)?;
+    Ok(TileRead { head, tiles })
+}
+
+fn read_entry_run(conn: &mut Connection, first: u64, count: u64) -> Result<EntryRun, StoreError> {
+    let tx = conn.transaction().map_err(unavailable)?;
+    let head = read_head(&tx)?;
+    let first = i64::try_from(first).unwrap_or(i64::MAX);
+    let last = first.saturating_add(count.min(TILE_WIDTH) as i64);
+    let entries = {
+        let mut statement = tx
+            .prepare_cached(
+                "SELECT seq, leaf_hash, canonical FROM records WHERE seq >= ?1 AND seq < ?2 ORDER BY seq",
+            )
+            .map_err(unavailable)?;
+        let rows = statement
+            .query_map(params![first, last], entry_from_row)
+            .map_err(unavailable)?;
+        collect_entries(rows)?
+    };
+    tx.commit().map_err(unavailable)?;
+    Ok(EntryRun { head, entries })
 }
 
 fn read_head(conn: &Connection) -> Result<Head, StoreError> {
@@ -241,7 +361,7 @@ fn apply(
             }));
         }
     }
-    frontier.push(c.leaf_hash);
+    extend_tiles(tx, frontier, c.leaf_hash)?;
     let head = frontier.head();
     let seq = head.size;
     tx.execute(
@@ -412,6 +532,17 @@ impl LedgerStore for SqliteLedgerStore {
             Ok(LatestSnapshots { head, entries })
         })
         .await
+    }
+
+    async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
+        let ids = ids.to_vec();
+        self.reader.run(move |conn| read_tiles(conn, &ids)).await
+    }
+
+    async fn entry_run(&self, first_seq: u64, count: u64) -> Result<EntryRun, StoreError> {
+        self.reader
+            .run(move |conn| read_entry_run(conn, first_seq, count))
+            .await
     }
 
     async fn decisions_in_range(

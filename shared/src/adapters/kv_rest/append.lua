@@ -1,12 +1,19 @@
 -- Appends one record to the ledger, atomically (freedom-shared store::kv).
 --
--- KEYS: 1 head (hash: size, root, frontier)   2 ids (hash: id -> "seq leafhex")
+-- KEYS: 1 head (hash: size, root, frontier, tiles)   2 ids (hash: id -> "seq leafhex")
 --       3 the new record's key                4 its time index (a snapshot's
 --       series, or the decisions)             5 strategies (hash: "mode strategy" -> latest seq)
 --       6 index of kind, mode and strategy    7 index of kind and mode
+--       8... the hash tiles the new nodes go to (one per node)
 -- ARGV: 1 expected size   2 expected root (hex; empty for the empty tree)
 --       3 id   4 kind   5 strategies field   6 asOf code (16 hex)   7 seq code (16 hex)
 --       8 leaf hash (hex)   9 canonical text   10 new size (= seq)   11 new root   12 new frontier
+--       13... each new node's hash (hex), for KEYS[8...] in order
+--
+-- The head's `tiles` field is how many leaves the tiles cover. The nodes
+-- are appended to the tiles only when they cover the whole tree (always,
+-- except for a ledger written before tiles were kept, whose tiles the
+-- reader builds first).
 --
 -- The checks run in the contract's order: id (identical -> unchanged, else
 -- id_conflict), then for snapshots the slot (duplicate_snapshot) and the
@@ -36,7 +43,7 @@ if ARGV[4] == 'snapshot' then
   end
 end
 
-local head = redis.call('HMGET', KEYS[1], 'size', 'root', 'frontier')
+local head = redis.call('HMGET', KEYS[1], 'size', 'root', 'frontier', 'tiles')
 local size = head[1] or '0'
 if size ~= ARGV[1] or (head[2] or '') ~= ARGV[2] then
   return {'moved', size, head[3] or ''}
@@ -51,4 +58,10 @@ end
 redis.call('ZADD', KEYS[6], ARGV[10], ARGV[10])
 redis.call('ZADD', KEYS[7], ARGV[10], ARGV[10])
 redis.call('HSET', KEYS[1], 'size', ARGV[10], 'root', ARGV[11], 'frontier', ARGV[12])
+if (head[4] or '0') == size then
+  for i = 8, #KEYS do
+    redis.call('APPEND', KEYS[i], ARGV[i + 5])
+  end
+  redis.call('HSET', KEYS[1], 'tiles', ARGV[10])
+end
 return {'created'}

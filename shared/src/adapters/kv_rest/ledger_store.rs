@@ -10,7 +10,8 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `P head` | hash | `size`, `root` (hex), `frontier` (hex of the right edge's subtree roots) |
+//! | `P head` | hash | `size`, `root` (hex), `frontier` (hex of the right edge's subtree roots), `tiles` (how many leaves the tiles cover) |
+//! | `P tile:{level}:{index}` | string | a hash tile (c2sp.org/tlog-tiles, height 8): its hashes, hex, concatenated |
 //! | `P rec:{seq}` | string | leaf hash (64 hex) followed by the canonical record |
 //! | `P ids` | hash | record id → `"{seq} {leaf hex}"` |
 //! | `P series:{mode}:{strategy}` | sorted set, all scores 0 | `"{asOf code}:{seq code}"` per snapshot |
@@ -37,7 +38,13 @@
 //!   head is current. If the head moved, the script answers the current
 //!   frontier and the append is retried (at most [`MAX_APPEND_ATTEMPTS`]).
 //!   A retry of an append whose write took effect behind a failed answer finds
-//!   its id with the same leaf: `unchanged`, never a second leaf.
+//!   its id with the same leaf: `unchanged`, never a second leaf. The same
+//!   script appends the nodes the leaf completed to their hash tiles, so the
+//!   tiles are always exactly the tree's.
+//! - tiles and entry bundles: one (`multi-exec` of the head and an `MGET`);
+//!   a proof is two (the head, then its tiles). A ledger written before
+//!   tiles were kept has its tiles built once from its leaves by the first
+//!   read that needs them (`kv_tiles.lua`, conditional on the head).
 //! - head: one; page, series, decisions, latest snapshots, dashboard window:
 //!   two (the indexes and head in one atomic `multi-exec` or pipeline, then
 //!   one `MGET` of the records; for a page, one run of `kv_page.lua`, which
@@ -46,9 +53,12 @@
 use super::client::{Command, CommandResult, KvClient, KvError, Script, as_array, as_string};
 use crate::merkle::{Digest, Frontier, Head};
 use crate::ports::ledger_store::{
-    AppendOutcome, Candidate, Entry, LatestSnapshots, LedgerStore, PAGE_ENTRY_OVERHEAD_BYTES, Page,
-    PageBuilder, PageQuery, Refusal, StoreError, WindowEntries,
+    AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore,
+    PAGE_ENTRY_OVERHEAD_BYTES, Page, PageBuilder, PageQuery, Refusal, StoreError, TileRead,
+    WindowEntries,
 };
+use crate::tlog::tiles::{TILE_WIDTH, TileId, tile_appends};
+use std::collections::BTreeMap;
 use crate::record::{Mode, RecordKind, StrategyId};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -60,6 +70,15 @@ pub const MAX_APPEND_ATTEMPTS: usize = 200;
 
 static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("append.lua")));
 static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
+static TILES_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tiles.lua")));
+
+/// How many tiles one call of the tile-building script stores (at most
+/// about 512 KiB of hex per request).
+const TILES_PER_BUILD_REQUEST: usize = 32;
+/// How many leaf hashes one pipeline of the tile build reads.
+const LEAVES_PER_BUILD_REQUEST: u64 = 1000;
+/// How often the tile build starts over because appends moved the head.
+const MAX_BUILD_ATTEMPTS: usize = 20;
 
 impl From<KvError> for StoreError {
     /// A command the store refused is a fault of the service's own (a Lua
@@ -128,6 +147,90 @@ impl KvLedgerStore {
             Some(s) => self.key(&format!("idx:{}:{}:{s}", kind.as_str(), mode.as_str())),
             None => self.key(&format!("idx:{}:{}", kind.as_str(), mode.as_str())),
         }
+    }
+
+    fn tile_key(&self, tile: TileId) -> String {
+        self.key(&format!("tile:{}:{}", tile.level, tile.index))
+    }
+
+    /// The head and how many leaves the tiles cover.
+    fn head_and_tiles_command(&self) -> Command {
+        self.head_command().arg("tiles")
+    }
+
+    /// Builds the tiles from the leaves if they do not cover the tree (a
+    /// ledger written before tiles were kept). Once built, appends keep
+    /// them; the build is conditional on the head, so it is safe to race.
+    async fn complete_tiles(&self) -> Result<(), StoreError> {
+        for _ in 0..MAX_BUILD_ATTEMPTS {
+            let value = self.client.command(&self.head_and_tiles_command()).await?;
+            let fields = as_array(&value)?;
+            let head = parse_head(fields)?;
+            let covered = optional_field(fields, 2)?.unwrap_or("0");
+            if covered == head.size.to_string() {
+                return Ok(());
+            }
+            tracing::info!(leaves = head.size, "building the log's tiles from the ledger's leaves");
+            let mut frontier = Frontier::empty();
+            let mut tiles: BTreeMap<TileId, Vec<u8>> = BTreeMap::new();
+            let mut first = 1;
+            while first <= head.size {
+                let last = head.size.min(first + LEAVES_PER_BUILD_REQUEST - 1);
+                let commands: Vec<Command> = (first..=last)
+                    .map(|seq| Command::new("GETRANGE").arg(self.record_key(seq)).arg(0).arg(63))
+                    .collect();
+                for (seq, result) in (first..=last).zip(self.client.pipeline(&commands).await?) {
+                    let value = command_result(result)?;
+                    let leaf = as_string(&value)?
+                        .and_then(Digest::from_hex)
+                        .ok_or_else(|| StoreError::Corrupt(format!("record {seq} is malformed")))?;
+                    let created = frontier.push_recording(leaf);
+                    for (tile, hash) in tile_appends(frontier.size(), &created) {
+                        tiles.entry(tile).or_default().extend_from_slice(&hash.0);
+                    }
+                }
+                first = last + 1;
+            }
+            if frontier.head() != head {
+                return Err(StoreError::Corrupt(
+                    "the ledger's leaves do not hash to its head".into(),
+                ));
+            }
+            if self.store_built_tiles(head.size, &tiles).await? {
+                return Ok(());
+            }
+        }
+        Err(StoreError::unavailable_now(
+            "the ledger head kept moving while its tiles were built; try again",
+        ))
+    }
+
+    /// Stores built tiles in parts; `false` if the head moved meanwhile.
+    async fn store_built_tiles(
+        &self,
+        size: u64,
+        tiles: &BTreeMap<TileId, Vec<u8>>,
+    ) -> Result<bool, StoreError> {
+        let all: Vec<(&TileId, &Vec<u8>)> = tiles.iter().collect();
+        let parts: Vec<&[(&TileId, &Vec<u8>)]> = if all.is_empty() {
+            vec![&[]]
+        } else {
+            all.chunks(TILES_PER_BUILD_REQUEST).collect()
+        };
+        for (i, part) in parts.iter().enumerate() {
+            let mut keys = vec![self.key("head")];
+            keys.extend(part.iter().map(|(tile, _)| self.tile_key(**tile)));
+            let mut args = vec![
+                size.to_string(),
+                if i + 1 == parts.len() { "last" } else { "part" }.to_owned(),
+            ];
+            args.extend(part.iter().map(|(_, hashes)| hex::encode(hashes)));
+            let answer = TILES_SCRIPT.run(&self.client, &keys, &args).await?;
+            if as_string(&answer)? != Some("stored") {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn head_command(&self) -> Command {
@@ -286,6 +389,17 @@ fn parse_record(seq: u64, text: &str) -> Result<Entry, StoreError> {
     })
 }
 
+fn parse_tile(text: &str) -> Result<Vec<Digest>, StoreError> {
+    let corrupt = || StoreError::Corrupt("a stored tile is not whole hashes".into());
+    if !text.len().is_multiple_of(64) {
+        return Err(corrupt());
+    }
+    (0..text.len())
+        .step_by(64)
+        .map(|i| text.get(i..i + 64).and_then(Digest::from_hex).ok_or_else(corrupt))
+        .collect()
+}
+
 /// The order-preserving code of an instant: sign bit flipped, 16 hex digits.
 fn time_code(nanos: i64) -> String {
     format!("{:016x}", (nanos as u64) ^ (1 << 63))
@@ -373,15 +487,16 @@ impl LedgerStore for KvLedgerStore {
         let leaf_hex = c.leaf_hash.to_hex();
         for _ in 0..MAX_APPEND_ATTEMPTS {
             let mut next = frontier.clone();
-            next.push(c.leaf_hash);
+            let created = next.push_recording(c.leaf_hash);
             let new_head = next.head();
             let seq = new_head.size;
+            let tile_nodes = tile_appends(seq, &created);
             let expected_root = if frontier.size() == 0 {
                 String::new()
             } else {
                 frontier.root().to_hex()
             };
-            let keys = [
+            let mut keys = vec![
                 self.key("head"),
                 self.key("ids"),
                 self.record_key(seq),
@@ -390,7 +505,8 @@ impl LedgerStore for KvLedgerStore {
                 self.index_key(c.kind, c.mode, Some(strategy)),
                 self.index_key(c.kind, c.mode, None),
             ];
-            let args = [
+            keys.extend(tile_nodes.iter().map(|(tile, _)| self.tile_key(*tile)));
+            let mut args = vec![
                 frontier.size().to_string(),
                 expected_root,
                 c.id.as_str().to_owned(),
@@ -404,6 +520,7 @@ impl LedgerStore for KvLedgerStore {
                 new_head.root_hash.to_hex(),
                 hex::encode(next.to_bytes()),
             ];
+            args.extend(tile_nodes.iter().map(|(_, hash)| hash.to_hex()));
             let reply = match APPEND_SCRIPT.run(&self.client, &keys, &args).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -568,6 +685,60 @@ impl LedgerStore for KvLedgerStore {
             .collect::<Result<Vec<_>, _>>()?;
         let entries = self.records(&seqs).await?;
         Ok(LatestSnapshots { head, entries })
+    }
+
+    /// One round trip: the head (with the tiles' coverage) and the tiles in
+    /// one `multi-exec`.
+    async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
+        for _ in 0..2 {
+            let mut commands = vec![self.head_and_tiles_command()];
+            if !ids.is_empty() {
+                commands.push(Command::new("MGET").args(ids.iter().map(|id| self.tile_key(*id))));
+            }
+            let mut results = self.client.multi_exec(&commands).await?.into_iter();
+            let head_value = command_result(results.next().expect("head command"))?;
+            let fields = as_array(&head_value)?;
+            let head = parse_head(fields)?;
+            if optional_field(fields, 2)?.unwrap_or("0") != head.size.to_string() {
+                self.complete_tiles().await?;
+                continue;
+            }
+            let mut tiles = BTreeMap::new();
+            if let Some(result) = results.next() {
+                let values = command_result(result)?;
+                for (id, value) in ids.iter().zip(as_array(&values)?) {
+                    if let Some(text) = as_string(value)? {
+                        tiles.insert(*id, parse_tile(text)?);
+                    }
+                }
+            }
+            return Ok(TileRead { head, tiles });
+        }
+        Err(StoreError::unavailable_now(
+            "the log's tiles are being built; try again",
+        ))
+    }
+
+    /// One round trip: the head and the records in one `multi-exec`.
+    async fn entry_run(&self, first_seq: u64, count: u64) -> Result<EntryRun, StoreError> {
+        let seqs: Vec<u64> = (first_seq..first_seq.saturating_add(count.min(TILE_WIDTH))).collect();
+        let mut commands = vec![self.head_command()];
+        if !seqs.is_empty() {
+            commands.push(Command::new("MGET").args(seqs.iter().map(|s| self.record_key(*s))));
+        }
+        let mut results = self.client.multi_exec(&commands).await?.into_iter();
+        let head = parse_head(as_array(&command_result(results.next().expect("head"))?)?)?;
+        let mut entries = Vec::with_capacity(seqs.len());
+        if let Some(result) = results.next() {
+            let values = command_result(result)?;
+            for (seq, value) in seqs.iter().zip(as_array(&values)?) {
+                match as_string(value)? {
+                    Some(text) => entries.push(parse_record(*seq, text)?),
+                    None => break,
+                }
+            }
+        }
+        Ok(EntryRun { head, entries })
     }
 
     async fn decisions_in_range(
