@@ -1,0 +1,355 @@
+//! The ledger as a C2SP transparency log, checked from outside: Cloudflare's
+//! `signed_note` and `tlog_tiles` crates (cloudflare/azul, written against
+//! the same specifications by someone else) verify the service's
+//! checkpoints, authenticate its tiles against the signed root, and check
+//! its inclusion and consistency proofs; both stores publish the same log
+//! for the same records; and the HTTP side answers as DESIGN.md says.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::kv_rest::KvLedgerStore;
+use freedom_shared::adapters::kv_rest::client::KvClient;
+use freedom_shared::config::WriteToken;
+use freedom_shared::ports::conformance::decision;
+use freedom_shared::ports::ledger_store::{Candidate, LedgerStore};
+use freedom_shared::tlog::Log;
+use freedom_shared::tlog::note::SigningKey;
+use freedom_shared::tlog::tiles::split_bundle;
+use freedom_testkit::redis_server::RedisServer;
+use freedom_testkit::upstash_bridge::UpstashBridge;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tlog_tiles::{Hash, Tile, TileHashReader, TileReader};
+use tower::ServiceExt;
+
+const TOKEN: &str = "transparency-token-0123456789";
+const ORIGIN: &str = "fund.example.com/log";
+
+fn signing_key() -> SigningKey {
+    SigningKey::from_seed(ORIGIN, [42; 32]).unwrap()
+}
+
+fn app(store: Arc<dyn LedgerStore>, key: Option<SigningKey>) -> Router {
+    let log = Log::new(ORIGIN, key).unwrap();
+    fund::app(fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log))
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: header::HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).unwrap()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", self.text()))
+    }
+}
+
+async fn get(router: &Router, uri: &str) -> Answer {
+    let request = Request::get(uri).body(Body::empty()).unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let (parts, body) = response.into_parts();
+    Answer {
+        status: parts.status,
+        headers: parts.headers,
+        body: body.collect().await.unwrap().to_bytes().to_vec(),
+    }
+}
+
+fn records(count: usize) -> Vec<Candidate> {
+    (0..count)
+        .map(|i| decision(&format!("d{i}"), "s", (i % 300) as i64))
+        .collect()
+}
+
+async fn sqlite_with(candidates: Vec<Candidate>) -> (tempfile::TempDir, Arc<SqliteLedgerStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
+    store.append_batch(candidates).await.unwrap();
+    (dir, Arc::new(store))
+}
+
+/// The tiles of a tree, fetched over HTTP, served to `tlog_tiles` (whose
+/// paths carry the height: `tile/8/<L>/<N>`; the C2SP paths do not).
+struct FetchedTiles(HashMap<Tile, Vec<u8>>);
+
+impl FetchedTiles {
+    async fn fetch(router: &Router, size: u64) -> FetchedTiles {
+        let mut tiles = HashMap::new();
+        for tile in Tile::new_tiles(8, 0, size) {
+            let path = tile.path().replacen("tile/8/", "/log/tile/", 1);
+            let answer = get(router, &path).await;
+            assert_eq!(answer.status, StatusCode::OK, "{path}");
+            assert_eq!(answer.headers[header::CONTENT_TYPE], "application/octet-stream");
+            let expected_cache = if path.contains(".p/") {
+                "no-cache"
+            } else {
+                "public, max-age=31536000, immutable"
+            };
+            assert_eq!(answer.headers[header::CACHE_CONTROL], expected_cache, "{path}");
+            tiles.insert(tile, answer.body);
+        }
+        FetchedTiles(tiles)
+    }
+}
+
+impl TileReader for FetchedTiles {
+    fn height(&self) -> u8 {
+        8
+    }
+
+    fn read_tiles(&self, tiles: &[Tile]) -> Result<Vec<Vec<u8>>, tlog_tiles::Error> {
+        tiles
+            .iter()
+            .map(|tile| self.0.get(tile).cloned().ok_or(tlog_tiles::Error::InvalidTile))
+            .collect()
+    }
+
+    fn save_tiles(&self, _tiles: &[Tile], _data: &[Vec<u8>]) {}
+}
+
+fn hash_of(value: &Value) -> Hash {
+    Hash::parse_hash(&base64_of_hex(value.as_str().unwrap())).unwrap()
+}
+
+fn base64_of_hex(hex_text: &str) -> String {
+    use base64::Engine as _;
+    let bytes: Vec<u8> = (0..hex_text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex_text[i..i + 2], 16).unwrap())
+        .collect();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Opens a checkpoint with `signed_note` and reads it with `tlog_tiles`.
+fn open_checkpoint(note: &str, verifier_key: &str) -> tlog_tiles::Checkpoint {
+    let verifier = signed_note::StandardVerifier::new(verifier_key).unwrap();
+    let parsed = signed_note::Note::from_bytes(note.as_bytes()).unwrap();
+    let (verified, _) = parsed
+        .verify(&signed_note::VerifierList::new(vec![Box::new(verifier)]))
+        .unwrap();
+    assert_eq!(verified.len(), 1);
+    tlog_tiles::Checkpoint::from_bytes(parsed.text()).unwrap()
+}
+
+#[tokio::test]
+async fn the_standard_crates_verify_the_checkpoint_tiles_and_proofs() {
+    let candidates = records(600);
+    let (_dir, store) = sqlite_with(candidates.clone()).await;
+    let router = app(store, Some(signing_key()));
+    let contract = get(&router, "/api/freedom-fund?view=contract").await.json();
+    let verifier_key = contract["log"]["verifierKey"].as_str().unwrap().to_owned();
+    assert_eq!(contract["log"]["origin"], ORIGIN);
+    assert_eq!(contract["log"]["prefix"], "/log");
+
+    let answer = get(&router, "/log/checkpoint").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+    assert_eq!(answer.headers[header::CACHE_CONTROL], "no-cache");
+    let checkpoint = open_checkpoint(&answer.text(), &verifier_key);
+    assert_eq!((checkpoint.origin(), checkpoint.size()), (ORIGIN, 600));
+    let head = get(&router, "/api/freedom-fund?view=ledger&limit=1").await.json()["head"].clone();
+    assert_eq!(*checkpoint.hash(), hash_of(&head["rootHash"]));
+
+    // Every tile authenticates against the signed root, and the tree hash
+    // re-derives from them.
+    let tiles = FetchedTiles::fetch(&router, 600).await;
+    let reader = TileHashReader::new(600, *checkpoint.hash(), &tiles);
+    assert_eq!(tlog_tiles::tree_hash(600, &reader).unwrap(), *checkpoint.hash());
+
+    // Entry bundles hold the leaves' bytes.
+    let mut leaves = Vec::new();
+    for path in ["/log/tile/entries/000", "/log/tile/entries/001", "/log/tile/entries/002.p/88"] {
+        let answer = get(&router, path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        leaves.extend(split_bundle(&answer.body).unwrap().into_iter().map(<[u8]>::to_vec));
+    }
+    assert_eq!(leaves.len(), 600);
+    for (leaf, candidate) in leaves.iter().zip(&candidates) {
+        assert_eq!(leaf.as_slice(), candidate.canonical.as_bytes());
+    }
+
+    // Inclusion: the service's proof equals tlog_tiles' own from the tiles,
+    // and tlog_tiles accepts it.
+    for (seq, size) in [(1, 600), (256, 600), (257, 600), (600, 600), (3, 3), (300, 513)] {
+        let proof = get(&router, &format!("/api/freedom-fund?view=proof&seq={seq}&size={size}")).await;
+        assert_eq!(proof.status, StatusCode::OK, "{}", proof.text());
+        let proof = proof.json();
+        let ours: Vec<Hash> = proof["inclusion"].as_array().unwrap().iter().map(hash_of).collect();
+        let signed = open_checkpoint(proof["checkpoint"].as_str().unwrap(), &verifier_key);
+        assert_eq!(signed.size(), size);
+        let leaf = tlog_tiles::record_hash(&leaves[seq as usize - 1]);
+        assert_eq!(hash_of(&proof["leafHash"]), leaf);
+        let theirs = tlog_tiles::prove_record(size, seq - 1, &reader).unwrap();
+        assert_eq!(ours, theirs, "seq {seq} in {size}");
+        tlog_tiles::check_record(&ours, size, *signed.hash(), seq - 1, leaf).unwrap();
+    }
+
+    // Consistency: equal to tlog_tiles' proof, and accepted by it.
+    for (from, to) in [(1, 600), (255, 256), (256, 600), (599, 600), (7, 300)] {
+        let answer = get(&router, &format!("/api/freedom-fund?view=consistency&from={from}&to={to}")).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+        let answer = answer.json();
+        let ours: Vec<Hash> = answer["consistency"].as_array().unwrap().iter().map(hash_of).collect();
+        let theirs = tlog_tiles::prove_tree(to, from, &reader).unwrap();
+        assert_eq!(ours, theirs, "{from} -> {to}");
+        let old = tlog_tiles::tree_hash(from, &reader).unwrap();
+        let new = open_checkpoint(answer["checkpoint"].as_str().unwrap(), &verifier_key);
+        tlog_tiles::check_tree(&ours, to, *new.hash(), from, old).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_tlog_proof_file_carries_the_same_proof_and_checkpoint() {
+    let (_dir, store) = sqlite_with(records(20)).await;
+    let router = app(store, Some(signing_key()));
+    let json = get(&router, "/api/freedom-fund?view=proof&seq=7").await.json();
+    let file = get(&router, "/api/freedom-fund?view=proof&seq=7&format=tlog-proof").await;
+    assert_eq!(file.headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+    let proof = freedom_shared::tlog::proof::TlogProof::parse(&file.text()).unwrap();
+    assert_eq!(proof.index, 6);
+    assert_eq!(proof.checkpoint, json["checkpoint"].as_str().unwrap());
+    let hashes: Vec<String> = proof.path.iter().map(|h| h.to_hex()).collect();
+    assert_eq!(json!(hashes), json["inclusion"]);
+    assert!(file.text().starts_with("c2sp.org/tlog-proof@v1\nindex 6\n"));
+}
+
+#[tokio::test]
+async fn both_stores_publish_the_same_log_for_the_same_records() {
+    let candidates = records(300);
+    let (_dir, sqlite) = sqlite_with(candidates.clone()).await;
+    let server = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&server.url(), "kv-token").await.unwrap();
+    let kv = Arc::new(KvLedgerStore::new(KvClient::new(&bridge.kv_config("ff:")), "ff:"));
+    for candidate in candidates {
+        kv.append(candidate).await.unwrap();
+    }
+    let on_sqlite = app(sqlite, Some(signing_key()));
+    let on_kv = app(kv, Some(signing_key()));
+    let paths = [
+        "/log/checkpoint",
+        "/log/tile/0/000",
+        "/log/tile/0/001.p/44",
+        "/log/tile/1/000.p/1",
+        "/log/tile/entries/000",
+        "/log/tile/entries/001.p/44",
+        "/api/freedom-fund?view=proof&seq=299",
+        "/api/freedom-fund?view=proof&seq=5&size=17&format=tlog-proof",
+        "/api/freedom-fund?view=consistency&from=100",
+    ];
+    for path in paths {
+        let (a, b) = (get(&on_sqlite, path).await, get(&on_kv, path).await);
+        assert_eq!(a.status, StatusCode::OK, "{path}: {}", a.text());
+        assert_eq!((a.status, &a.body), (b.status, &b.body), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn tiles_beyond_the_tree_and_bad_paths_are_404_and_bad_proof_queries_400() {
+    let (_dir, store) = sqlite_with(records(300)).await;
+    let router = app(store, Some(signing_key()));
+    for path in [
+        "/log/tile/0/002",
+        "/log/tile/0/001",
+        "/log/tile/0/001.p/45",
+        "/log/tile/0/001.p/43",
+        "/log/tile/1/000",
+        "/log/tile/2/000.p/1",
+        "/log/tile/entries/001",
+        "/log/tile/0/x001/000",
+        "/log/tile/0/1",
+        "/log/tile/9/000",
+        "/log/tile/entries/x999/x999/x999/x999/x999/x999/999",
+        "/log/tile/",
+    ] {
+        let answer = get(&router, path).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(answer.json()["error"]["code"], "not_found", "{path}");
+    }
+    for (query, parameter) in [
+        ("view=proof", "seq"),
+        ("view=proof&seq=0", "seq"),
+        ("view=proof&seq=301", "seq"),
+        ("view=proof&seq=5&size=4", "seq"),
+        ("view=proof&seq=1&size=301", "size"),
+        ("view=proof&seq=1&format=xml", "format"),
+        ("view=consistency", "from"),
+        ("view=consistency&from=301", "from"),
+        ("view=consistency&from=5&to=4", "from"),
+        ("view=consistency&from=-1", "from"),
+        ("view=consistency&from=1&to=18446744073709551616", "to"),
+    ] {
+        let answer = get(&router, &format!("/api/freedom-fund?{query}")).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{query}");
+        let body = answer.json();
+        assert_eq!(body["error"]["code"], "invalid_query", "{query}");
+        assert_eq!(body["error"]["details"][0]["parameter"], parameter, "{query}: {body}");
+    }
+    let unknown = get(&router, "/api/freedom-fund?view=proof&seq=1&limit=3").await.json();
+    assert_eq!(unknown["error"]["details"][0]["allowed"], json!(["seq", "size", "format", "view"]));
+    let post = Request::post("/log/checkpoint").body(Body::empty()).unwrap();
+    let response = router.clone().oneshot(post).await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let head = Request::head("/log/tile/0/000").body(Body::empty()).unwrap();
+    let response = router.clone().oneshot(head).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn without_a_key_checkpoints_and_proofs_are_503_and_everything_else_works() {
+    let (_dir, store) = sqlite_with(records(3)).await;
+    let router = app(store, None);
+    for path in [
+        "/log/checkpoint",
+        "/api/freedom-fund?view=proof&seq=1",
+        "/api/freedom-fund?view=consistency&from=1",
+    ] {
+        let answer = get(&router, path).await;
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        assert!(answer.headers.get(header::RETRY_AFTER).is_none());
+        assert_eq!(answer.json()["error"]["code"], "signing_unavailable");
+    }
+    assert_eq!(get(&router, "/log/tile/0/000.p/3").await.status, StatusCode::OK);
+    assert_eq!(get(&router, "/api/freedom-fund?view=ledger").await.status, StatusCode::OK);
+    let contract = get(&router, "/api/freedom-fund?view=contract").await.json();
+    assert_eq!(contract["log"]["verifierKey"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_record_carrying_the_signing_key_is_refused_and_stores_nothing() {
+    let (_dir, store) = sqlite_with(Vec::new()).await;
+    let router = app(store, Some(signing_key()));
+    let key = signing_key();
+    let seed_only = key.to_private_text().rsplit('+').next().unwrap().to_owned();
+    let other_log_key = SigningKey::from_seed("other.example/log", [9; 32]).unwrap().to_private_text();
+    for secret in [key.to_private_text(), seed_only, other_log_key] {
+        let record = json!({
+            "id": "leak", "type": "decision", "visibility": "public", "mode": "paper",
+            "strategyId": "s", "strategyName": "S", "asOf": "2026-05-04T16:00:00Z",
+            "source": {"name": "agent", "url": "https://example.com/agent"},
+            "action": "hold", "summary": format!("note {secret}")
+        });
+        let request = Request::post("/api/freedom-fund")
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(record.to_string()))
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("private_key"), "{text}");
+        assert!(!text.contains(&secret), "the secret is never echoed");
+    }
+    let ledger = get(&router, "/api/freedom-fund?view=ledger").await.json();
+    assert_eq!(ledger["head"]["size"], 0);
+}
