@@ -347,3 +347,66 @@ async fn an_expired_kv_lock_passes_on_and_fences_out_its_old_holder() {
     };
     conformance::assert_stale_holder_is_fenced_out(store.as_ref(), &stale, &fresh).await;
 }
+
+/// A ledger written before tiles were kept: its head has no `tiles` field
+/// and no tile keys exist.
+async fn forget_the_tiles(server: &RedisServer, prefix: &str) {
+    let mut redis = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let keys: Vec<String> = redis.keys(format!("{prefix}tile:*")).await.unwrap();
+    assert!(!keys.is_empty());
+    let _: () = redis.del(keys).await.unwrap();
+    let _: () = redis.hdel(format!("{prefix}head"), "tiles").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_ledger_without_tiles_gets_them_built_once_then_appends_keep_them() {
+    let (server, bridge) = bridge().await;
+    let store = store(&bridge, "old:");
+    for i in 0..300 {
+        store.append(decision(&format!("d{i}"), "s", i)).await.unwrap();
+    }
+    forget_the_tiles(&server, "old:").await;
+    // Appends while the tiles are missing leave them alone...
+    store.append(decision("late", "s", 0)).await.unwrap();
+    // ...and the first read that needs them builds them from the leaves.
+    conformance::assert_tiles_match_the_leaves(&store).await;
+    store.append(decision("after", "s", 0)).await.unwrap();
+    conformance::assert_tiles_match_the_leaves(&store).await;
+    assert_consistent(&store, 302).await;
+}
+
+#[tokio::test]
+async fn tiles_take_one_round_trip_and_a_proof_two() {
+    use freedom_shared::tlog::Log;
+    use freedom_shared::tlog::note::SigningKey;
+    use freedom_shared::tlog::tiles::TilePath;
+    let (_server, bridge) = bridge().await;
+    let store = store(&bridge, "ff:");
+    for i in 0..300 {
+        store.append(decision(&format!("d{i}"), "s", i)).await.unwrap();
+    }
+    let key = SigningKey::from_seed("example.com/log", [1; 32]).unwrap();
+    let log = Log::new("example.com/log", Some(key)).unwrap();
+    // Warm the scripts: a first call of a script loads it.
+    log.inclusion(&store, 1, None).await.unwrap();
+    let before = bridge.requests();
+    store.append(decision("warm", "s", 0)).await.unwrap();
+    assert_eq!(bridge.requests() - before, 1, "an append with tiles");
+    for path in ["0/001.p/45", "1/000.p/1", "entries/000"] {
+        let before = bridge.requests();
+        log.tile(&store, &TilePath::parse(path).unwrap()).await.unwrap();
+        assert_eq!(bridge.requests() - before, 1, "tile {path}");
+    }
+    for (seq, size) in [(1, None), (300, None), (5, Some(257))] {
+        let before = bridge.requests();
+        log.inclusion(&store, seq, size).await.unwrap();
+        assert_eq!(bridge.requests() - before, 2, "proof of {seq}");
+    }
+    let before = bridge.requests();
+    log.consistency(&store, 17, None).await.unwrap();
+    assert_eq!(bridge.requests() - before, 2, "consistency");
+}

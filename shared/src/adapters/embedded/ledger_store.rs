@@ -627,6 +627,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_ledger_without_tiles_gets_them_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteLedgerStore::open(dir.path()).unwrap();
+        let candidates = (0..300)
+            .map(|i| crate::ports::conformance::decision(&format!("d{i}"), "s", i))
+            .collect();
+        store.append_batch(candidates).await.unwrap();
+        drop(store);
+        let database = Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+        database.execute("DELETE FROM tile_hashes", []).unwrap();
+        drop(database);
+        let reopened = SqliteLedgerStore::open(dir.path()).unwrap();
+        crate::ports::conformance::assert_tiles_match_the_leaves(&reopened).await;
+    }
+
+    #[tokio::test]
     async fn a_reopened_store_has_every_record_and_the_same_head() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteLedgerStore::open(dir.path()).unwrap();
