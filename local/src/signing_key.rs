@@ -116,7 +116,9 @@ mod tests {
 
     fn config(origin: Option<&str>) -> LogConfig {
         LogConfig {
-            origin: origin.unwrap_or(freedom_shared::tlog::DEFAULT_ORIGIN).to_owned(),
+            origin: origin
+                .unwrap_or(freedom_shared::tlog::DEFAULT_ORIGIN)
+                .to_owned(),
             origin_configured: origin.is_some(),
             signing_key: None,
         }

@@ -367,7 +367,10 @@ async fn a_ledger_without_tiles_gets_them_built_once_then_appends_keep_them() {
     let (server, bridge) = bridge().await;
     let store = store(&bridge, "old:");
     for i in 0..300 {
-        store.append(decision(&format!("d{i}"), "s", i)).await.unwrap();
+        store
+            .append(decision(&format!("d{i}"), "s", i))
+            .await
+            .unwrap();
     }
     forget_the_tiles(&server, "old:").await;
     // Appends while the tiles are missing leave them alone...
@@ -387,7 +390,10 @@ async fn tiles_take_one_round_trip_and_a_proof_two() {
     let (_server, bridge) = bridge().await;
     let store = store(&bridge, "ff:");
     for i in 0..300 {
-        store.append(decision(&format!("d{i}"), "s", i)).await.unwrap();
+        store
+            .append(decision(&format!("d{i}"), "s", i))
+            .await
+            .unwrap();
     }
     let key = SigningKey::from_seed("example.com/log", [1; 32]).unwrap();
     let log = Log::new("example.com/log", Some(key)).unwrap();
@@ -398,7 +404,9 @@ async fn tiles_take_one_round_trip_and_a_proof_two() {
     assert_eq!(bridge.requests() - before, 1, "an append with tiles");
     for path in ["0/001.p/45", "1/000.p/1", "entries/000"] {
         let before = bridge.requests();
-        log.tile(&store, &TilePath::parse(path).unwrap()).await.unwrap();
+        log.tile(&store, &TilePath::parse(path).unwrap())
+            .await
+            .unwrap();
         assert_eq!(bridge.requests() - before, 1, "tile {path}");
     }
     for (seq, size) in [(1, None), (300, None), (5, Some(257))] {

@@ -39,7 +39,9 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
     tracing::info!(store = %stores.description, "fund on Lambda");
     let log = config::log_config(&lookup)?.into_log();
     if log.verifier_key().is_none() {
-        tracing::warn!("no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable");
+        tracing::warn!(
+            "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
+        );
     }
     let state = AppState::new(stores.ledger, config::write_token(&lookup)?)
         .with_events(events::from_env(&lookup).await)

@@ -73,7 +73,9 @@ async fn read(
             Ok(with_etag(&headers, &rendered.head, body))
         }
         View::Ledger => ledger(&state, &params, &headers).await,
-        View::Contract => Ok(document(axum::Json(contract::contract_with_log(&state.log)))),
+        View::Contract => Ok(document(axum::Json(contract::contract_with_log(
+            &state.log,
+        )))),
         View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
         View::Proof => crate::transparency::proof(&state, &params).await,
         View::Consistency => crate::transparency::consistency(&state, &params).await,

@@ -49,11 +49,11 @@ fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Respo
 
 /// `GET /log/checkpoint`: the signed checkpoint of the current head.
 async fn checkpoint(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let signed = state
-        .log
-        .checkpoint(state.ledger.store().as_ref())
-        .await?;
-    let body = ([(header::CONTENT_TYPE, TEXT_PLAIN)], signed.note.to_string());
+    let signed = state.log.checkpoint(state.ledger.store().as_ref()).await?;
+    let body = (
+        [(header::CONTENT_TYPE, TEXT_PLAIN)],
+        signed.note.to_string(),
+    );
     Ok(with_cache_control(body, "no-cache"))
 }
 
@@ -113,10 +113,9 @@ fn positive(params: &QueryParams, name: &'static str) -> Result<Option<u64>, Api
     params
         .get(name)
         .map(|text| {
-            text.parse::<u64>()
-                .ok()
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| ApiError::invalid_query(name, format!("{name} must be a whole number, 1 or more")))
+            text.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                ApiError::invalid_query(name, format!("{name} must be a whole number, 1 or more"))
+            })
         })
         .transpose()
 }
@@ -126,8 +125,9 @@ pub const PROOF_FORMATS: [&str; 2] = ["json", "tlog-proof"];
 
 /// `?view=proof&seq=N[&size=M][&format=json|tlog-proof]`.
 pub(crate) async fn proof(state: &AppState, params: &QueryParams) -> Result<Response, ApiError> {
-    let seq = positive(params, "seq")?
-        .ok_or_else(|| ApiError::invalid_query("seq", "seq is required: the record's sequence number"))?;
+    let seq = positive(params, "seq")?.ok_or_else(|| {
+        ApiError::invalid_query("seq", "seq is required: the record's sequence number")
+    })?;
     let size = positive(params, "size")?;
     let tlog_proof = match params.get("format") {
         None | Some("json") => false,
@@ -171,8 +171,9 @@ pub(crate) async fn consistency(
     let from = params
         .get("from")
         .map(|text| {
-            text.parse::<u64>()
-                .map_err(|_| ApiError::invalid_query("from", "from must be a whole number, 0 or more"))
+            text.parse::<u64>().map_err(|_| {
+                ApiError::invalid_query("from", "from must be a whole number, 0 or more")
+            })
         })
         .transpose()?
         .ok_or_else(|| ApiError::invalid_query("from", "from is required: the older tree size"))?;

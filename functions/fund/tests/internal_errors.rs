@@ -15,8 +15,8 @@ use freedom_shared::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore, Page, PageQuery,
     StoreError, TileRead,
 };
-use freedom_shared::tlog::tiles::TileId;
 use freedom_shared::record::{Mode, StrategyId};
+use freedom_shared::tlog::tiles::TileId;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::sync::Arc;

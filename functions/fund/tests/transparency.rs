@@ -89,13 +89,20 @@ impl FetchedTiles {
             let path = tile.path().replacen("tile/8/", "/log/tile/", 1);
             let answer = get(router, &path).await;
             assert_eq!(answer.status, StatusCode::OK, "{path}");
-            assert_eq!(answer.headers[header::CONTENT_TYPE], "application/octet-stream");
+            assert_eq!(
+                answer.headers[header::CONTENT_TYPE],
+                "application/octet-stream"
+            );
             let expected_cache = if path.contains(".p/") {
                 "no-cache"
             } else {
                 "public, max-age=31536000, immutable"
             };
-            assert_eq!(answer.headers[header::CACHE_CONTROL], expected_cache, "{path}");
+            assert_eq!(
+                answer.headers[header::CACHE_CONTROL],
+                expected_cache,
+                "{path}"
+            );
             tiles.insert(tile, answer.body);
         }
         FetchedTiles(tiles)
@@ -110,7 +117,12 @@ impl TileReader for FetchedTiles {
     fn read_tiles(&self, tiles: &[Tile]) -> Result<Vec<Vec<u8>>, tlog_tiles::Error> {
         tiles
             .iter()
-            .map(|tile| self.0.get(tile).cloned().ok_or(tlog_tiles::Error::InvalidTile))
+            .map(|tile| {
+                self.0
+                    .get(tile)
+                    .cloned()
+                    .ok_or(tlog_tiles::Error::InvalidTile)
+            })
             .collect()
     }
 
@@ -153,25 +165,43 @@ async fn the_standard_crates_verify_the_checkpoint_tiles_and_proofs() {
 
     let answer = get(&router, "/log/checkpoint").await;
     assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(answer.headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+    assert_eq!(
+        answer.headers[header::CONTENT_TYPE],
+        "text/plain; charset=utf-8"
+    );
     assert_eq!(answer.headers[header::CACHE_CONTROL], "no-cache");
     let checkpoint = open_checkpoint(&answer.text(), &verifier_key);
     assert_eq!((checkpoint.origin(), checkpoint.size()), (ORIGIN, 600));
-    let head = get(&router, "/api/freedom-fund?view=ledger&limit=1").await.json()["head"].clone();
+    let head = get(&router, "/api/freedom-fund?view=ledger&limit=1")
+        .await
+        .json()["head"]
+        .clone();
     assert_eq!(*checkpoint.hash(), hash_of(&head["rootHash"]));
 
     // Every tile authenticates against the signed root, and the tree hash
     // re-derives from them.
     let tiles = FetchedTiles::fetch(&router, 600).await;
     let reader = TileHashReader::new(600, *checkpoint.hash(), &tiles);
-    assert_eq!(tlog_tiles::tree_hash(600, &reader).unwrap(), *checkpoint.hash());
+    assert_eq!(
+        tlog_tiles::tree_hash(600, &reader).unwrap(),
+        *checkpoint.hash()
+    );
 
     // Entry bundles hold the leaves' bytes.
     let mut leaves = Vec::new();
-    for path in ["/log/tile/entries/000", "/log/tile/entries/001", "/log/tile/entries/002.p/88"] {
+    for path in [
+        "/log/tile/entries/000",
+        "/log/tile/entries/001",
+        "/log/tile/entries/002.p/88",
+    ] {
         let answer = get(&router, path).await;
         assert_eq!(answer.status, StatusCode::OK, "{path}");
-        leaves.extend(split_bundle(&answer.body).unwrap().into_iter().map(<[u8]>::to_vec));
+        leaves.extend(
+            split_bundle(&answer.body)
+                .unwrap()
+                .into_iter()
+                .map(<[u8]>::to_vec),
+        );
     }
     assert_eq!(leaves.len(), 600);
     for (leaf, candidate) in leaves.iter().zip(&candidates) {
@@ -180,11 +210,27 @@ async fn the_standard_crates_verify_the_checkpoint_tiles_and_proofs() {
 
     // Inclusion: the service's proof equals tlog_tiles' own from the tiles,
     // and tlog_tiles accepts it.
-    for (seq, size) in [(1, 600), (256, 600), (257, 600), (600, 600), (3, 3), (300, 513)] {
-        let proof = get(&router, &format!("/api/freedom-fund?view=proof&seq={seq}&size={size}")).await;
+    for (seq, size) in [
+        (1, 600),
+        (256, 600),
+        (257, 600),
+        (600, 600),
+        (3, 3),
+        (300, 513),
+    ] {
+        let proof = get(
+            &router,
+            &format!("/api/freedom-fund?view=proof&seq={seq}&size={size}"),
+        )
+        .await;
         assert_eq!(proof.status, StatusCode::OK, "{}", proof.text());
         let proof = proof.json();
-        let ours: Vec<Hash> = proof["inclusion"].as_array().unwrap().iter().map(hash_of).collect();
+        let ours: Vec<Hash> = proof["inclusion"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(hash_of)
+            .collect();
         let signed = open_checkpoint(proof["checkpoint"].as_str().unwrap(), &verifier_key);
         assert_eq!(signed.size(), size);
         let leaf = tlog_tiles::record_hash(&leaves[seq as usize - 1]);
@@ -196,10 +242,19 @@ async fn the_standard_crates_verify_the_checkpoint_tiles_and_proofs() {
 
     // Consistency: equal to tlog_tiles' proof, and accepted by it.
     for (from, to) in [(1, 600), (255, 256), (256, 600), (599, 600), (7, 300)] {
-        let answer = get(&router, &format!("/api/freedom-fund?view=consistency&from={from}&to={to}")).await;
+        let answer = get(
+            &router,
+            &format!("/api/freedom-fund?view=consistency&from={from}&to={to}"),
+        )
+        .await;
         assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
         let answer = answer.json();
-        let ours: Vec<Hash> = answer["consistency"].as_array().unwrap().iter().map(hash_of).collect();
+        let ours: Vec<Hash> = answer["consistency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(hash_of)
+            .collect();
         let theirs = tlog_tiles::prove_tree(to, from, &reader).unwrap();
         assert_eq!(ours, theirs, "{from} -> {to}");
         let old = tlog_tiles::tree_hash(from, &reader).unwrap();
@@ -212,9 +267,18 @@ async fn the_standard_crates_verify_the_checkpoint_tiles_and_proofs() {
 async fn a_tlog_proof_file_carries_the_same_proof_and_checkpoint() {
     let (_dir, store) = sqlite_with(records(20)).await;
     let router = app(store, Some(signing_key()));
-    let json = get(&router, "/api/freedom-fund?view=proof&seq=7").await.json();
-    let file = get(&router, "/api/freedom-fund?view=proof&seq=7&format=tlog-proof").await;
-    assert_eq!(file.headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+    let json = get(&router, "/api/freedom-fund?view=proof&seq=7")
+        .await
+        .json();
+    let file = get(
+        &router,
+        "/api/freedom-fund?view=proof&seq=7&format=tlog-proof",
+    )
+    .await;
+    assert_eq!(
+        file.headers[header::CONTENT_TYPE],
+        "text/plain; charset=utf-8"
+    );
     let proof = freedom_shared::tlog::proof::TlogProof::parse(&file.text()).unwrap();
     assert_eq!(proof.index, 6);
     assert_eq!(proof.checkpoint, json["checkpoint"].as_str().unwrap());
@@ -228,8 +292,13 @@ async fn both_stores_publish_the_same_log_for_the_same_records() {
     let candidates = records(300);
     let (_dir, sqlite) = sqlite_with(candidates.clone()).await;
     let server = RedisServer::start().unwrap();
-    let bridge = UpstashBridge::start(&server.url(), "kv-token").await.unwrap();
-    let kv = Arc::new(KvLedgerStore::new(KvClient::new(&bridge.kv_config("ff:")), "ff:"));
+    let bridge = UpstashBridge::start(&server.url(), "kv-token")
+        .await
+        .unwrap();
+    let kv = Arc::new(KvLedgerStore::new(
+        KvClient::new(&bridge.kv_config("ff:")),
+        "ff:",
+    ));
     for candidate in candidates {
         kv.append(candidate).await.unwrap();
     }
@@ -292,14 +361,26 @@ async fn tiles_beyond_the_tree_and_bad_paths_are_404_and_bad_proof_queries_400()
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{query}");
         let body = answer.json();
         assert_eq!(body["error"]["code"], "invalid_query", "{query}");
-        assert_eq!(body["error"]["details"][0]["parameter"], parameter, "{query}: {body}");
+        assert_eq!(
+            body["error"]["details"][0]["parameter"], parameter,
+            "{query}: {body}"
+        );
     }
-    let unknown = get(&router, "/api/freedom-fund?view=proof&seq=1&limit=3").await.json();
-    assert_eq!(unknown["error"]["details"][0]["allowed"], json!(["seq", "size", "format", "view"]));
-    let post = Request::post("/log/checkpoint").body(Body::empty()).unwrap();
+    let unknown = get(&router, "/api/freedom-fund?view=proof&seq=1&limit=3")
+        .await
+        .json();
+    assert_eq!(
+        unknown["error"]["details"][0]["allowed"],
+        json!(["seq", "size", "format", "view"])
+    );
+    let post = Request::post("/log/checkpoint")
+        .body(Body::empty())
+        .unwrap();
     let response = router.clone().oneshot(post).await.unwrap();
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    let head = Request::head("/log/tile/0/000").body(Body::empty()).unwrap();
+    let head = Request::head("/log/tile/0/000")
+        .body(Body::empty())
+        .unwrap();
     let response = router.clone().oneshot(head).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 }
@@ -318,8 +399,14 @@ async fn without_a_key_checkpoints_and_proofs_are_503_and_everything_else_works(
         assert!(answer.headers.get(header::RETRY_AFTER).is_none());
         assert_eq!(answer.json()["error"]["code"], "signing_unavailable");
     }
-    assert_eq!(get(&router, "/log/tile/0/000.p/3").await.status, StatusCode::OK);
-    assert_eq!(get(&router, "/api/freedom-fund?view=ledger").await.status, StatusCode::OK);
+    assert_eq!(
+        get(&router, "/log/tile/0/000.p/3").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        get(&router, "/api/freedom-fund?view=ledger").await.status,
+        StatusCode::OK
+    );
     let contract = get(&router, "/api/freedom-fund?view=contract").await.json();
     assert_eq!(contract["log"]["verifierKey"], Value::Null);
 }
@@ -330,7 +417,9 @@ async fn a_record_carrying_the_signing_key_is_refused_and_stores_nothing() {
     let router = app(store, Some(signing_key()));
     let key = signing_key();
     let seed_only = key.to_private_text().rsplit('+').next().unwrap().to_owned();
-    let other_log_key = SigningKey::from_seed("other.example/log", [9; 32]).unwrap().to_private_text();
+    let other_log_key = SigningKey::from_seed("other.example/log", [9; 32])
+        .unwrap()
+        .to_private_text();
     for secret in [key.to_private_text(), seed_only, other_log_key] {
         let record = json!({
             "id": "leak", "type": "decision", "visibility": "public", "mode": "paper",

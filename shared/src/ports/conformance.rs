@@ -11,11 +11,10 @@
 
 use super::ledger_store::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
 use super::scan_store::{LockToken, ScanStore, StateEntry};
-use crate::merkle::{Digest, Frontier, Head, root_of};
-use crate::tlog::tiles::{TileId, tile_appends};
-use std::collections::BTreeMap;
+use crate::merkle::{Digest, Head, root_of};
 use crate::record::guard::Guard;
 use crate::record::{Mode, Record, RecordKind, StrategyId};
+use crate::tlog::tiles::{TileId, tiles_of};
 use serde_json::json;
 use std::future::Future;
 use std::sync::Arc;
@@ -118,26 +117,12 @@ where
     tiles_and_entry_runs_follow_the_tree(make_store().await).await;
 }
 
-/// The tiles the leaves `leaves` make (c2sp.org/tlog-tiles), computed
-/// from scratch.
-pub fn reference_tiles(leaves: &[Digest]) -> BTreeMap<TileId, Vec<Digest>> {
-    let mut frontier = Frontier::empty();
-    let mut tiles: BTreeMap<TileId, Vec<Digest>> = BTreeMap::new();
-    for leaf in leaves {
-        let created = frontier.push_recording(*leaf);
-        for (tile, hash) in tile_appends(frontier.size(), &created) {
-            tiles.entry(tile).or_default().push(hash);
-        }
-    }
-    tiles
-}
-
 /// Asserts the store's tiles are exactly those of its leaves.
 pub async fn assert_tiles_match_the_leaves<S: LedgerStore + ?Sized>(store: &S) {
     let page = store.page(&all(1000)).await.expect("store available");
     assert!(page.next.is_none(), "the suite's ledgers fit one page");
     let leaves: Vec<Digest> = page.entries.iter().rev().map(|e| e.leaf_hash).collect();
-    let expected = reference_tiles(&leaves);
+    let expected = tiles_of(&leaves);
     let ids: Vec<TileId> = expected.keys().copied().collect();
     let read = store.tiles(&ids).await.expect("store available");
     assert_eq!(read.head, page.head);
@@ -169,7 +154,14 @@ async fn tiles_and_entry_runs_follow_the_tree<S: LedgerStore>(store: S) {
     let seqs: Vec<u64> = tail.entries.iter().map(|e| e.seq).collect();
     assert_eq!((tail.head.size, seqs), (260, vec![257, 258, 259, 260]));
     assert!(store.entry_run(1000, 256).await.unwrap().entries.is_empty());
-    assert!(store.entry_run(u64::MAX, 256).await.unwrap().entries.is_empty());
+    assert!(
+        store
+            .entry_run(u64::MAX, 256)
+            .await
+            .unwrap()
+            .entries
+            .is_empty()
+    );
 }
 
 async fn empty_store_has_the_empty_head<S: LedgerStore>(store: S) {

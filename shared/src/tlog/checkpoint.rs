@@ -58,7 +58,9 @@ impl Checkpoint {
             .next()
             .filter(|s| *s == "0" || !s.starts_with('0'))
             .and_then(|s| s.parse::<u64>().ok())
-            .ok_or(malformed("the size is not a decimal without leading zeroes"))?;
+            .ok_or(malformed(
+                "the size is not a decimal without leading zeroes",
+            ))?;
         let root: [u8; 32] = lines
             .next()
             .and_then(|r| BASE64.decode(r).ok())
@@ -76,7 +78,9 @@ impl Checkpoint {
     pub fn open(note: &str, verifier: &VerifierKey) -> Result<Checkpoint, NoteError> {
         let checkpoint = Checkpoint::parse(verifier.open(note)?)?;
         if checkpoint.origin != verifier.name() {
-            return Err(NoteError::Malformed("the origin is not the verifier key's name"));
+            return Err(NoteError::Malformed(
+                "the origin is not the verifier key's name",
+            ));
         }
         Ok(checkpoint)
     }
@@ -127,7 +131,10 @@ impl CheckpointSigner {
             .key
             .sign(&Checkpoint::of(self.key.name(), head).text())
             .into();
-        if latest.as_ref().is_none_or(|(cached, _)| cached.size <= head.size) {
+        if latest
+            .as_ref()
+            .is_none_or(|(cached, _)| cached.size <= head.size)
+        {
             *latest = Some((head, Arc::clone(&note)));
         }
         note
@@ -152,7 +159,10 @@ mod tests {
         assert!(note.contains("\n\n\u{2014} example.com/log "));
         let opened = Checkpoint::open(&note, &key.verifier()).unwrap();
         assert_eq!(opened, Checkpoint::of("example.com/log", head));
-        assert!(Arc::ptr_eq(&note, &signer.sign(head)), "signed once per head");
+        assert!(
+            Arc::ptr_eq(&note, &signer.sign(head)),
+            "signed once per head"
+        );
         assert!(Checkpoint::parse("log\n01\nAAAA\n").is_err());
     }
 }

@@ -138,7 +138,11 @@ impl Log {
 
     /// The tile `path` names, at the current head: one store read. A tile
     /// the tree does not have at that width is [`LogError::NoSuchTile`].
-    pub async fn tile(&self, store: &dyn LedgerStore, path: &TilePath) -> Result<TileBody, LogError> {
+    pub async fn tile(
+        &self,
+        store: &dyn LedgerStore,
+        path: &TilePath,
+    ) -> Result<TileBody, LogError> {
         let width = path.width();
         let (size, bytes) = match path.kind {
             TileKind::Hashes(level) => {
@@ -154,7 +158,7 @@ impl Log {
                     .tiles
                     .get(&id)
                     .and_then(|hashes| hashes.get(..width as usize))
-                    .ok_or_else(|| ProofError::MissingTile {
+                    .ok_or(ProofError::MissingTile {
                         level,
                         index: path.index,
                     })?;
@@ -177,10 +181,11 @@ impl Log {
                     ))
                     .into());
                 }
-                let bundle = tiles::entry_bundle(run.entries.iter().map(|e| e.canonical.as_bytes()))
-                    .ok_or_else(|| {
-                        StoreError::Corrupt("a record is longer than an entry can carry".into())
-                    })?;
+                let bundle =
+                    tiles::entry_bundle(run.entries.iter().map(|e| e.canonical.as_bytes()))
+                        .ok_or_else(|| {
+                            StoreError::Corrupt("a record is longer than an entry can carry".into())
+                        })?;
                 (run.head.size, bundle)
             }
         };
@@ -255,10 +260,7 @@ async fn tree_size(
         Some(size) if size <= head.size => Ok(size),
         Some(_) => Err(LogError::OutOfRange {
             parameter,
-            message: format!(
-                "{parameter} must be at most the log's size ({})",
-                head.size
-            ),
+            message: format!("{parameter} must be at most the log's size ({})", head.size),
         }),
     }
 }

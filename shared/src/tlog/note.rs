@@ -216,7 +216,9 @@ impl VerifierKey {
             .ok_or(NoteError::Malformed("no blank line before the signatures"))?;
         let (text, signatures) = (&note[..split + 1], &note[split + 2..]);
         if !signatures.ends_with('\n') {
-            return Err(NoteError::Malformed("the signatures do not end in a newline"));
+            return Err(NoteError::Malformed(
+                "the signatures do not end in a newline",
+            ));
         }
         let id = self.id();
         let mut found = false;
@@ -290,7 +292,10 @@ mod tests {
         assert_eq!(again.to_private_text(), key.to_private_text());
         let verifier = VerifierKey::parse(&key.verifier().to_text()).unwrap();
         assert_eq!(verifier, key.verifier());
-        assert!(key.to_private_text().starts_with("PRIVATE+KEY+freedom-fund.local/log+"));
+        assert!(
+            key.to_private_text()
+                .starts_with("PRIVATE+KEY+freedom-fund.local/log+")
+        );
         assert!(!format!("{key:?}").contains(&key.to_private_text()[40..]));
     }
 

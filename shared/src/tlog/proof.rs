@@ -473,22 +473,9 @@ impl TlogProof {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merkle::{Frontier, root_of};
-    use crate::tlog::tiles::tile_appends;
+    use crate::merkle::root_of;
 
-    /// Tiles built the way the stores build them: from each append's
-    /// completed nodes.
-    fn tiles_of(leaves: &[Digest]) -> BTreeMap<TileId, Vec<Digest>> {
-        let mut frontier = Frontier::empty();
-        let mut tiles: BTreeMap<TileId, Vec<Digest>> = BTreeMap::new();
-        for leaf in leaves {
-            let created = frontier.push_recording(*leaf);
-            for (tile, hash) in tile_appends(frontier.size(), &created) {
-                tiles.entry(tile).or_default().push(hash);
-            }
-        }
-        tiles
-    }
+    use crate::tlog::tiles::tiles_of;
 
     fn leaves(n: u64) -> Vec<Digest> {
         (0..n).map(|i| leaf_hash(&i.to_be_bytes())).collect()
@@ -556,13 +543,20 @@ mod tests {
         /// `SUBPROOF(m, D[lo:hi], b)`.
         fn subproof(&mut self, m: usize, lo: usize, hi: usize, whole: bool) -> Vec<Digest> {
             if m == hi - lo {
-                return if whole { Vec::new() } else { vec![self.mth(lo, hi)] };
+                return if whole {
+                    Vec::new()
+                } else {
+                    vec![self.mth(lo, hi)]
+                };
             }
             let k = largest_power_of_two_below((hi - lo) as u64) as usize;
             let (mut proof, last) = if m <= k {
                 (self.subproof(m, lo, lo + k, whole), self.mth(lo + k, hi))
             } else {
-                (self.subproof(m - k, lo + k, hi, false), self.mth(lo, lo + k))
+                (
+                    self.subproof(m - k, lo + k, hi, false),
+                    self.mth(lo, lo + k),
+                )
             };
             proof.push(last);
             proof
@@ -586,11 +580,23 @@ mod tests {
                 let expected = reference.path(index as usize, 0, size as usize);
                 assert_eq!(proof.path, expected, "{index}/{size}");
                 assert_eq!((proof.root, proof.leaf_hash), (root, d[index as usize]));
-                assert!(verify_inclusion(index, size, &d[index as usize], &proof.path, &root));
+                assert!(verify_inclusion(
+                    index,
+                    size,
+                    &d[index as usize],
+                    &proof.path,
+                    &root
+                ));
                 if let Some(first) = proof.path.first() {
                     let mut bent = proof.path.clone();
                     bent[0] = node_hash(first, first);
-                    assert!(!verify_inclusion(index, size, &d[index as usize], &bent, &root));
+                    assert!(!verify_inclusion(
+                        index,
+                        size,
+                        &d[index as usize],
+                        &bent,
+                        &root
+                    ));
                 }
                 let other = (index + 1) % size;
                 assert_eq!(
@@ -622,9 +628,21 @@ mod tests {
                 assert_eq!(proof.path, expected, "{from}->{to}");
                 let from_root = reference.mth(0, from as usize);
                 assert_eq!((proof.from_root, proof.to_root), (from_root, to_root));
-                assert!(verify_consistency(from, to, &from_root, &to_root, &proof.path));
+                assert!(verify_consistency(
+                    from,
+                    to,
+                    &from_root,
+                    &to_root,
+                    &proof.path
+                ));
                 let forged = leaf_hash(b"another history");
-                assert!(!verify_consistency(from, to, &forged, &to_root, &proof.path));
+                assert!(!verify_consistency(
+                    from,
+                    to,
+                    &forged,
+                    &to_root,
+                    &proof.path
+                ));
             }
         }
     }
@@ -655,7 +673,10 @@ mod tests {
     #[test]
     fn a_missing_or_short_tile_is_an_error_not_a_wrong_proof() {
         let mut tiles = tiles_of(&leaves(300));
-        tiles.get_mut(&TileId { level: 0, index: 1 }).unwrap().truncate(3);
+        tiles
+            .get_mut(&TileId { level: 0, index: 1 })
+            .unwrap()
+            .truncate(3);
         assert_eq!(
             inclusion(&mut TileHashes::new(&tiles), 299, 300),
             Err(ProofError::MissingTile { level: 0, index: 1 })
@@ -668,7 +689,13 @@ mod tests {
     #[test]
     fn the_published_proof_vectors_are_reproduced() {
         let leaves: Vec<Digest> = [
-            "", "00", "10", "2021", "3031", "40414243", "5051525354555657",
+            "",
+            "00",
+            "10",
+            "2021",
+            "3031",
+            "40414243",
+            "5051525354555657",
             "606162636465666768696a6b6c6d6e6f",
         ]
         .iter()
@@ -680,37 +707,61 @@ mod tests {
         };
         let inclusions: [(u64, u64, &[&str]); 4] = [
             (0, 1, &[]),
-            (0, 8, &[
-                "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
-                "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-                "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
-            ]),
-            (5, 8, &[
-                "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
-                "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-                "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-            ]),
-            (2, 3, &["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"]),
+            (
+                0,
+                8,
+                &[
+                    "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+                ],
+            ),
+            (
+                5,
+                8,
+                &[
+                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                    "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+                ],
+            ),
+            (
+                2,
+                3,
+                &["fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"],
+            ),
         ];
         for (index, size, expected) in inclusions {
             let proof = inclusion(&mut TileHashes::new(&tiles), index, size).unwrap();
             assert_eq!(proof.path, hashes(expected), "inclusion {index}/{size}");
         }
         let consistencies: [(u64, u64, &[&str]); 3] = [
-            (1, 8, &[
-                "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
-                "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-                "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
-            ]),
-            (6, 8, &[
-                "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
-                "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-                "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-            ]),
-            (2, 5, &[
-                "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-                "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
-            ]),
+            (
+                1,
+                8,
+                &[
+                    "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
+                ],
+            ),
+            (
+                6,
+                8,
+                &[
+                    "0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
+                    "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+                    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+                ],
+            ),
+            (
+                2,
+                5,
+                &[
+                    "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                    "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                ],
+            ),
         ];
         for (from, to, expected) in consistencies {
             let proof = consistency(&mut TileHashes::new(&tiles), from, to).unwrap();
@@ -722,7 +773,9 @@ mod tests {
     fn tlog_proofs_round_trip_and_verify_only_the_record_they_prove() {
         use crate::tlog::checkpoint::CheckpointSigner;
         use crate::tlog::note::SigningKey;
-        let records: Vec<Vec<u8>> = (0..5).map(|i| format!("{{\"n\":{i}}}").into_bytes()).collect();
+        let records: Vec<Vec<u8>> = (0..5)
+            .map(|i| format!("{{\"n\":{i}}}").into_bytes())
+            .collect();
         let hashes: Vec<Digest> = records.iter().map(|r| leaf_hash(r)).collect();
         let tiles = tiles_of(&hashes);
         let key = SigningKey::from_seed("example.com/log", [7; 32]).unwrap();
@@ -752,7 +805,11 @@ mod tests {
             parsed.verify(&other.verifier(), &records[3]),
             Err(ProofError::Checkpoint(_))
         ));
-        for bad in ["", "c2sp.org/tlog-proof@v1\nindex 03\n\n", "c2sp.org/tlog-proof@v1\nindex 1\n!!\n\nx"] {
+        for bad in [
+            "",
+            "c2sp.org/tlog-proof@v1\nindex 03\n\n",
+            "c2sp.org/tlog-proof@v1\nindex 1\n!!\n\nx",
+        ] {
             assert!(TlogProof::parse(bad).is_err(), "{bad:?}");
         }
     }

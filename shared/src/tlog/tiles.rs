@@ -97,8 +97,11 @@ impl TilePath {
             partial,
         };
         // One spelling per tile: no leading groups of zeros.
-        (index_path.len() + 1 == path_string(path).len() - head.len() - path.partial.map_or(0, |w| format!(".p/{w}").len()))
-            .then_some(path)
+        (index_path.len() + 1
+            == path_string(path).len()
+                - head.len()
+                - path.partial.map_or(0, |w| format!(".p/{w}").len()))
+        .then_some(path)
     }
 
     /// The part of the tile's URL after `tile/`.
@@ -187,6 +190,20 @@ pub fn tile_appends(size: u64, created: &[(u32, Digest)]) -> Vec<(TileId, Digest
         .collect()
 }
 
+/// Every tile of the tree whose leaves are `leaves`, built from scratch:
+/// what a store must hold, and what a verifier compares served tiles with.
+pub fn tiles_of(leaves: &[Digest]) -> std::collections::BTreeMap<TileId, Vec<Digest>> {
+    let mut frontier = crate::merkle::Frontier::empty();
+    let mut tiles: std::collections::BTreeMap<TileId, Vec<Digest>> = Default::default();
+    for leaf in leaves {
+        let created = frontier.push_recording(*leaf);
+        for (tile, hash) in tile_appends(frontier.size(), &created) {
+            tiles.entry(tile).or_default().push(hash);
+        }
+    }
+    tiles
+}
+
 /// An entry bundle: each entry's length as a big-endian `u16`, then its
 /// bytes. `None` if an entry is larger than a `u16` can say (the ledger
 /// refuses such records).
@@ -230,11 +247,25 @@ mod tests {
         );
         assert_eq!(path.to_path(), "0/x001/x234/067");
         let partial = TilePath::parse("entries/001.p/17").unwrap();
-        assert_eq!((partial.kind, partial.index, partial.partial), (TileKind::Entries, 1, Some(17)));
+        assert_eq!(
+            (partial.kind, partial.index, partial.partial),
+            (TileKind::Entries, 1, Some(17))
+        );
         assert_eq!(TilePath::parse("2/000").unwrap().index, 0);
         for bad in [
-            "0/1", "0/0001", "0/x000/001", "64/000", "01/000", "0/000.p/0", "0/000.p/256",
-            "0/000.p/012", "0/000/", "x/000", "entries/x1/000", "0/x001", "0/001/002",
+            "0/1",
+            "0/0001",
+            "0/x000/001",
+            "64/000",
+            "01/000",
+            "0/000.p/0",
+            "0/000.p/256",
+            "0/000.p/012",
+            "0/000/",
+            "x/000",
+            "entries/x1/000",
+            "0/x001",
+            "0/001/002",
         ] {
             assert_eq!(TilePath::parse(bad), None, "{bad}");
         }

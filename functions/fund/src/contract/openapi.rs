@@ -109,8 +109,10 @@ fn success_content(body: Body) -> Option<Value> {
                 "description": "<origin>\\n<size>\\n<base64 root>\\n\\n— <key name> <base64(key ID || Ed25519 signature)>\\n"}}}));
         }
         Body::Tile => {
-            return Some(json!({"application/octet-stream": {"schema": {"type": "string",
-                "contentMediaType": "application/octet-stream"}}}));
+            return Some(
+                json!({"application/octet-stream": {"schema": {"type": "string",
+                "contentMediaType": "application/octet-stream"}}}),
+            );
         }
     };
     Some(json!({"application/json": {"schema": schema}}))

@@ -25,8 +25,8 @@ use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore, Page, PageBuilder,
     PageQuery, Refusal, StoreError, TileRead, WindowEntries,
 };
-use crate::tlog::tiles::{TILE_HEIGHT, TILE_WIDTH, TileId, level_width};
 use crate::record::{Mode, RecordKind, StrategyId};
+use crate::tlog::tiles::{TILE_HEIGHT, TILE_WIDTH, TileId, level_width};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
@@ -144,8 +144,12 @@ fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
     if covered as u64 == head.size {
         return Ok(());
     }
-    tracing::info!(leaves = head.size, "building the log's tiles from the ledger's leaves");
-    tx.execute("DELETE FROM tile_hashes", []).map_err(unavailable)?;
+    tracing::info!(
+        leaves = head.size,
+        "building the log's tiles from the ledger's leaves"
+    );
+    tx.execute("DELETE FROM tile_hashes", [])
+        .map_err(unavailable)?;
     let mut frontier = Frontier::empty();
     {
         let mut leaves = tx
@@ -180,7 +184,11 @@ fn extend_tiles(
             let level = height / TILE_HEIGHT;
             let position = level_width(frontier.size(), level) - 1;
             statement
-                .execute(params![i64::from(level), position as i64, hash.0.as_slice()])
+                .execute(params![
+                    i64::from(level),
+                    position as i64,
+                    hash.0.as_slice()
+                ])
                 .map_err(unavailable)?;
         }
     }

@@ -57,11 +57,11 @@ use crate::ports::ledger_store::{
     PAGE_ENTRY_OVERHEAD_BYTES, Page, PageBuilder, PageQuery, Refusal, StoreError, TileRead,
     WindowEntries,
 };
-use crate::tlog::tiles::{TILE_WIDTH, TileId, tile_appends};
-use std::collections::BTreeMap;
 use crate::record::{Mode, RecordKind, StrategyId};
+use crate::tlog::tiles::{TILE_WIDTH, TileId, tile_appends};
 use async_trait::async_trait;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::sync::{LazyLock, Mutex};
 
 /// How often an append recomputes its root because others appended first,
@@ -170,14 +170,22 @@ impl KvLedgerStore {
             if covered == head.size.to_string() {
                 return Ok(());
             }
-            tracing::info!(leaves = head.size, "building the log's tiles from the ledger's leaves");
+            tracing::info!(
+                leaves = head.size,
+                "building the log's tiles from the ledger's leaves"
+            );
             let mut frontier = Frontier::empty();
             let mut tiles: BTreeMap<TileId, Vec<u8>> = BTreeMap::new();
             let mut first = 1;
             while first <= head.size {
                 let last = head.size.min(first + LEAVES_PER_BUILD_REQUEST - 1);
                 let commands: Vec<Command> = (first..=last)
-                    .map(|seq| Command::new("GETRANGE").arg(self.record_key(seq)).arg(0).arg(63))
+                    .map(|seq| {
+                        Command::new("GETRANGE")
+                            .arg(self.record_key(seq))
+                            .arg(0)
+                            .arg(63)
+                    })
                     .collect();
                 for (seq, result) in (first..=last).zip(self.client.pipeline(&commands).await?) {
                     let value = command_result(result)?;
@@ -396,7 +404,11 @@ fn parse_tile(text: &str) -> Result<Vec<Digest>, StoreError> {
     }
     (0..text.len())
         .step_by(64)
-        .map(|i| text.get(i..i + 64).and_then(Digest::from_hex).ok_or_else(corrupt))
+        .map(|i| {
+            text.get(i..i + 64)
+                .and_then(Digest::from_hex)
+                .ok_or_else(corrupt)
+        })
         .collect()
 }
 

@@ -1,0 +1,386 @@
+//! # freedom-verify
+//!
+//! Checks Freedom Fund's public record the way a sceptical reader would,
+//! trusting nothing but the log's verifier key (DESIGN.md "The log to the
+//! C2SP standard"; README "Trust model").
+//!
+//! **Online** ([`verify_log`]): fetch the checkpoint and check its
+//! signature; fetch every entry bundle and re-derive each leaf hash and the
+//! root, which must be the signed one; fetch every hash tile and compare it
+//! with the tree the leaves make; compare each record of the ledger view
+//! with its leaf; and, given the checkpoint seen last (the state file),
+//! check that the new tree extends it, with the log's consistency proof and
+//! from the leaves themselves. Then the new checkpoint is the one to keep.
+//!
+//! **Offline** ([`verify_proof_file`]): one `.tlog-proof` (c2sp.org/tlog-proof)
+//! and the record it proves.
+//!
+//! A result is one [`Verified`] line, or the first [`Failure`].
+
+use freedom_shared::canonical::canonical_json;
+use freedom_shared::merkle::{Digest, Frontier, Head, leaf_hash, root_of};
+use freedom_shared::tlog::checkpoint::Checkpoint;
+use freedom_shared::tlog::note::VerifierKey;
+use freedom_shared::tlog::proof::{TlogProof, verify_consistency};
+use freedom_shared::tlog::tiles::{
+    TILE_WIDTH, TileKind, TilePath, level_width, split_bundle, tiles_of,
+};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// Why the record could not be verified.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The log says something it cannot prove, or contradicts itself or the
+    /// checkpoint kept: the first discrepancy found.
+    #[error("{0}")]
+    Discrepancy(String),
+    /// The check could not be made (the service unreachable, a file
+    /// unreadable): nothing is known either way.
+    #[error("{0}")]
+    CannotCheck(String),
+}
+
+fn discrepancy(message: impl Into<String>) -> Failure {
+    Failure::Discrepancy(message.into())
+}
+
+/// What was verified, as one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified(pub String);
+
+/// The checkpoint a reader keeps between runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct State {
+    /// The log's origin.
+    pub origin: String,
+    /// The tree size it signs.
+    pub size: u64,
+    /// Its root, hex.
+    pub root_hash: Digest,
+    /// The signed checkpoint itself (evidence, should the log ever fork).
+    pub checkpoint: String,
+}
+
+impl State {
+    /// Reads the state file; `None` when it does not exist yet.
+    pub fn load(path: &Path) -> Result<Option<State>, Failure> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                Failure::CannotCheck(format!(
+                    "the state file {} is not readable: {e}",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Failure::CannotCheck(format!(
+                "cannot read the state file {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Writes the state file whole (a temporary file renamed over it).
+    pub fn store(&self, path: &Path) -> Result<(), Failure> {
+        let temporary = path.with_extension("tmp");
+        let text = serde_json::to_string_pretty(self).expect("a state serialises");
+        std::fs::write(&temporary, text + "\n")
+            .and_then(|()| std::fs::rename(&temporary, path))
+            .map_err(|e| {
+                Failure::CannotCheck(format!(
+                    "cannot write the state file {}: {e}",
+                    path.display()
+                ))
+            })
+    }
+}
+
+/// Reads the service over HTTP.
+#[derive(Debug, Clone)]
+pub struct Service {
+    base: url::Url,
+    http: reqwest::Client,
+}
+
+impl Service {
+    /// The service at `base` (e.g. `https://fund.example.com/`).
+    pub fn new(base: &str) -> Result<Service, Failure> {
+        let mut base = url::Url::parse(base)
+            .map_err(|e| Failure::CannotCheck(format!("{base} is not a URL: {e}")))?;
+        if !base.path().ends_with('/') {
+            base.set_path(&format!("{}/", base.path()));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| Failure::CannotCheck(format!("no HTTP client: {e}")))?;
+        Ok(Service { base, http })
+    }
+
+    async fn get(&self, path: &str) -> Result<Vec<u8>, Failure> {
+        let url = self
+            .base
+            .join(path.trim_start_matches('/'))
+            .map_err(|e| Failure::CannotCheck(format!("bad path {path}: {e}")))?;
+        let response = self
+            .http
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| Failure::CannotCheck(format!("cannot fetch {url}: {e}")))?;
+        let status = response.status();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| Failure::CannotCheck(format!("cannot read {url}: {e}")))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body);
+            return Err(Failure::CannotCheck(format!(
+                "{url} answered {status}: {}",
+                text.trim()
+            )));
+        }
+        Ok(body.to_vec())
+    }
+}
+
+/// One entry of the ledger view.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LedgerEntry {
+    seq: u64,
+    leaf_hash: Digest,
+    record: serde_json::Value,
+}
+
+/// A page of the ledger view.
+#[derive(Deserialize)]
+struct LedgerPage {
+    head: Head,
+    entries: Vec<LedgerEntry>,
+    next: Option<u64>,
+}
+
+/// The online check: see the crate's documentation. With `state`, the
+/// checkpoint kept there must be a prefix of the new one, which then
+/// replaces it.
+pub async fn verify_log(
+    service: &Service,
+    key: &VerifierKey,
+    state: Option<&Path>,
+) -> Result<Verified, Failure> {
+    let note = String::from_utf8(service.get("log/checkpoint").await?)
+        .map_err(|_| discrepancy("the checkpoint is not UTF-8"))?;
+    let checkpoint = Checkpoint::open(&note, key)
+        .map_err(|e| discrepancy(format!("the checkpoint does not verify: {e}")))?;
+    let size = checkpoint.size;
+
+    // Every leaf, from the entry bundles; the root from them.
+    let mut leaves: Vec<Vec<u8>> = Vec::new();
+    let bundles = size.div_ceil(TILE_WIDTH);
+    for index in 0..bundles {
+        let width = (size - index * TILE_WIDTH).min(TILE_WIDTH);
+        let path = tile_path(TileKind::Entries, index, width);
+        let bundle = service.get(&format!("log/tile/{path}")).await?;
+        let entries = split_bundle(&bundle)
+            .ok_or_else(|| discrepancy(format!("entry bundle {path} is not a bundle")))?;
+        if entries.len() as u64 != width {
+            return Err(discrepancy(format!(
+                "entry bundle {path} holds {} entries, not {width}",
+                entries.len()
+            )));
+        }
+        leaves.extend(entries.into_iter().map(<[u8]>::to_vec));
+    }
+    let hashes: Vec<Digest> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
+    let mut frontier = Frontier::empty();
+    hashes.iter().for_each(|hash| frontier.push(*hash));
+    if frontier.root() != checkpoint.root {
+        return Err(discrepancy(format!(
+            "the {size} entries do not hash to the checkpoint's root: an entry was changed, added or removed"
+        )));
+    }
+
+    // Every hash tile, against the tree the leaves make.
+    let expected = tiles_of(&hashes);
+    for (tile, hashes_expected) in &expected {
+        let width = level_width(size, u32::from(tile.level)) - tile.index * TILE_WIDTH;
+        let width = width.min(TILE_WIDTH);
+        let path = tile_path(TileKind::Hashes(tile.level), tile.index, width);
+        let served = service.get(&format!("log/tile/{path}")).await?;
+        let expected_bytes: Vec<u8> = hashes_expected[..width as usize]
+            .iter()
+            .flat_map(|h| h.0)
+            .collect();
+        if served != expected_bytes {
+            return Err(discrepancy(format!(
+                "hash tile {path} differs from the tree the entries make"
+            )));
+        }
+    }
+
+    // Each record of the ledger view, against its leaf.
+    let mut before = size.checked_add(1);
+    let mut seen = 0u64;
+    while let Some(cursor) = before {
+        let page = service
+            .get(&format!(
+                "api/freedom-fund?view=ledger&limit=1000&before={cursor}"
+            ))
+            .await?;
+        let page: LedgerPage = serde_json::from_slice(&page)
+            .map_err(|e| discrepancy(format!("a ledger page is not the documented shape: {e}")))?;
+        if page.head.size < size {
+            return Err(discrepancy(format!(
+                "the ledger view's head ({}) is behind the checkpoint ({size})",
+                page.head.size
+            )));
+        }
+        for entry in &page.entries {
+            let leaf = entry
+                .seq
+                .checked_sub(1)
+                .and_then(|i| leaves.get(i as usize))
+                .ok_or_else(|| {
+                    discrepancy(format!(
+                        "the ledger view shows seq {}, outside the checkpoint's tree",
+                        entry.seq
+                    ))
+                })?;
+            if canonical_json(&entry.record).as_bytes() != leaf.as_slice() {
+                return Err(discrepancy(format!(
+                    "record {} in the ledger view is not the logged entry",
+                    entry.seq
+                )));
+            }
+            if entry.leaf_hash != leaf_hash(leaf) {
+                return Err(discrepancy(format!(
+                    "record {}'s leafHash in the ledger view is not its entry's hash",
+                    entry.seq
+                )));
+            }
+            seen += 1;
+        }
+        before = page.next;
+    }
+    if seen != size {
+        return Err(discrepancy(format!(
+            "the ledger view shows {seen} records, the checkpoint {size}"
+        )));
+    }
+
+    // Consistency with the checkpoint kept.
+    let mut consistent = String::new();
+    if let Some(path) = state {
+        if let Some(previous) = State::load(path)? {
+            check_extends(service, &previous, &checkpoint, &hashes).await?;
+            consistent = format!(
+                ", consistent with the checkpoint kept (size {})",
+                previous.size
+            );
+        }
+        State {
+            origin: checkpoint.origin.clone(),
+            size,
+            root_hash: checkpoint.root,
+            checkpoint: note.clone(),
+        }
+        .store(path)?;
+    }
+    Ok(Verified(format!(
+        "OK {} size {size} root {}: signature valid, {size} entries hash to the root, every tile and record matches{consistent}",
+        checkpoint.origin, checkpoint.root
+    )))
+}
+
+fn tile_path(kind: TileKind, index: u64, width: u64) -> String {
+    TilePath {
+        kind,
+        index,
+        partial: (width < TILE_WIDTH).then_some(width as u16),
+    }
+    .to_path()
+}
+
+/// Checks that `checkpoint` (whose leaves are `hashes`) extends `previous`:
+/// with the log's consistency proof, and from the leaves themselves.
+async fn check_extends(
+    service: &Service,
+    previous: &State,
+    checkpoint: &Checkpoint,
+    hashes: &[Digest],
+) -> Result<(), Failure> {
+    if previous.origin != checkpoint.origin {
+        return Err(Failure::CannotCheck(format!(
+            "the state file is for the log {}, not {}",
+            previous.origin, checkpoint.origin
+        )));
+    }
+    if previous.size > checkpoint.size {
+        return Err(discrepancy(format!(
+            "the log was rolled back: it now signs size {}, but signed size {} before",
+            checkpoint.size, previous.size
+        )));
+    }
+    let prefix_root = root_of(&hashes[..previous.size as usize]);
+    if prefix_root != previous.root_hash {
+        return Err(discrepancy(format!(
+            "the log forked: its first {} entries no longer hash to the root signed before ({})",
+            previous.size, previous.root_hash
+        )));
+    }
+    #[derive(Deserialize)]
+    struct ConsistencyView {
+        consistency: Vec<Digest>,
+    }
+    let body = service
+        .get(&format!(
+            "api/freedom-fund?view=consistency&from={}&to={}",
+            previous.size, checkpoint.size
+        ))
+        .await?;
+    let view: ConsistencyView = serde_json::from_slice(&body).map_err(|e| {
+        discrepancy(format!(
+            "the consistency view is not the documented shape: {e}"
+        ))
+    })?;
+    if !verify_consistency(
+        previous.size,
+        checkpoint.size,
+        &previous.root_hash,
+        &checkpoint.root,
+        &view.consistency,
+    ) {
+        return Err(discrepancy(format!(
+            "the log's consistency proof from size {} to {} does not verify",
+            previous.size, checkpoint.size
+        )));
+    }
+    Ok(())
+}
+
+/// The offline check: the `.tlog-proof` text `proof` proves that the record
+/// `record` (JSON, in any key order and spacing: it is canonicalised) is in
+/// the tree its checkpoint, signed by `key`, names.
+pub fn verify_proof_file(
+    proof: &str,
+    key: &VerifierKey,
+    record: &[u8],
+) -> Result<Verified, Failure> {
+    let proof = TlogProof::parse(proof).map_err(|e| discrepancy(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_slice(record)
+        .map_err(|e| Failure::CannotCheck(format!("the record file is not JSON: {e}")))?;
+    let leaf = canonical_json(&value);
+    let checkpoint = proof
+        .verify(key, leaf.as_bytes())
+        .map_err(|e| discrepancy(e.to_string()))?;
+    Ok(Verified(format!(
+        "OK record seq {} is in {} at size {} (root {}), signature valid",
+        proof.index + 1,
+        checkpoint.origin,
+        checkpoint.size,
+        checkpoint.root
+    )))
+}

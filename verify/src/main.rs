@@ -1,0 +1,106 @@
+//! `freedom-verify`: checks Freedom Fund's public record as a transparency
+//! log, trusting only the log's verifier key.
+//!
+//! ```text
+//! freedom-verify <base-url> --key <verifier-key> [--state <file>]
+//! freedom-verify proof <file.tlog-proof> --key <verifier-key> --record <record.json>
+//! ```
+//!
+//! Prints one line. Exit 0: verified. Exit 1: a discrepancy (the line names
+//! the first one). Exit 2: the check could not be made (unreachable
+//! service, unreadable file, bad arguments).
+
+use clap::{Parser, Subcommand};
+use freedom_shared::tlog::note::VerifierKey;
+use freedom_verify::{Failure, Service, Verified, verify_log, verify_proof_file};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Command-line options.
+#[derive(Debug, Parser)]
+#[command(
+    name = "freedom-verify",
+    about = "Verify Freedom Fund's record: the signed checkpoint, every entry and tile, each record, and consistency with the checkpoint kept; or one .tlog-proof offline",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+struct Options {
+    #[command(subcommand)]
+    offline: Option<Offline>,
+    /// The service's base URL, e.g. https://fund.example.com/
+    #[arg(required = true)]
+    base_url: Option<String>,
+    /// The log's verifier key (<name>+<key id>+<base64>), from a source you trust.
+    #[arg(long, required = true)]
+    key: Option<String>,
+    /// Where to keep the last checkpoint seen; each run checks the log still extends it.
+    #[arg(long)]
+    state: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Offline {
+    /// Check one .tlog-proof and the record it proves, without the network.
+    Proof {
+        /// The .tlog-proof file (`?view=proof&seq=N&format=tlog-proof`).
+        file: PathBuf,
+        /// The log's verifier key.
+        #[arg(long)]
+        key: String,
+        /// The record as JSON (any key order or spacing).
+        #[arg(long)]
+        record: PathBuf,
+    },
+}
+
+fn read(path: &PathBuf) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path)
+        .map_err(|e| Failure::CannotCheck(format!("cannot read {}: {e}", path.display())))
+}
+
+fn verifier(text: &str) -> Result<VerifierKey, Failure> {
+    VerifierKey::parse(text).map_err(|e| Failure::CannotCheck(format!("--key: {e}")))
+}
+
+async fn run(options: Options) -> Result<Verified, Failure> {
+    match options.offline {
+        Some(Offline::Proof { file, key, record }) => {
+            let proof = String::from_utf8(read(&file)?)
+                .map_err(|_| Failure::CannotCheck(format!("{} is not text", file.display())))?;
+            verify_proof_file(&proof, &verifier(&key)?, &read(&record)?)
+        }
+        None => {
+            let key = verifier(options.key.as_deref().unwrap_or_default())?;
+            let service = Service::new(options.base_url.as_deref().unwrap_or_default())?;
+            verify_log(&service, &key, options.state.as_deref()).await
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let options = Options::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("CANNOT CHECK: no async runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(options)) {
+        Ok(Verified(line)) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(Failure::Discrepancy(line)) => {
+            eprintln!("FAILED: {line}");
+            ExitCode::from(1)
+        }
+        Err(Failure::CannotCheck(line)) => {
+            eprintln!("CANNOT CHECK: {line}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! `freedom-verify` against a real fund service on a loopback port: an
+//! honest log verifies, and each way a log can lie is caught and named: a
+//! changed hash tile, a changed entry, a record changed in the store, a
+//! ledger view that shows another record, a checkpoint signed by another
+//! key, a rolled-back tree, a forked tree (another history at the same
+//! size); and offline, a `.tlog-proof` for another record or key.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::ports::conformance::decision;
+use freedom_shared::ports::ledger_store::Candidate;
+use freedom_shared::tlog::Log;
+use freedom_shared::tlog::note::SigningKey;
+use freedom_verify::{Failure, Service, verify_log, verify_proof_file};
+use std::sync::Arc;
+
+const ORIGIN: &str = "fund.example.com/log";
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_seed(ORIGIN, [seed; 32]).unwrap()
+}
+
+fn records(prefix: &str, count: usize) -> Vec<Candidate> {
+    (0..count)
+        .map(|i| decision(&format!("{prefix}{i}"), "s", i as i64))
+        .collect()
+}
+
+/// Changes the body served at one path.
+#[derive(Clone)]
+struct Tamper {
+    path_and_query_prefix: &'static str,
+    change: fn(Vec<u8>) -> Vec<u8>,
+}
+
+/// A fund service on a loopback port; the base URL and the data dir.
+struct Running {
+    base: String,
+    dir: tempfile::TempDir,
+}
+
+async fn serve(candidates: Vec<Candidate>, signing: SigningKey, tamper: Option<Tamper>) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
+    store.append_batch(candidates).await.unwrap();
+    let log = Log::new(ORIGIN, Some(signing)).unwrap();
+    let mut router: Router = fund::app(fund::AppState::new(Arc::new(store), None).with_log(log));
+    if let Some(tamper) = tamper {
+        router = router.layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| {
+                let tamper = tamper.clone();
+                async move {
+                    let target = request
+                        .uri()
+                        .path_and_query()
+                        .map(|p| p.as_str().to_owned());
+                    let response = next.run(request).await;
+                    if !target.is_some_and(|t| t.starts_with(tamper.path_and_query_prefix)) {
+                        return response;
+                    }
+                    let (mut parts, body) = response.into_parts();
+                    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+                    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+                    Response::from_parts(parts, Body::from((tamper.change)(bytes.to_vec())))
+                }
+            },
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    Running { base, dir }
+}
+
+async fn verify(
+    running: &Running,
+    verifier: SigningKey,
+    state: Option<&std::path::Path>,
+) -> Result<String, Failure> {
+    let service = Service::new(&running.base).unwrap();
+    verify_log(&service, &verifier.verifier(), state)
+        .await
+        .map(|v| v.0)
+}
+
+fn discrepancy(result: Result<String, Failure>) -> String {
+    match result {
+        Err(Failure::Discrepancy(line)) => line,
+        other => panic!("expected a discrepancy, got {other:?}"),
+    }
+}
+
+fn flip_byte(at: usize) -> impl Fn(Vec<u8>) -> Vec<u8> {
+    move |mut bytes| {
+        bytes[at] ^= 1;
+        bytes
+    }
+}
+
+#[tokio::test]
+async fn an_honest_log_verifies_and_then_extends_the_checkpoint_kept() {
+    let running = serve(records("d", 300), key(1), None).await;
+    let state = running.dir.path().join("state.json");
+    let line = verify(&running, key(1), Some(&state)).await.unwrap();
+    assert!(
+        line.starts_with("OK fund.example.com/log size 300 "),
+        "{line}"
+    );
+    // A second run against the same tree, and against a longer one.
+    assert!(
+        verify(&running, key(1), Some(&state))
+            .await
+            .unwrap()
+            .contains("consistent with the checkpoint kept (size 300)")
+    );
+    let longer = serve(records("d", 310), key(1), None).await;
+    let line = verify(&longer, key(1), Some(&state)).await.unwrap();
+    assert!(
+        line.contains("size 310") && line.contains("(size 300)"),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn a_changed_hash_tile_is_caught() {
+    let tamper = Tamper {
+        path_and_query_prefix: "/log/tile/0/000",
+        change: |b| flip_byte(40)(b),
+    };
+    let running = serve(records("d", 300), key(1), Some(tamper)).await;
+    let line = discrepancy(verify(&running, key(1), None).await);
+    assert!(line.contains("hash tile 0/000 differs"), "{line}");
+}
+
+#[tokio::test]
+async fn a_changed_entry_is_caught() {
+    let tamper = Tamper {
+        path_and_query_prefix: "/log/tile/entries/001",
+        change: |b| flip_byte(30)(b),
+    };
+    let running = serve(records("d", 300), key(1), Some(tamper)).await;
+    let line = discrepancy(verify(&running, key(1), None).await);
+    assert!(
+        line.contains("do not hash to the checkpoint's root"),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn a_record_changed_in_the_store_is_caught() {
+    let running = serve(records("d", 40), key(1), None).await;
+    let database = rusqlite::Connection::open(running.dir.path().join("ledger.sqlite3")).unwrap();
+    database
+        .execute(
+            "UPDATE records SET canonical = replace(canonical, 'decision d7', 'decision d8') WHERE seq = 8",
+            [],
+        )
+        .unwrap();
+    let line = discrepancy(verify(&running, key(1), None).await);
+    assert!(
+        line.contains("do not hash to the checkpoint's root"),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn a_ledger_view_showing_another_record_is_caught() {
+    let tamper = Tamper {
+        path_and_query_prefix: "/api/freedom-fund?view=ledger",
+        change: |bytes| {
+            String::from_utf8(bytes)
+                .unwrap()
+                .replacen("decision d3\"", "decision d4\"", 1)
+                .into_bytes()
+        },
+    };
+    let running = serve(records("d", 40), key(1), Some(tamper)).await;
+    let line = discrepancy(verify(&running, key(1), None).await);
+    assert_eq!(line, "record 4 in the ledger view is not the logged entry");
+}
+
+#[tokio::test]
+async fn a_checkpoint_signed_by_another_key_is_caught() {
+    let running = serve(records("d", 10), key(2), None).await;
+    let line = discrepancy(verify(&running, key(1), None).await);
+    assert!(line.starts_with("the checkpoint does not verify"), "{line}");
+}
+
+#[tokio::test]
+async fn a_rolled_back_or_forked_tree_is_caught_against_the_checkpoint_kept() {
+    let first = serve(records("d", 30), key(1), None).await;
+    let state = first.dir.path().join("state.json");
+    verify(&first, key(1), Some(&state)).await.unwrap();
+    let kept = std::fs::read(&state).unwrap();
+
+    let rolled_back = serve(records("d", 20), key(1), None).await;
+    let line = discrepancy(verify(&rolled_back, key(1), Some(&state)).await);
+    assert!(line.starts_with("the log was rolled back"), "{line}");
+    assert_eq!(
+        std::fs::read(&state).unwrap(),
+        kept,
+        "a failed run keeps the old state"
+    );
+
+    // Another history of the same size, signed by the same key.
+    let forked = serve(records("other", 30), key(1), None).await;
+    let line = discrepancy(verify(&forked, key(1), Some(&state)).await);
+    assert!(line.starts_with("the log forked"), "{line}");
+    let forked_longer = serve(records("other", 35), key(1), None).await;
+    let line = discrepancy(verify(&forked_longer, key(1), Some(&state)).await);
+    assert!(line.starts_with("the log forked"), "{line}");
+}
+
+#[tokio::test]
+async fn a_tlog_proof_verifies_offline_for_its_record_only() {
+    let candidates = records("d", 25);
+    let running = serve(candidates.clone(), key(1), None).await;
+    let proof = reqwest::get(format!(
+        "{}api/freedom-fund?view=proof&seq=9&format=tlog-proof",
+        running.base
+    ))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    // The record as a reader might save it: pretty-printed, keys reordered.
+    let record: serde_json::Value = serde_json::from_str(&candidates[8].canonical).unwrap();
+    let pretty = serde_json::to_vec_pretty(&record).unwrap();
+    let line = verify_proof_file(&proof, &key(1).verifier(), &pretty)
+        .unwrap()
+        .0;
+    assert!(
+        line.starts_with("OK record seq 9 is in fund.example.com/log at size 25"),
+        "{line}"
+    );
+    let other = candidates[9].canonical.as_bytes();
+    assert!(matches!(
+        verify_proof_file(&proof, &key(1).verifier(), other),
+        Err(Failure::Discrepancy(_))
+    ));
+    assert!(matches!(
+        verify_proof_file(&proof, &key(2).verifier(), &pretty),
+        Err(Failure::Discrepancy(_))
+    ));
+
+    // The binary: one line, and the exit code says which.
+    let dir = tempfile::tempdir().unwrap();
+    let proof_file = dir.path().join("9.tlog-proof");
+    let record_file = dir.path().join("9.json");
+    std::fs::write(&proof_file, &proof).unwrap();
+    std::fs::write(&record_file, &pretty).unwrap();
+    let binary = env!("CARGO_BIN_EXE_freedom-verify");
+    let verifier_text = key(1).verifier().to_text();
+    let run = |args: Vec<String>| {
+        std::process::Command::new(binary)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = run(vec![
+        "proof".into(),
+        proof_file.display().to_string(),
+        "--key".into(),
+        verifier_text.clone(),
+        "--record".into(),
+        record_file.display().to_string(),
+    ]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout).lines().count(), 1);
+    std::fs::write(&record_file, other).unwrap();
+    let failed = run(vec![
+        "proof".into(),
+        proof_file.display().to_string(),
+        "--key".into(),
+        verifier_text.clone(),
+        "--record".into(),
+        record_file.display().to_string(),
+    ]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&failed.stderr).starts_with("FAILED: "));
+    let online = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(binary)
+            .args([running.base.as_str(), "--key", &verifier_text])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        online.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&online.stderr)
+    );
+}
