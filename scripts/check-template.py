@@ -45,6 +45,8 @@ expected = {
     ("FundFunction", "GET", "/"),
     ("FundFunction", "GET", "/api/freedom-fund"),
     ("FundFunction", "POST", "/api/freedom-fund"),
+    ("FundFunction", "GET", "/log/checkpoint"),
+    ("FundFunction", "GET", "/log/tile/{proxy+}"),
     ("ScannerFunction", "GET", "/api/freedom-scanner"),
     ("ScannerFunction", "POST", "/api/freedom-scanner"),
 }
@@ -54,7 +56,7 @@ scanner = functions.get("ScannerFunction", {}).get("Properties", {})
 check(scanner.get("Timeout", 0) * 1000 < 300_000, "the scanner's timeout is shorter than its lock's 300 s expiry")
 
 params = template.get("Parameters", {})
-for secret in ("WriteToken", "KvRestApiToken"):
+for secret in ("WriteToken", "KvRestApiToken", "LogSigningKey"):
     check(params.get(secret, {}).get("NoEcho") is True, f"parameter {secret} has NoEcho")
 for needed in ("KvRestApiUrl", "EventBusName"):
     check(needed in params, f"parameter {needed} exists")
@@ -62,6 +64,12 @@ env = globals_.get("Environment", {}).get("Variables", {})
 for variable in ("FF_AGENT_WRITE_TOKEN", "FF_KV_REST_API_URL", "FF_KV_REST_API_TOKEN", "FF_EVENT_BUS_NAME"):
     check(variable in env, f"environment variable {variable} is set")
 check("ApiUrl" in template.get("Outputs", {}), "output ApiUrl exists")
+# The log's key reaches the fund alone, never the scanner.
+for name, function in functions.items():
+    variables = function.get("Properties", {}).get("Environment", {}).get("Variables", {})
+    signs = "FF_LOG_SIGNING_KEY" in variables
+    check(signs == (name == "FundFunction"), f"{name}: FF_LOG_SIGNING_KEY only in the fund's environment")
+check("FF_LOG_SIGNING_KEY" not in env, "FF_LOG_SIGNING_KEY is not a global variable (the scanner must not see it)")
 
 if problems:
     print("\n".join(problems))

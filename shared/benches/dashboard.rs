@@ -12,96 +12,15 @@
 //!   the one read that tells the head).
 //!
 //! Ledgers are built once into `$CARGO_TARGET_DIR/bench-ledgers/` (the
-//! 1 M ledger takes a few minutes) and reused.
+//! 1 M ledger takes a few minutes) and reused, by the `tlog` bench too.
 //! Run: `cargo bench -p freedom-shared --bench dashboard`.
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
-use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
+mod support;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::dashboard::{Dashboards, Period};
-use freedom_shared::ports::ledger_store::{Candidate, LedgerStore};
-use freedom_shared::record::guard::Guard;
-use freedom_shared::record::{Record, decimal_json};
-use rust_decimal::Decimal;
-use serde_json::json;
-use std::path::PathBuf;
-
-const STRATEGIES: usize = 50;
-const RECENT: usize = 20;
-
-fn recent_closes() -> Vec<DateTime<Utc>> {
-    let mut days = Vec::new();
-    let mut at: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
-    while days.len() < RECENT {
-        if !matches!(at.weekday(), Weekday::Sat | Weekday::Sun) {
-            days.push(at);
-        }
-        at -= Duration::days(1);
-    }
-    days.reverse();
-    days
-}
-
-fn candidate(strategy: usize, at: DateTime<Utc>, equity: Decimal) -> Candidate {
-    let body = json!({
-        "id": format!("s{strategy}-{}", at.timestamp()), "type": "snapshot", "visibility": "public", "mode": "paper",
-        "strategyId": format!("strategy-{strategy:02}"), "strategyName": format!("Strategy {strategy}"),
-        "asOf": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "source": {"name": "bench", "url": "https://example.com/bench"},
-        "currency": "USD", "equity": decimal_json(equity), "flowSincePrevious": 0
-    });
-    Candidate::new(
-        &Record::parse(
-            body.to_string().as_bytes(),
-            &Guard::default(),
-            chrono::Utc::now(),
-        )
-        .expect("valid"),
-    )
-}
-
-/// Opens (building on first use) a ledger of `total` snapshots.
-fn ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteLedgerStore {
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from("target"));
-    let dir = target.join("bench-ledgers").join(format!("ledger-{total}"));
-    let store = SqliteLedgerStore::open(&dir).expect("open bench ledger");
-    if runtime.block_on(store.head()).expect("head").size == total as u64 {
-        return store;
-    }
-    drop(store);
-    std::fs::remove_dir_all(&dir).ok();
-    let store = SqliteLedgerStore::open(&dir).expect("create bench ledger");
-    let older = total / STRATEGIES - RECENT;
-    let history_end: DateTime<Utc> = "2025-12-31T23:00:00Z".parse().unwrap();
-    let recent = recent_closes();
-    runtime.block_on(async {
-        for strategy in 0..STRATEGIES {
-            let mut batch = Vec::with_capacity(total / STRATEGIES);
-            let mut equity = Decimal::new(1_000_000 + strategy as i64 * 100, 2);
-            let times = (0..older)
-                .rev()
-                .map(|h| history_end - Duration::hours(h as i64))
-                .chain(recent.iter().copied());
-            for (i, at) in times.enumerate() {
-                let step = Decimal::new(((i * 7 + strategy) % 11) as i64 - 5, 3);
-                equity = (equity * (Decimal::ONE + step)).round_dp(2);
-                batch.push(candidate(strategy, at, equity));
-                if batch.len() == 20_000 {
-                    store
-                        .append_batch(std::mem::take(&mut batch))
-                        .await
-                        .expect("batch");
-                }
-            }
-            store.append_batch(batch).await.expect("batch");
-        }
-    });
-    assert_eq!(runtime.block_on(store.head()).unwrap().size, total as u64);
-    store
-}
+use support::bench_ledger;
 
 fn dashboards(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -109,7 +28,7 @@ fn dashboards(c: &mut Criterion) {
     let mut group = c.benchmark_group("dashboard");
     group.sample_size(30);
     for total in [1_000usize, 100_000, 1_000_000] {
-        let store = ledger(&runtime, total);
+        let store = bench_ledger(&runtime, total);
         group.bench_with_input(BenchmarkId::new("cold", total), &store, |b, store| {
             b.to_async(&runtime).iter(|| async {
                 let fresh = Dashboards::default();

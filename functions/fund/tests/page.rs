@@ -25,7 +25,12 @@ async fn send(router: &Router, request: Request<Body>) -> (StatusCode, HeaderMap
     let status = response.status();
     let headers = response.headers().clone();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, headers, String::from_utf8(bytes.to_vec()).unwrap())
+    // Tiles are binary: only their status matters here.
+    (
+        status,
+        headers,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }
 
 fn get(uri: &str) -> Request<Body> {
@@ -309,4 +314,48 @@ async fn an_empty_ledger_and_bad_input_get_clear_pages() {
         send(&app.router, post).await.0,
         StatusCode::METHOD_NOT_ALLOWED
     );
+}
+
+#[tokio::test]
+async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
+    use freedom_shared::tlog::Log;
+    use freedom_shared::tlog::note::SigningKey;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
+    let key = SigningKey::from_seed("fund.example.com/log", [5; 32]).unwrap();
+    let log = Log::new("fund.example.com/log", Some(key.clone())).unwrap();
+    let router =
+        fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)).with_log(log));
+    for record in sample_ledger::records() {
+        let request = Request::post("/api/freedom-fund")
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(record.to_string()))
+            .unwrap();
+        assert_eq!(send(&router, request).await.0, StatusCode::CREATED);
+    }
+    let (_, _, html) = send(&router, get("/")).await;
+    let verify = section(&html, "verify-title");
+    let (_, _, checkpoint) = send(&router, get("/log/checkpoint")).await;
+    let first_line = checkpoint.lines().next().unwrap();
+    assert!(verify.contains(first_line) && verify.contains(checkpoint.lines().nth(2).unwrap()));
+    assert!(verify.contains(&key.verifier().to_text()));
+    assert!(verify.contains("freedom-verify"));
+    // Each entry links its proof, and every log link on the page answers.
+    let ledger = section(&html, "ledger-title");
+    assert_eq!(
+        ledger.matches("format=tlog-proof").count(),
+        fund::page::LATEST_ENTRIES
+    );
+    for (at, _) in html.match_indices("href=\"") {
+        let target = &html[at + 6..];
+        let target = target[..target.find('"').unwrap()].replace("&amp;", "&");
+        if target.starts_with("/log/") || target.contains("view=proof") {
+            let (status, _, body) = send(&router, get(&target)).await;
+            assert_eq!(status, StatusCode::OK, "{target}: {body}");
+        }
+    }
+    // Unsigned, the page says so rather than showing a key.
+    let (_, _, unsigned) = send(&sample().await.router, get("/")).await;
+    assert!(section(&unsigned, "verify-title").contains("no signing key configured"));
 }

@@ -323,7 +323,7 @@ async fn both_stores_publish_the_same_log_for_the_same_records() {
 }
 
 #[tokio::test]
-async fn tiles_beyond_the_tree_and_bad_paths_are_404_and_bad_proof_queries_400() {
+async fn tiles_and_trees_beyond_the_log_are_404_and_bad_proof_queries_400() {
     let (_dir, store) = sqlite_with(records(300)).await;
     let router = app(store, Some(signing_key()));
     for path in [
@@ -347,12 +347,9 @@ async fn tiles_beyond_the_tree_and_bad_paths_are_404_and_bad_proof_queries_400()
     for (query, parameter) in [
         ("view=proof", "seq"),
         ("view=proof&seq=0", "seq"),
-        ("view=proof&seq=301", "seq"),
         ("view=proof&seq=5&size=4", "seq"),
-        ("view=proof&seq=1&size=301", "size"),
         ("view=proof&seq=1&format=xml", "format"),
         ("view=consistency", "from"),
-        ("view=consistency&from=301", "from"),
         ("view=consistency&from=5&to=4", "from"),
         ("view=consistency&from=-1", "from"),
         ("view=consistency&from=1&to=18446744073709551616", "to"),
@@ -363,6 +360,29 @@ async fn tiles_beyond_the_tree_and_bad_paths_are_404_and_bad_proof_queries_400()
         assert_eq!(body["error"]["code"], "invalid_query", "{query}");
         assert_eq!(
             body["error"]["details"][0]["parameter"], parameter,
+            "{query}: {body}"
+        );
+    }
+    // A record or tree the log does not have (yet) is 404, like a tile
+    // beyond the tree: the request is well formed, the resource is missing.
+    for (query, parameter) in [
+        ("view=proof&seq=301", "seq"),
+        ("view=proof&seq=1&size=301", "size"),
+        ("view=proof&seq=400&size=301", "size"),
+        ("view=consistency&from=301", "from"),
+        ("view=consistency&from=0&to=301", "to"),
+        ("view=consistency&from=1&to=18446744073709551615", "to"),
+    ] {
+        let answer = get(&router, &format!("/api/freedom-fund?{query}")).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{query}");
+        let body = answer.json();
+        assert_eq!(body["error"]["code"], "not_found", "{query}");
+        assert_eq!(
+            body["error"]["details"][0]["parameter"], parameter,
+            "{query}: {body}"
+        );
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains("300"),
             "{query}: {body}"
         );
     }
@@ -441,4 +461,78 @@ async fn a_record_carrying_the_signing_key_is_refused_and_stores_nothing() {
     }
     let ledger = get(&router, "/api/freedom-fund?view=ledger").await.json();
     assert_eq!(ledger["head"]["size"], 0);
+}
+
+#[tokio::test]
+async fn a_store_whose_tiles_disagree_with_its_head_gets_no_signature_on_them() {
+    let (dir, store) = sqlite_with(records(300)).await;
+    let router = app(store, Some(signing_key()));
+    let honest = get(&router, "/log/checkpoint").await.text();
+    let database = rusqlite::Connection::open(dir.path().join("ledger.sqlite3")).unwrap();
+    let mut tile: Vec<u8> = database
+        .query_row(
+            "SELECT hashes FROM tiles WHERE level = 0 AND idx = 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    tile[40] ^= 1; // the second leaf hash
+    let changed = database
+        .execute(
+            "UPDATE tiles SET hashes = ?1 WHERE level = 0 AND idx = 0",
+            [&tile],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    // Proofs are computed from the tiles. A root that does not tie to the
+    // stored head (directly, or by a consistency proof to it) is never
+    // signed, and a proof that does not verify is never served: the answer
+    // is 500, and no checkpoint of another root exists.
+    for query in [
+        "view=proof&seq=1",
+        "view=proof&seq=1&size=100",
+        "view=proof&seq=200&size=256",
+        "view=consistency&from=10",
+        "view=consistency&from=0&to=100",
+        "view=consistency&from=5&to=100",
+    ] {
+        let answer = get(&router, &format!("/api/freedom-fund?{query}")).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{query}: {}",
+            answer.text()
+        );
+        assert_eq!(answer.json()["error"]["code"], "internal_error", "{query}");
+    }
+    // The checkpoint is the head's, which the tiles do not change.
+    assert_eq!(get(&router, "/log/checkpoint").await.text(), honest);
+}
+
+#[tokio::test]
+async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() {
+    let (_first_dir, first) = sqlite_with(records(300)).await;
+    let other: Vec<Candidate> = (0..300)
+        .map(|i| decision(&format!("other-{i}"), "t", i))
+        .collect();
+    let (_second_dir, second) = sqlite_with(other).await;
+    // The log remembers the subtrees its proofs computed; put under another
+    // history, it must notice and prove from that history's tiles.
+    let log = Log::new(ORIGIN, Some(signing_key())).unwrap();
+    for store in [&first, &second, &first] {
+        let head = store.head().await.unwrap();
+        for seq in [1, 150, 256, 300] {
+            let (proof, _) = log.inclusion(store.as_ref(), seq, None).await.unwrap();
+            assert_eq!(proof.root, head.root_hash);
+            assert!(freedom_shared::tlog::proof::verify_inclusion(
+                seq - 1,
+                300,
+                &proof.leaf_hash,
+                &proof.path,
+                &head.root_hash
+            ));
+        }
+        let (consistency, _) = log.consistency(store.as_ref(), 100, None).await.unwrap();
+        assert_eq!(consistency.to_root, head.root_hash);
+    }
 }

@@ -7,20 +7,23 @@
 //! - [`proof`]: RFC 9162 inclusion and consistency proofs from the tiles,
 //!   their verification, and `.tlog-proof` files (c2sp.org/tlog-proof).
 //!
-//! [`Log`] is the use cases on a ledger store: the checkpoint, a tile, a
-//! proof. A proof reads the head, then exactly the tiles its hashes live
-//! in (two store reads, O(log n) hashes); a tile is one read.
+//! [`Log`] is the use cases on one ledger store: the checkpoint, a tile, a
+//! proof. A proof reads the head, then the tiles its hashes live in that
+//! the log's memo of upper subtrees does not hold (two store reads, O(log
+//! n) hashes); it is tied to the stored head and verified before it is
+//! signed or served. A tile is one read.
 
 pub mod checkpoint;
 pub mod note;
 pub mod proof;
 pub mod tiles;
 
-use crate::merkle::Head;
+use crate::merkle::{Digest, Head};
 use crate::ports::ledger_store::{LedgerStore, StoreError};
 use checkpoint::CheckpointSigner;
 use note::{NoteError, SigningKey, VerifierKey};
-use proof::{Consistency, Inclusion, ProofError, TileHashes};
+use proof::{Consistency, Inclusion, ProofError, SubtreeMemo, SubtreeSource};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use tiles::{TileId, TileKind, TilePath};
 
@@ -41,7 +44,17 @@ pub enum LogError {
     /// The tile is not in the tree (beyond it, or not at that width).
     #[error("no such tile in the log's tree")]
     NoSuchTile,
-    /// A parameter names a leaf or size outside the tree.
+    /// A parameter names a record or tree size the log does not have
+    /// (yet): beyond its head.
+    #[error("{message}")]
+    BeyondLog {
+        /// The query parameter at fault.
+        parameter: &'static str,
+        /// What is missing, in words, with the log's size.
+        message: String,
+    },
+    /// Two parameters contradict each other (a leaf beyond the tree asked
+    /// for, an older size above the newer).
     #[error("{message}")]
     OutOfRange {
         /// The query parameter at fault.
@@ -62,11 +75,14 @@ impl From<ProofError> for LogError {
     }
 }
 
-/// The log's identity: its origin and, when configured, its signing key.
+/// The log's identity: its origin and, when configured, its signing key;
+/// and the subtrees its proofs computed. One per store: under another
+/// history it notices (a proof stops verifying), forgets and recomputes.
 #[derive(Debug)]
 pub struct Log {
     origin: String,
     signer: Option<CheckpointSigner>,
+    memo: SubtreeMemo,
 }
 
 /// A signed checkpoint and the head it signs.
@@ -100,6 +116,7 @@ impl Log {
         Ok(Log {
             origin: origin.to_owned(),
             signer: key.map(CheckpointSigner::new),
+            memo: SubtreeMemo::default(),
         })
     }
 
@@ -119,6 +136,11 @@ impl Log {
             .as_ref()
             .map(CheckpointSigner::secret_texts)
             .unwrap_or_default()
+    }
+
+    /// The signed checkpoint of `head`, when the log signs.
+    pub fn signed(&self, head: Head) -> Option<Arc<str>> {
+        self.signer.as_ref().map(|signer| signer.sign(head))
     }
 
     fn signer(&self) -> Result<&CheckpointSigner, LogError> {
@@ -195,6 +217,47 @@ impl Log {
         })
     }
 
+    /// Computes `asked` from the memo and the tiles (one store read), ties
+    /// its tree's root to `stored` and verifies it, then remembers the
+    /// subtrees it computed. Should that fail with subtrees from the memo
+    /// (a memo of another history: the store was replaced under the log),
+    /// the memo is dropped and the proof computed again from tiles alone;
+    /// failing then, the tiles are corrupt.
+    async fn prove<P: ProofKind>(
+        &self,
+        store: &dyn LedgerStore,
+        stored: &Head,
+        asked: P,
+    ) -> Result<P::Proof, LogError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut plan = self.memo.planner();
+            asked.compute(&mut plan)?;
+            if asked.size() < stored.size {
+                proof::consistency(&mut plan, asked.size(), stored.size)?;
+            }
+            let from_memo = plan.used_memo();
+            let (planned, mut memory) = plan.finish();
+            let tiles = read_tiles(store, &planned).await?;
+            let mut source = memory.over(&tiles);
+            let proof = asked.compute(&mut source)?;
+            if tie_to_head(&mut source, asked.size(), &P::root(&proof), stored)?
+                && P::verifies(&proof)
+            {
+                self.memo.remember(memory.learned());
+                return Ok(proof);
+            }
+            if !from_memo || attempt > 1 {
+                return Err(LogError::Store(StoreError::Corrupt(
+                    "the log's tiles do not hash to its head".into(),
+                )));
+            }
+            tracing::warn!("proof subtrees remembered from another history; computing from tiles");
+            self.memo.forget();
+        }
+    }
+
     /// The inclusion proof of the record `seq` in the tree of `size` leaves
     /// (default: the head), and the signed checkpoint of that tree.
     pub async fn inclusion(
@@ -204,16 +267,32 @@ impl Log {
         size: Option<u64>,
     ) -> Result<(Inclusion, Arc<str>), LogError> {
         let signer = self.signer()?;
-        let size = tree_size(store, size, "size").await?;
+        let stored = store.head().await?;
+        let head = stored.size;
+        let size = tree_size(head, size, "size")?;
+        if size.is_none() && seq > head {
+            return Err(LogError::BeyondLog {
+                parameter: "seq",
+                message: format!("the log has {head} records; there is no record {seq}"),
+            });
+        }
+        let size = size.unwrap_or(head);
         if seq == 0 || seq > size {
             return Err(LogError::OutOfRange {
                 parameter: "seq",
                 message: format!("seq must be from 1 to the tree's size ({size})"),
             });
         }
-        let planned = proof::inclusion_tiles(seq - 1, size)?;
-        let read = store.tiles(&planned).await?;
-        let proof = proof::inclusion(&mut TileHashes::new(&read.tiles), seq - 1, size)?;
+        let proof = self
+            .prove(
+                store,
+                &stored,
+                InclusionOf {
+                    index: seq - 1,
+                    size,
+                },
+            )
+            .await?;
         let note = signer.sign(Head {
             size,
             root_hash: proof.root,
@@ -230,16 +309,25 @@ impl Log {
         to: Option<u64>,
     ) -> Result<(Consistency, Arc<str>), LogError> {
         let signer = self.signer()?;
-        let to = tree_size(store, to, "to").await?;
+        let stored = store.head().await?;
+        let head = stored.size;
+        let to = tree_size(head, to, "to")?;
+        if to.is_none() && from > head {
+            return Err(LogError::BeyondLog {
+                parameter: "from",
+                message: format!("the log has {head} records; there is no tree of {from}"),
+            });
+        }
+        let to = to.unwrap_or(head);
         if from > to {
             return Err(LogError::OutOfRange {
                 parameter: "from",
                 message: format!("from must be at most the newer size ({to})"),
             });
         }
-        let planned = proof::consistency_tiles(from, to)?;
-        let read = store.tiles(&planned).await?;
-        let proof = proof::consistency(&mut TileHashes::new(&read.tiles), from, to)?;
+        let proof = self
+            .prove(store, &stored, ConsistencyOf { from, to })
+            .await?;
         let note = signer.sign(Head {
             size: to,
             root_hash: proof.to_root,
@@ -248,19 +336,111 @@ impl Log {
     }
 }
 
-/// `requested` checked against the head, or the head's size.
-async fn tree_size(
+/// The tiles a proof's plan names, in one store read (none when the memo
+/// knew every subtree).
+async fn read_tiles(
     store: &dyn LedgerStore,
+    planned: &[TileId],
+) -> Result<BTreeMap<TileId, Vec<Digest>>, LogError> {
+    if planned.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    Ok(store.tiles(planned).await?.tiles)
+}
+
+/// Whether `root`, computed from the tiles for the tree of `size` leaves,
+/// belongs to the stored head: equal to its root, or proved a prefix of it
+/// with the same tiles. A root that does not is never signed: the log
+/// never signs two roots for one size.
+fn tie_to_head(
+    source: &mut impl SubtreeSource,
+    size: u64,
+    root: &Digest,
+    head: &Head,
+) -> Result<bool, LogError> {
+    if size == head.size {
+        return Ok(*root == head.root_hash);
+    }
+    let tie = proof::consistency(source, size, head.size)?;
+    Ok(proof::verify_consistency(
+        size,
+        head.size,
+        root,
+        &head.root_hash,
+        &tie.path,
+    ))
+}
+
+/// A proof the log computes: how, for which tree, and how it is checked.
+trait ProofKind {
+    /// The proof computed.
+    type Proof;
+    /// Computes the proof with `source`'s subtrees.
+    fn compute(&self, source: &mut impl SubtreeSource) -> Result<Self::Proof, ProofError>;
+    /// The size of the tree the proof is for.
+    fn size(&self) -> u64;
+    /// The root of that tree, as the proof computed it.
+    fn root(proof: &Self::Proof) -> Digest;
+    /// Whether the proof verifies against its own root.
+    fn verifies(proof: &Self::Proof) -> bool;
+}
+
+/// An inclusion proof of leaf `index` in the tree of `size` leaves.
+struct InclusionOf {
+    index: u64,
+    size: u64,
+}
+
+impl ProofKind for InclusionOf {
+    type Proof = Inclusion;
+    fn compute(&self, source: &mut impl SubtreeSource) -> Result<Inclusion, ProofError> {
+        proof::inclusion(source, self.index, self.size)
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn root(proof: &Inclusion) -> Digest {
+        proof.root
+    }
+    fn verifies(p: &Inclusion) -> bool {
+        proof::verify_inclusion(p.leaf_index, p.tree_size, &p.leaf_hash, &p.path, &p.root)
+    }
+}
+
+/// A consistency proof from the tree of `from` leaves to that of `to`.
+struct ConsistencyOf {
+    from: u64,
+    to: u64,
+}
+
+impl ProofKind for ConsistencyOf {
+    type Proof = Consistency;
+    fn compute(&self, source: &mut impl SubtreeSource) -> Result<Consistency, ProofError> {
+        proof::consistency(source, self.from, self.to)
+    }
+    fn size(&self) -> u64 {
+        self.to
+    }
+    fn root(proof: &Consistency) -> Digest {
+        proof.to_root
+    }
+    fn verifies(p: &Consistency) -> bool {
+        proof::verify_consistency(p.from, p.to, &p.from_root, &p.to_root, &p.path)
+    }
+}
+
+/// The tree size `requested`, if any, checked against the head's size: a
+/// tree the log does not have yet is [`LogError::BeyondLog`].
+fn tree_size(
+    head: u64,
     requested: Option<u64>,
     parameter: &'static str,
-) -> Result<u64, LogError> {
-    let head = store.head().await?;
+) -> Result<Option<u64>, LogError> {
     match requested {
-        None => Ok(head.size),
-        Some(size) if size <= head.size => Ok(size),
-        Some(_) => Err(LogError::OutOfRange {
+        Some(size) if size > head => Err(LogError::BeyondLog {
             parameter,
-            message: format!("{parameter} must be at most the log's size ({})", head.size),
+            message: format!("the log has {head} records; there is no tree of {size}"),
         }),
+        requested => Ok(requested),
     }
 }

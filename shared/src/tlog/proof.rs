@@ -16,7 +16,7 @@ use super::tiles::{TILE_HEIGHT, TILE_WIDTH, TileId};
 use crate::merkle::{Digest, largest_power_of_two_below, leaf_hash, node_hash};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Why a proof could not be computed or did not verify.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,6 +116,150 @@ impl SubtreeSource for TileHashes<'_> {
             .and_then(|hashes| hashes.get(first..first + width))
             .ok_or(missing)?;
         Ok(perfect_root(hashes))
+    }
+}
+
+/// A perfect subtree's place: its height and its index at that height.
+type SubtreeKey = (u32, u64);
+
+/// Perfect subtrees a process has already computed and verified. A perfect
+/// subtree's hash never changes once its leaves exist (the tree only
+/// grows), so proofs after the first read fewer tiles and hash less: the
+/// subtrees of the upper levels (height 8 and above, from tiles of level 1
+/// and above), which every proof crosses, come from memory. The level-0
+/// tile around the leaf, different for almost every proof, is read and
+/// hashed each time, so a proof costs the same at any size. Bounded: when
+/// full it starts again empty.
+#[derive(Default)]
+pub struct SubtreeMemo {
+    known: std::sync::Mutex<HashMap<SubtreeKey, Digest>>,
+}
+
+impl std::fmt::Debug for SubtreeMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubtreeMemo")
+            .field("subtrees", &self.lock().len())
+            .finish()
+    }
+}
+
+impl SubtreeMemo {
+    /// The most subtrees kept (about 5 MB).
+    pub const CAPACITY: usize = 1 << 16;
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SubtreeKey, Digest>> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Plans a proof against the memo: what it knows is taken now (so a
+    /// later eviction cannot leave the proof short), the rest becomes the
+    /// tiles to read.
+    pub fn planner(&self) -> MemoPlan<'_> {
+        MemoPlan {
+            memo: self,
+            known: HashMap::new(),
+            plan: TilePlan::default(),
+        }
+    }
+
+    /// Drops every subtree kept.
+    pub fn forget(&self) {
+        self.lock().clear();
+    }
+
+    /// Keeps the subtrees a proof computed, once the proof has been
+    /// verified against the head (so a corrupt tile is never remembered).
+    pub fn remember(&self, learned: HashMap<SubtreeKey, Digest>) {
+        let mut known = self.lock();
+        if known.len() + learned.len() > Self::CAPACITY {
+            known.clear();
+        }
+        known.extend(learned);
+    }
+}
+
+/// The planning pass of a proof over a [`SubtreeMemo`]: subtrees the memo
+/// knows are answered from it, the others note their tiles.
+#[derive(Debug)]
+pub struct MemoPlan<'a> {
+    memo: &'a SubtreeMemo,
+    known: HashMap<SubtreeKey, Digest>,
+    plan: TilePlan,
+}
+
+impl MemoPlan<'_> {
+    /// Whether the plan took any subtree from the memo.
+    pub fn used_memo(&self) -> bool {
+        !self.known.is_empty()
+    }
+
+    /// The tiles to read, and a source that answers from the subtrees the
+    /// plan took from the memo and otherwise from `tiles`.
+    pub fn finish(self) -> (Vec<TileId>, KnownThenTiles) {
+        (
+            self.plan.tiles(),
+            KnownThenTiles {
+                known: self.known,
+                learned: HashMap::new(),
+            },
+        )
+    }
+}
+
+impl SubtreeSource for MemoPlan<'_> {
+    fn subtree(&mut self, height: u32, index: u64) -> Result<Digest, ProofError> {
+        if let Some(hash) = self.memo.lock().get(&(height, index)) {
+            self.known.insert((height, index), *hash);
+            return Ok(*hash);
+        }
+        self.plan.subtree(height, index)
+    }
+}
+
+/// The computing pass's memory: the subtrees taken from the memo, and
+/// those computed from tiles (to remember once the proof verifies).
+#[derive(Debug, Default)]
+pub struct KnownThenTiles {
+    known: HashMap<SubtreeKey, Digest>,
+    learned: HashMap<SubtreeKey, Digest>,
+}
+
+impl KnownThenTiles {
+    /// A source over the fetched `tiles`.
+    pub fn over<'t>(
+        &'t mut self,
+        tiles: &'t BTreeMap<TileId, Vec<Digest>>,
+    ) -> KnownThenTilesSource<'t> {
+        KnownThenTilesSource {
+            memory: self,
+            tiles: TileHashes::new(tiles),
+        }
+    }
+
+    /// The subtrees computed from tiles.
+    pub fn learned(self) -> HashMap<SubtreeKey, Digest> {
+        self.learned
+    }
+}
+
+/// A [`SubtreeSource`]: the subtrees known from the memo, else the tiles.
+#[derive(Debug)]
+pub struct KnownThenTilesSource<'t> {
+    memory: &'t mut KnownThenTiles,
+    tiles: TileHashes<'t>,
+}
+
+impl SubtreeSource for KnownThenTilesSource<'_> {
+    fn subtree(&mut self, height: u32, index: u64) -> Result<Digest, ProofError> {
+        let key = (height, index);
+        if let Some(hash) = self.memory.known.get(&key) {
+            return Ok(*hash);
+        }
+        let hash = self.tiles.subtree(height, index)?;
+        if height >= TILE_HEIGHT {
+            self.memory.learned.insert(key, hash);
+        }
+        Ok(hash)
     }
 }
 
@@ -479,6 +623,51 @@ mod tests {
 
     fn leaves(n: u64) -> Vec<Digest> {
         (0..n).map(|i| leaf_hash(&i.to_be_bytes())).collect()
+    }
+
+    /// One proof through a [`SubtreeMemo`], as `Log` computes it: the
+    /// tiles it had to read, and the proof.
+    fn through_memo(
+        memo: &SubtreeMemo,
+        tiles: &BTreeMap<TileId, Vec<Digest>>,
+        index: u64,
+        size: u64,
+    ) -> (Vec<TileId>, Inclusion) {
+        let mut plan = memo.planner();
+        inclusion(&mut plan, index, size).unwrap();
+        let (planned, mut memory) = plan.finish();
+        let fetched: BTreeMap<_, _> = planned.iter().map(|id| (*id, tiles[id].clone())).collect();
+        let proof = inclusion(&mut memory.over(&fetched), index, size).unwrap();
+        memo.remember(memory.learned());
+        (planned, proof)
+    }
+
+    #[test]
+    fn proofs_through_the_memo_equal_proofs_from_tiles_and_read_less() {
+        let all = leaves(70_000);
+        let tiles = tiles_of(&all);
+        let memo = SubtreeMemo::default();
+        let mut upper_reads = [0, 0];
+        for upper in &mut upper_reads {
+            for index in (0..70_000).step_by(997) {
+                let (reads, proof) = through_memo(&memo, &tiles, index, 70_000);
+                let cold = inclusion(&mut TileHashes::new(&tiles), index, 70_000).unwrap();
+                assert_eq!(proof, cold, "leaf {index}");
+                assert!(reads.iter().any(|tile| tile.level == 0), "leaf {index}");
+                *upper += reads.iter().filter(|tile| tile.level > 0).count();
+            }
+        }
+        // The second round knows every upper subtree: only the leaves'
+        // level-0 tiles are read.
+        assert!(upper_reads[0] > 0);
+        assert_eq!(upper_reads[1], 0);
+        // A memo that is full starts again empty rather than growing.
+        memo.remember(
+            (0..SubtreeMemo::CAPACITY as u64)
+                .map(|i| ((0, i), Digest([0; 32])))
+                .collect(),
+        );
+        assert!(memo.lock().len() <= SubtreeMemo::CAPACITY);
     }
 
     /// Tile hashes with each subtree computed once (the grids below ask

@@ -15,6 +15,13 @@
 
 use crate::merkle::Digest;
 
+/// The form of a tile path after `tile/`, as a regular expression (for the
+/// OpenAPI document): a level or `entries`, the index in `x001/x234/067`
+/// form, an optional `.p/<width>`. [`TilePath::parse`] is stricter (levels
+/// up to 63, widths 1 to 255, one spelling per index); a path of this form
+/// the tree does not have is 404 like any other.
+pub const PATH_PATTERN: &str = "^(entries|[0-9]{1,2})/(x[0-9]{3}/)*[0-9]{3}(\\.p/[0-9]{1,3})?$";
+
 /// Hashes a full tile holds.
 pub const TILE_WIDTH: u64 = 256;
 /// Tree levels a tile spans (`256 = 2^8`).

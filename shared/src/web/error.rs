@@ -46,6 +46,15 @@ pub enum ApiError {
     /// that width).
     #[error("no such tile: the log's tree does not have it at this size")]
     NoSuchTile,
+    /// 404: a record or tree size the log does not have (yet), named in a
+    /// proof's query.
+    #[error("{message}")]
+    BeyondLog {
+        /// What is missing, with the log's size.
+        message: String,
+        /// The parameter at fault.
+        parameter: &'static str,
+    },
     /// 405: the path exists, the method does not.
     #[error("method not allowed; use {allow}")]
     MethodNotAllowed {
@@ -148,6 +157,10 @@ impl ApiError {
             },
             ApiError::NotFound,
             ApiError::NoSuchTile,
+            ApiError::BeyondLog {
+                message: String::new(),
+                parameter: "",
+            },
             ApiError::MethodNotAllowed { allow: "" },
             ApiError::IdConflict { existing_seq: 0 },
             ApiError::DuplicateSnapshot { existing_seq: 0 },
@@ -183,6 +196,9 @@ impl ApiError {
             ApiError::NotFound => "no such path",
             ApiError::NoSuchTile => {
                 "the log's tree does not have this tile (beyond the tree, or not at this width)"
+            }
+            ApiError::BeyondLog { .. } => {
+                "a proof names a record or tree size beyond the log's head (details name the parameter)"
             }
             ApiError::MethodNotAllowed { .. } => "the path does not take this method (with Allow)",
             ApiError::IdConflict { .. } => "the id exists with different content",
@@ -233,7 +249,9 @@ impl ApiError {
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound | ApiError::NoSuchTile => StatusCode::NOT_FOUND,
+            ApiError::NotFound | ApiError::NoSuchTile | ApiError::BeyondLog { .. } => {
+                StatusCode::NOT_FOUND
+            }
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::IdConflict { .. }
             | ApiError::DuplicateSnapshot { .. }
@@ -262,7 +280,7 @@ impl ApiError {
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::InvalidQuery { .. } => "invalid_query",
             ApiError::Unauthorized { .. } => "unauthorized",
-            ApiError::NotFound | ApiError::NoSuchTile => "not_found",
+            ApiError::NotFound | ApiError::NoSuchTile | ApiError::BeyondLog { .. } => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::IdConflict { .. } => "id_conflict",
             ApiError::DuplicateSnapshot { .. } => "duplicate_snapshot",
@@ -283,6 +301,7 @@ impl ApiError {
         let issues = |list: &[FieldIssue]| list.iter().map(|i| json!(i)).collect();
         match self {
             ApiError::InvalidQuery { details, .. } => details.clone(),
+            ApiError::BeyondLog { parameter, .. } => vec![json!({"parameter": parameter})],
             ApiError::ValidationFailed(list) | ApiError::SensitiveContent(list) => issues(list),
             ApiError::IdConflict { existing_seq }
             | ApiError::DuplicateSnapshot { existing_seq } => {
@@ -325,6 +344,9 @@ impl From<LogError> for ApiError {
         match error {
             LogError::SigningUnavailable => ApiError::SigningUnavailable,
             LogError::NoSuchTile => ApiError::NoSuchTile,
+            LogError::BeyondLog { parameter, message } => {
+                ApiError::BeyondLog { message, parameter }
+            }
             LogError::OutOfRange { parameter, message } => {
                 ApiError::invalid_query(parameter, message)
             }

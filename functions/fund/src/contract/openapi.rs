@@ -201,7 +201,11 @@ fn parameters(operation: &Operation) -> Vec<Value> {
         ("GET", "/log/tile/{tile}") => vec![json!({
             "name": "tile", "in": "path", "required": true,
             "description": "the tile's path after tile/ (it holds slashes): <L>/<N>[.p/<W>] or entries/<N>[.p/<W>], N as x001/x234/067",
-            "schema": {"type": "string"}
+            "schema": {"type": "string", "pattern": freedom_shared::tlog::tiles::PATH_PATTERN},
+            "examples": {
+                "hashes": {"summary": "the first hash tile, partial at one leaf", "value": "0/000.p/1"},
+                "entries": {"summary": "the first entry bundle, partial at one entry", "value": "entries/000.p/1"}
+            }
         })],
         _ => Vec::new(),
     };

@@ -133,7 +133,7 @@ pub const OPERATIONS: &[Operation] = &[
         method: "GET",
         path: "/api/freedom-fund",
         id: "readFund",
-        summary: "The dashboard (default), a ledger page, the contract view or the OpenAPI document",
+        summary: "The dashboard (default), a ledger page, the contract view, the OpenAPI document, or a proof (inclusion or consistency) with its signed checkpoint",
         bearer: false,
         html_errors: false,
         successes: &[
@@ -146,7 +146,13 @@ pub const OPERATIONS: &[Operation] = &[
             NOT_MODIFIED,
         ],
         errors: || {
-            let mut errors = vec![invalid_query()];
+            let mut errors = vec![
+                invalid_query(),
+                ApiError::BeyondLog {
+                    message: String::new(),
+                    parameter: "",
+                },
+            ];
             errors.extend(signing_or_store_failures());
             errors
         },

@@ -5,8 +5,9 @@
 //! paper dashed; hover titles on every point), the period switch as links,
 //! each strategy's metrics with their formulas one click away, the latest
 //! positions, the decision journal beside the snapshots around each decision,
-//! the latest ledger entries with the current root hash, and links to the
-//! ledger, contract and OpenAPI views. Stale, misaligned and baseline-only
+//! the latest ledger entries with the current root hash and a proof link
+//! each, how to verify the record (the signed checkpoint, the verifier key,
+//! `freedom-verify`), and links to the ledger, contract and OpenAPI views. Stale, misaligned and baseline-only
 //! strategies are labelled as such, and a metric that cannot be computed
 //! shows as "n/a", never as 0 %.
 //!
@@ -37,7 +38,7 @@ use freedom_shared::web::{QueryParams, with_etag};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{
     FORMULAS_SECTION, chart_section, date, journal_section, ledger_section, period_label,
-    period_switch, strategies_section,
+    period_switch, strategies_section, verify_section,
 };
 use sha2::{Digest as _, Sha256};
 use std::sync::LazyLock;
@@ -102,7 +103,16 @@ pub async fn show(
         Ok(page) => page.entries,
         Err(error) => return unavailable(&error),
     };
-    let html = axum::body::Bytes::from(render(&dashboard.view, &entries).into_string());
+    let verification = Verification {
+        origin: state.log.origin().to_owned(),
+        verifier_key: state.log.verifier_key().map(|key| key.to_text()),
+        checkpoint: state
+            .log
+            .signed(dashboard.head)
+            .map(|note| note.to_string()),
+    };
+    let html =
+        axum::body::Bytes::from(render(&dashboard.view, &entries, &verification).into_string());
     state
         .pages
         .put(dashboard.head.root_hash, period, html.clone());
@@ -196,8 +206,25 @@ fn layout(title: &str, content: Markup) -> Markup {
     }
 }
 
+/// What the page says about verifying the record: the log's origin, its
+/// verifier key and the signed checkpoint of the head shown (both absent
+/// when the log has no signing key).
+#[derive(Debug, Clone, Default)]
+pub struct Verification {
+    /// The log's origin.
+    pub origin: String,
+    /// The verifier key, text form.
+    pub verifier_key: Option<String>,
+    /// The signed checkpoint of the head the page shows.
+    pub checkpoint: Option<String>,
+}
+
 /// The whole page for one dashboard and the newest ledger entries.
-pub fn render(dashboard: &Dashboard, latest_entries: &[Entry]) -> Markup {
+pub fn render(
+    dashboard: &Dashboard,
+    latest_entries: &[Entry],
+    verification: &Verification,
+) -> Markup {
     let period = dashboard.period.days();
     let title = format!("Freedom Fund: track record, {}", period_label(period));
     layout(
@@ -226,6 +253,7 @@ pub fn render(dashboard: &Dashboard, latest_entries: &[Entry]) -> Markup {
                 (strategies_section(dashboard))
                 (journal_section(dashboard))
                 (ledger_section(dashboard, latest_entries))
+                (verify_section(verification, dashboard.head.size))
                 (PreEscaped(FORMULAS_SECTION.as_str()))
             }
             footer {

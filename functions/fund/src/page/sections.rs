@@ -514,7 +514,7 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                 div.scroll {
                     table.entries {
                         caption { "Newest entries" }
-                        thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Leaf hash" } } }
+                        thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Leaf hash" } th scope="col" { "Proof" } } }
                         tbody {
                             @for entry in entries {
                                 @let record: Value = serde_json::from_str(&entry.canonical).unwrap_or(Value::Null);
@@ -524,6 +524,9 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                                     td { bdi { (text(&record, "strategyId").unwrap_or_default()) } " (" (text(&record, "mode").unwrap_or_default()) ")" }
                                     td { (date_time(text(&record, "asOf").unwrap_or_default())) }
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
+                                    td {
+                                        a href=(format!("{FUND_PATH}?view=proof&seq={}&format=tlog-proof", entry.seq)) aria-label=(format!("Inclusion proof of record {} (.tlog-proof)", entry.seq)) { ".tlog-proof" }
+                                    }
                                 }
                             }
                         }
@@ -534,6 +537,54 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                 li { a href=(format!("{FUND_PATH}?view=ledger")) { "The full ledger (JSON, paged)" } }
                 li { a href=(format!("{FUND_PATH}?view=contract")) { "The contract: schemas, rules, formulas" } }
                 li { a href=(format!("{FUND_PATH}?view=openapi")) { "OpenAPI 3.1 document" } }
+            }
+        }
+    }
+}
+
+// -------------------------------------------------------------- verify
+
+pub(super) fn verify_section(verification: &super::Verification, size: u64) -> Markup {
+    let first_bundle = (size > 0).then(|| {
+        let path = freedom_shared::tlog::tiles::TilePath {
+            kind: freedom_shared::tlog::tiles::TileKind::Entries,
+            index: 0,
+            partial: (size < 256).then_some(size as u16),
+        };
+        format!("/log/tile/{}", path.to_path())
+    });
+    html! {
+        section #verify aria-labelledby="verify-title" {
+            h2 #verify-title { "Verify this record" }
+            p {
+                "The ledger is a transparency log to the C2SP standard (the format of Go's checksum database and Certificate Transparency's static logs). "
+                "Its checkpoint, signed with the log's key, names the size and root hash of the whole tree; "
+                "tiles of hashes and records let anyone re-derive that root, and each record has an inclusion proof."
+            }
+            @match (&verification.checkpoint, &verification.verifier_key) {
+                (Some(checkpoint), Some(key)) => {
+                    p { "The checkpoint of the ledger shown on this page (" a href="/log/checkpoint" { "the current one" } "):" }
+                    pre.checkpoint { code { (checkpoint) } }
+                    p { "The log's verifier key (keep it; a checkpoint signed by any other key is not this log's):" }
+                    p { code.hash #verifier-key { (key) } }
+                }
+                _ => {
+                    p.note { "This deployment has no signing key configured, so it publishes no signed checkpoints: the tiles and proofs can be read, but nothing vouches for the root." }
+                }
+            }
+            p { "To check everything yourself, trusting only the verifier key:" }
+            pre { code { "freedom-verify <this site's URL> --key <verifier key> --state freedom-fund.state" } }
+            p {
+                "It checks the signature, re-derives every record's leaf and the root from the tiles, compares each record with the ledger, "
+                "and checks that the log still extends the checkpoint it kept last time. To check one record offline, save its "
+                code { ".tlog-proof" } " (the link beside each entry above) and the record, then run "
+                code { "freedom-verify proof <file> --key <verifier key> --record <record.json>" } "."
+            }
+            ul.links {
+                li { a href="/log/checkpoint" { "The signed checkpoint" } " (" (verification.origin) ")" }
+                @if let Some(bundle) = &first_bundle {
+                    li { a href=(bundle) { "The first entry bundle" } " (records; " code { "/log/tile/…" } ", c2sp.org/tlog-tiles)" }
+                }
             }
         }
     }

@@ -13,11 +13,12 @@
 //! index on `(kind, as_of_ns)` (decisions by time); `strategies(strategy_id,
 //! mode, latest_seq)`, kept by append, so the latest snapshot of every
 //! strategy is read without scanning history; `head(size, root,
-//! frontier)`; and `tile_hashes(level, position, hash)`, the hashes of the
-//! log's tiles (c2sp.org/tlog-tiles, height 8: tile `N` of a level is
-//! positions `256 N ..`), added by each append in its transaction for the
-//! nodes it completed. A ledger written before tiles were kept gets them at
-//! open, built from its leaves once.
+//! frontier)`; and `tiles(level, idx, hashes)`, the log's hash tiles
+//! (c2sp.org/tlog-tiles, height 8) as the served bytes: tile `idx` of a
+//! level holds the level's hashes `256 idx ..` concatenated, extended by
+//! each append in its transaction with the nodes it completed, so a proof
+//! reads one row per tile. A ledger written before tiles were kept gets
+//! them at open, built from its leaves once.
 
 use super::connection::{self, SharedConnection};
 use crate::merkle::{Digest, Frontier, Head};
@@ -67,11 +68,11 @@ CREATE TABLE IF NOT EXISTS head (
     root      BLOB    NOT NULL,
     frontier  BLOB    NOT NULL
 ) STRICT;
-CREATE TABLE IF NOT EXISTS tile_hashes (
-    level    INTEGER NOT NULL,
-    position INTEGER NOT NULL,
-    hash     BLOB    NOT NULL,
-    PRIMARY KEY (level, position)
+CREATE TABLE IF NOT EXISTS tiles (
+    level  INTEGER NOT NULL,
+    idx    INTEGER NOT NULL,
+    hashes BLOB    NOT NULL,
+    PRIMARY KEY (level, idx)
 ) WITHOUT ROWID, STRICT;
 ";
 
@@ -136,7 +137,7 @@ fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
     let head = read_head(&tx)?;
     let covered: i64 = tx
         .query_row(
-            "SELECT COALESCE(MAX(position) + 1, 0) FROM tile_hashes WHERE level = 0",
+            "SELECT COALESCE(MAX(idx * 256 + length(hashes) / 32), 0) FROM tiles WHERE level = 0",
             [],
             |r| r.get(0),
         )
@@ -148,8 +149,7 @@ fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
         leaves = head.size,
         "building the log's tiles from the ledger's leaves"
     );
-    tx.execute("DELETE FROM tile_hashes", [])
-        .map_err(unavailable)?;
+    tx.execute("DELETE FROM tiles", []).map_err(unavailable)?;
     let mut frontier = Frontier::empty();
     {
         let mut leaves = tx
@@ -176,8 +176,12 @@ fn extend_tiles(
     leaf: Digest,
 ) -> Result<(), StoreError> {
     let created = frontier.push_recording(leaf);
+    // `||` joins two blobs as text; the cast keeps the bytes as a blob.
     let mut statement = tx
-        .prepare_cached("INSERT INTO tile_hashes (level, position, hash) VALUES (?1, ?2, ?3)")
+        .prepare_cached(
+            "INSERT INTO tiles (level, idx, hashes) VALUES (?1, ?2, ?3)
+             ON CONFLICT (level, idx) DO UPDATE SET hashes = CAST(hashes || excluded.hashes AS BLOB)",
+        )
         .map_err(unavailable)?;
     for (height, hash) in created {
         if height % TILE_HEIGHT == 0 {
@@ -186,7 +190,7 @@ fn extend_tiles(
             statement
                 .execute(params![
                     i64::from(level),
-                    position as i64,
+                    (position / TILE_WIDTH) as i64,
                     hash.0.as_slice()
                 ])
                 .map_err(unavailable)?;
@@ -201,21 +205,18 @@ fn read_tiles(conn: &mut Connection, ids: &[TileId]) -> Result<TileRead, StoreEr
     let mut tiles = std::collections::BTreeMap::new();
     {
         let mut statement = tx
-            .prepare_cached(
-                "SELECT hash FROM tile_hashes WHERE level = ?1 AND position >= ?2 AND position < ?3
-                 ORDER BY position",
-            )
+            .prepare_cached("SELECT hashes FROM tiles WHERE level = ?1 AND idx = ?2")
             .map_err(unavailable)?;
         for id in ids {
-            let first = id.index.saturating_mul(TILE_WIDTH).min(i64::MAX as u64) as i64;
-            let end = first.saturating_add(TILE_WIDTH as i64);
-            let hashes = statement
-                .query_map(params![i64::from(id.level), first, end], |r| r.get(0))
-                .map_err(unavailable)?
-                .map(|hash| digest(hash.map_err(unavailable)?))
-                .collect::<Result<Vec<_>, _>>()?;
-            if !hashes.is_empty() {
-                tiles.insert(*id, hashes);
+            let Ok(index) = i64::try_from(id.index) else {
+                continue;
+            };
+            let bytes: Option<Vec<u8>> = statement
+                .query_row(params![i64::from(id.level), index], |r| r.get(0))
+                .optional()
+                .map_err(unavailable)?;
+            if let Some(bytes) = bytes {
+                tiles.insert(*id, hashes_of_tile(&bytes)?);
             }
         }
     }
@@ -257,6 +258,17 @@ fn read_head(conn: &Connection) -> Result<Head, StoreError> {
             root_hash: digest(root)?,
         }),
     }
+}
+
+/// A stored tile's bytes as its hashes.
+fn hashes_of_tile(bytes: &[u8]) -> Result<Vec<Digest>, StoreError> {
+    let (hashes, rest) = bytes.as_chunks::<32>();
+    if !rest.is_empty() || hashes.len() as u64 > TILE_WIDTH {
+        return Err(StoreError::Corrupt(
+            "a stored tile is not a whole number of hashes".into(),
+        ));
+    }
+    Ok(hashes.iter().map(|hash| Digest(*hash)).collect())
 }
 
 fn digest(bytes: Vec<u8>) -> Result<Digest, StoreError> {
@@ -644,7 +656,7 @@ mod tests {
         store.append_batch(candidates).await.unwrap();
         drop(store);
         let database = Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
-        database.execute("DELETE FROM tile_hashes", []).unwrap();
+        database.execute("DELETE FROM tiles", []).unwrap();
         drop(database);
         let reopened = SqliteLedgerStore::open(dir.path()).unwrap();
         crate::ports::conformance::assert_tiles_match_the_leaves(&reopened).await;
