@@ -42,20 +42,23 @@ def start(command, env, pattern, stream):
     raise SystemExit(f"{command[0]} did not start:\n{''.join(lines)}")
 
 
-def seed_one_record(base, document):
-    """Appends the document's own snapshot example, so the log has a tree
-    and the tile examples (`0/000.p/1`, `entries/000.p/1`) exist."""
+def seed_full_tiles(base, document):
+    """Appends 256 decisions (the document's own example, numbered), so the
+    log's first hash tile and entry bundle are full: the tile examples
+    (`0/000`, `entries/000`) then exist for the whole run, however many
+    records the run appends after them (a partial tile's width moves)."""
     with open(document) as source:
         operation = json.load(source)["paths"]["/api/freedom-fund"]["post"]
     examples = operation["requestBody"]["content"]["application/json"]["examples"]
-    request = urllib.request.Request(
-        f"{base}/api/freedom-fund", method="POST",
-        data=json.dumps(examples["snapshot"]["value"]).encode(),
-        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request) as answer:
-        if answer.status != 201:
-            raise SystemExit(f"seeding the log answered {answer.status}")
+    for number in range(256):
+        record = dict(examples["decision"]["value"], id=f"tile-seed-{number}")
+        request = urllib.request.Request(
+            f"{base}/api/freedom-fund", method="POST", data=json.dumps(record).encode(),
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request) as answer:
+            if answer.status != 201:
+                raise SystemExit(f"seeding the log answered {answer.status}")
 
 
 def main():
@@ -96,7 +99,7 @@ def main():
             with urllib.request.urlopen(f"{base}/api/freedom-fund?view=openapi") as answer:
                 with open(document, "wb") as out:
                     out.write(answer.read())
-            seed_one_record(base, document)
+            seed_full_tiles(base, document)
             run = subprocess.run(
                 ["schemathesis", "--config-file", os.path.join(HERE, "schemathesis.toml"),
                  "run", document, "--url", base, "--checks", "all",

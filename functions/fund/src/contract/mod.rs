@@ -84,7 +84,7 @@ fn endpoint(operation: &Operation) -> Value {
                     .map(|p| {
                         (
                             p.name.to_owned(),
-                            json!({"description": p.description, "schema": (p.schema)()}),
+                            json!({"description": p.description, "required": p.required, "schema": (p.schema)()}),
                         )
                     })
                     .collect();

@@ -66,6 +66,9 @@ fn fund_query() -> Value {
                     object.insert("description".into(), json!(param.description));
                 }
                 properties.insert(param.name.into(), schema);
+                if param.required {
+                    required.push(param.name);
+                }
             }
             json!({
                 "title": format!("{:?}", view),
@@ -83,7 +86,7 @@ fn fund_query() -> Value {
 }
 
 fn query_param(param: &super::views::Param) -> Value {
-    json!({"name": param.name, "in": "query", "required": false,
+    json!({"name": param.name, "in": "query", "required": param.required,
            "description": param.description, "schema": (param.schema)()})
 }
 
@@ -203,8 +206,8 @@ fn parameters(operation: &Operation) -> Vec<Value> {
             "description": "the tile's path after tile/ (it holds slashes): <L>/<N>[.p/<W>] or entries/<N>[.p/<W>], N as x001/x234/067",
             "schema": {"type": "string", "pattern": freedom_shared::tlog::tiles::PATH_PATTERN},
             "examples": {
-                "hashes": {"summary": "the first hash tile, partial at one leaf", "value": "0/000.p/1"},
-                "entries": {"summary": "the first entry bundle, partial at one entry", "value": "entries/000.p/1"}
+                "hashes": {"summary": "the first hash tile (full once the log has 256 records)", "value": "0/000"},
+                "entries": {"summary": "the first entry bundle (full once the log has 256 records)", "value": "entries/000"}
             }
         })],
         _ => Vec::new(),

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 pub struct Param {
     /// Its name in the query.
     pub name: &'static str,
+    /// Whether the view needs it (a missing one is 400 `invalid_query`).
+    pub required: bool,
     /// What it does.
     pub description: &'static str,
     /// Its JSON Schema (query values are strings on the wire; numbers are
@@ -23,6 +25,7 @@ pub struct Param {
 /// The dashboard's period (also the page's, at `/`).
 pub const PERIOD: Param = Param {
     name: "period",
+    required: false,
     description: "the window in trading days (Monday to Friday by UTC date)",
     schema: || json!({"type": "integer", "enum": PERIODS, "default": DEFAULT_PERIOD}),
 };
@@ -30,26 +33,31 @@ pub const PERIOD: Param = Param {
 const LEDGER_PARAMS: [Param; 5] = [
     Param {
         name: "limit",
+        required: false,
         description: "most entries on the page (a page also stops before 1 MiB of body)",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT, "default": DEFAULT_PAGE_LIMIT}),
     },
     Param {
         name: "before",
+        required: false,
         description: "the cursor: only entries with a smaller seq (a page's `next`)",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
     Param {
         name: "strategyId",
+        required: false,
         description: "only this strategy's records",
         schema: || identifier_schema("a strategy id"),
     },
     Param {
         name: "type",
+        required: false,
         description: "only records of this type",
         schema: || json!({"enum": [RecordKind::Snapshot.as_str(), RecordKind::Decision.as_str()]}),
     },
     Param {
         name: "mode",
+        required: false,
         description: "only records in this mode",
         schema: || json!({"enum": [Mode::Live.as_str(), Mode::Paper.as_str()]}),
     },
@@ -58,16 +66,19 @@ const LEDGER_PARAMS: [Param; 5] = [
 const PROOF_PARAMS: [Param; 3] = [
     Param {
         name: "seq",
-        description: "required: the record's sequence number (1 to the tree's size)",
+        required: true,
+        description: "the record's sequence number (1 to the tree's size)",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
     Param {
         name: "size",
+        required: false,
         description: "the tree the proof is for (default: the head); at most the head's size",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
     Param {
         name: "format",
+        required: false,
         description: "json (default), or tlog-proof for a c2sp.org/tlog-proof file (text/plain)",
         schema: || json!({"enum": crate::transparency::PROOF_FORMATS, "default": "json"}),
     },
@@ -76,11 +87,13 @@ const PROOF_PARAMS: [Param; 3] = [
 const CONSISTENCY_PARAMS: [Param; 2] = [
     Param {
         name: "from",
-        description: "required: the older tree size (0 to the newer)",
+        required: true,
+        description: "the older tree size (0 to the newer)",
         schema: || json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
     },
     Param {
         name: "to",
+        required: false,
         description: "the newer tree size (default: the head); at most the head's size",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
