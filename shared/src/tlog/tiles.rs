@@ -128,12 +128,15 @@ impl TilePath {
         hashes.saturating_sub(first).min(TILE_WIDTH)
     }
 
-    /// Whether a tree of `size` leaves has this tile, at this width.
+    /// Whether a tree of `size` leaves has this tile at this width: a full
+    /// tile once it is full; a partial one of any width up to the tile's
+    /// width at `size` (a narrower one is an older tree's, the same first
+    /// hashes, which a reader holding an older checkpoint asks for).
     pub fn exists_in(&self, size: u64) -> bool {
         let width = self.width_in(size);
         match self.partial {
             None => width == TILE_WIDTH,
-            Some(w) => width == u64::from(w),
+            Some(w) => u64::from(w) <= width,
         }
     }
 
@@ -295,6 +298,10 @@ mod tests {
         assert!(tile(2, 0, Some(1)).exists_in(size));
         assert!(!tile(2, 0, Some(2)).exists_in(size));
         assert!(!tile(3, 0, Some(1)).exists_in(size));
+        // Narrower partial tiles are older trees'; wider ones do not exist.
+        assert!(tile(0, 273, Some(111)).exists_in(size));
+        assert!(!tile(0, 273, Some(113)).exists_in(size));
+        assert!(tile(0, 272, Some(255)).exists_in(size));
         // 256 leaves: a full level-0 tile and a level-1 tile of width 1.
         assert!(tile(0, 0, None).exists_in(256) && tile(1, 0, Some(1)).exists_in(256));
     }
