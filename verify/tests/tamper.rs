@@ -94,6 +94,17 @@ fn discrepancy(result: Result<String, Failure>) -> String {
     }
 }
 
+/// What freedom-verify, holding key 1 and no state, says of a log of
+/// `candidates` signed with `signing` and served through `tamper`.
+async fn discrepancy_in(
+    candidates: Vec<Candidate>,
+    signing: SigningKey,
+    tamper: Option<Tamper>,
+) -> String {
+    let running = serve(candidates, signing, tamper).await;
+    discrepancy(verify(&running, key(1), None).await)
+}
+
 fn flip_byte(at: usize) -> impl Fn(Vec<u8>) -> Vec<u8> {
     move |mut bytes| {
         bytes[at] ^= 1;
@@ -131,8 +142,7 @@ async fn a_changed_hash_tile_is_caught() {
         path_and_query_prefix: "/log/tile/0/000",
         change: |b| flip_byte(40)(b),
     };
-    let running = serve(records("d", 300), key(1), Some(tamper)).await;
-    let line = discrepancy(verify(&running, key(1), None).await);
+    let line = discrepancy_in(records("d", 300), key(1), Some(tamper)).await;
     assert!(line.contains("hash tile 0/000 differs"), "{line}");
 }
 
@@ -142,8 +152,7 @@ async fn a_changed_entry_is_caught() {
         path_and_query_prefix: "/log/tile/entries/001",
         change: |b| flip_byte(30)(b),
     };
-    let running = serve(records("d", 300), key(1), Some(tamper)).await;
-    let line = discrepancy(verify(&running, key(1), None).await);
+    let line = discrepancy_in(records("d", 300), key(1), Some(tamper)).await;
     assert!(
         line.contains("do not hash to the checkpoint's root"),
         "{line}"
@@ -178,15 +187,13 @@ async fn a_ledger_view_showing_another_record_is_caught() {
                 .into_bytes()
         },
     };
-    let running = serve(records("d", 40), key(1), Some(tamper)).await;
-    let line = discrepancy(verify(&running, key(1), None).await);
+    let line = discrepancy_in(records("d", 40), key(1), Some(tamper)).await;
     assert_eq!(line, "record 4 in the ledger view is not the logged entry");
 }
 
 #[tokio::test]
 async fn a_checkpoint_signed_by_another_key_is_caught() {
-    let running = serve(records("d", 10), key(2), None).await;
-    let line = discrepancy(verify(&running, key(1), None).await);
+    let line = discrepancy_in(records("d", 10), key(2), None).await;
     assert!(line.starts_with("the checkpoint does not verify"), "{line}");
 }
 
