@@ -28,7 +28,7 @@ use freedom_shared::merkle::{Digest, Head, leaf_hash};
 use freedom_shared::tlog::Log;
 use freedom_shared::tlog::checkpoint::CheckpointSigner;
 use freedom_shared::tlog::note::SigningKey;
-use freedom_shared::tlog::proof::{self, TileHashes, TlogProof};
+use freedom_shared::tlog::proof::{self, TileHashes, TilePlan, TlogProof};
 use freedom_shared::tlog::tiles::tiles_of;
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -111,8 +111,13 @@ fn proof_computation(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("inclusion", total), &tiles, |b, tiles| {
             b.iter(|| {
                 let seq = moving(&counter, total, 1);
-                let plan = proof::inclusion_tiles(seq - 1, total).unwrap();
-                let read: BTreeMap<_, _> = plan.iter().map(|id| (*id, tiles[id].clone())).collect();
+                let mut plan = TilePlan::default();
+                proof::inclusion(&mut plan, seq - 1, total).unwrap();
+                let read: BTreeMap<_, _> = plan
+                    .tiles()
+                    .iter()
+                    .map(|id| (*id, tiles[id].clone()))
+                    .collect();
                 proof::inclusion(&mut TileHashes::new(&read), seq - 1, total).unwrap()
             })
         });

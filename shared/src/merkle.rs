@@ -229,11 +229,11 @@ impl Frontier {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// transparency-dev/merkle testonly vectors (RFC 6962 reference leaves).
-    const LEAVES: [&str; 8] = [
+    pub(crate) const LEAVES: [&str; 8] = [
         "",
         "00",
         "10",

@@ -263,31 +263,20 @@ async fn a_tlog_proof_verifies_offline_for_its_record_only() {
     std::fs::write(&record_file, &pretty).unwrap();
     let binary = env!("CARGO_BIN_EXE_freedom-verify");
     let verifier_text = key(1).verifier().to_text();
-    let run = |args: Vec<String>| {
+    let check_offline = || {
         std::process::Command::new(binary)
-            .args(args)
+            .arg("proof")
+            .arg(&proof_file)
+            .args(["--key", &verifier_text, "--record"])
+            .arg(&record_file)
             .output()
             .unwrap()
     };
-    let ok = run(vec![
-        "proof".into(),
-        proof_file.display().to_string(),
-        "--key".into(),
-        verifier_text.clone(),
-        "--record".into(),
-        record_file.display().to_string(),
-    ]);
+    let ok = check_offline();
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&ok.stdout).lines().count(), 1);
     std::fs::write(&record_file, other).unwrap();
-    let failed = run(vec![
-        "proof".into(),
-        proof_file.display().to_string(),
-        "--key".into(),
-        verifier_text.clone(),
-        "--record".into(),
-        record_file.display().to_string(),
-    ]);
+    let failed = check_offline();
     assert_eq!(failed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&failed.stderr).starts_with("FAILED: "));
     let online = tokio::task::spawn_blocking(move || {

@@ -125,9 +125,8 @@ pub const PROOF_FORMATS: [&str; 2] = ["json", "tlog-proof"];
 
 /// `?view=proof&seq=N[&size=M][&format=json|tlog-proof]`.
 pub(crate) async fn proof(state: &AppState, params: &QueryParams) -> Result<Response, ApiError> {
-    let seq = positive(params, "seq")?.ok_or_else(|| {
-        ApiError::invalid_query("seq", "seq is required: the record's sequence number")
-    })?;
+    // Required: `View::parse` refused a query without it.
+    let seq = positive(params, "seq")?.unwrap_or_default();
     let size = positive(params, "size")?;
     let tlog_proof = match params.get("format") {
         None | Some("json") => false,
@@ -176,7 +175,7 @@ pub(crate) async fn consistency(
             })
         })
         .transpose()?
-        .ok_or_else(|| ApiError::invalid_query("from", "from is required: the older tree size"))?;
+        .unwrap_or_default(); // required: `View::parse` refused a query without it
     let to = positive(params, "to")?;
     let (proof, checkpoint) = state
         .log

@@ -417,20 +417,6 @@ fn subproof(
     Ok(())
 }
 
-/// The tiles an inclusion proof of `leaf_index` in `tree_size` reads.
-pub fn inclusion_tiles(leaf_index: u64, tree_size: u64) -> Result<Vec<TileId>, ProofError> {
-    let mut plan = TilePlan::default();
-    inclusion(&mut plan, leaf_index, tree_size)?;
-    Ok(plan.tiles())
-}
-
-/// The tiles a consistency proof from `from` to `to` reads.
-pub fn consistency_tiles(from: u64, to: u64) -> Result<Vec<TileId>, ProofError> {
-    let mut plan = TilePlan::default();
-    consistency(&mut plan, from, to)?;
-    Ok(plan.tiles())
-}
-
 /// RFC 9162 §2.1.3.2: whether `path` proves leaf `leaf_index` with hash
 /// `leaf` in the tree of `tree_size` leaves with root `root`.
 pub fn verify_inclusion(
@@ -623,6 +609,18 @@ mod tests {
 
     fn leaves(n: u64) -> Vec<Digest> {
         (0..n).map(|i| leaf_hash(&i.to_be_bytes())).collect()
+    }
+
+    fn inclusion_tiles(leaf_index: u64, tree_size: u64) -> Result<Vec<TileId>, ProofError> {
+        let mut plan = TilePlan::default();
+        inclusion(&mut plan, leaf_index, tree_size)?;
+        Ok(plan.tiles())
+    }
+
+    fn consistency_tiles(from: u64, to: u64) -> Result<Vec<TileId>, ProofError> {
+        let mut plan = TilePlan::default();
+        consistency(&mut plan, from, to)?;
+        Ok(plan.tiles())
     }
 
     /// One proof through a [`SubtreeMemo`], as `Log` computes it: the
@@ -877,19 +875,10 @@ mod tests {
     /// over the RFC 6962 test leaves.
     #[test]
     fn the_published_proof_vectors_are_reproduced() {
-        let leaves: Vec<Digest> = [
-            "",
-            "00",
-            "10",
-            "2021",
-            "3031",
-            "40414243",
-            "5051525354555657",
-            "606162636465666768696a6b6c6d6e6f",
-        ]
-        .iter()
-        .map(|h| leaf_hash(&hex::decode(h).unwrap()))
-        .collect();
+        let leaves: Vec<Digest> = crate::merkle::tests::LEAVES
+            .iter()
+            .map(|h| leaf_hash(&hex::decode(h).unwrap()))
+            .collect();
         let tiles = tiles_of(&leaves);
         let hashes = |list: &[&str]| -> Vec<Digest> {
             list.iter().map(|h| Digest::from_hex(h).unwrap()).collect()

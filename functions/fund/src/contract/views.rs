@@ -196,6 +196,17 @@ impl View {
         if view.name().is_some() {
             allowed.push("view");
         }
-        Ok((view, QueryParams::parse(query, &allowed)?))
+        let params = QueryParams::parse(query, &allowed)?;
+        if let Some(missing) = view
+            .params()
+            .iter()
+            .find(|p| p.required && params.get(p.name).is_none())
+        {
+            return Err(ApiError::invalid_query(
+                missing.name,
+                format!("{} is required: {}", missing.name, missing.description),
+            ));
+        }
+        Ok((view, params))
     }
 }
