@@ -10,13 +10,17 @@ use freedom_testkit::moto::MotoServer;
 use serde_json::json;
 
 /// The sink for `bus` on `moto`, configured as the default chain would be
-/// from the variables [`MotoServer::env`] gives a process.
+/// from the variables [`MotoServer::env`] gives a process. moto delivers
+/// each event to its SQS target in about 0.3 s, so a batch of 10 takes
+/// about 3 s there: the test gives each call far longer than production's
+/// `PUBLISH_TIMEOUT`.
 async fn sink(moto: &MotoServer, bus: &str) -> EventBridgeSink {
     let loader = aws_config::defaults(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))
         .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
         .endpoint_url(moto.endpoint());
     EventBridgeSink::new(&sdk_config(loader).await, bus)
+        .with_publish_timeout(std::time::Duration::from_secs(60))
 }
 
 #[tokio::test]
