@@ -47,6 +47,7 @@ expected = {
     ("FundFunction", "POST", "/api/freedom-fund"),
     ("FundFunction", "GET", "/log/checkpoint"),
     ("FundFunction", "GET", "/log/tile/{proxy+}"),
+    ("FundFunction", "GET", "/feed.atom"),
     ("ScannerFunction", "GET", "/api/freedom-scanner"),
     ("ScannerFunction", "POST", "/api/freedom-scanner"),
 }

@@ -24,6 +24,8 @@
 //! - [`analytics`]: the dashboard's formulas as pure functions (TWR net of
 //!   flows, drawdown, volatility, Sharpe, Sortino, the trading-day window).
 //! - [`dashboard`]: the dashboard read model: period, window, response, cache.
+//! - [`export`]: a series' every snapshot as CSV or JSON pages, and the
+//!   Atom feed of the latest decisions.
 //! - [`scan`]: the scanner's domain: checks, fixed paper experiments, state
 //!   and report.
 //! - [`config`]: configuration from the environment, secrets wrapped.
@@ -50,6 +52,7 @@ pub mod clock;
 pub mod config;
 pub mod dashboard;
 pub mod errors;
+pub mod export;
 pub mod json;
 pub mod ledger;
 pub mod merkle;

@@ -13,8 +13,11 @@
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
 //! - [`transparency`]: the ledger as a C2SP transparency log: the signed
 //!   checkpoint and the tiles under `/log`, and the proof views.
+//! - [`exports`]: a series as CSV or JSON pages (`view=series`) and the
+//!   Atom feed of decisions (`/feed.atom`).
 
 pub mod contract;
+pub mod exports;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod page;
@@ -91,7 +94,9 @@ impl AppState {
 /// scanner's on one local port).
 pub fn routes(state: AppState) -> Router {
     freedom_shared::web::catch_panics(
-        routes::router(state.clone()).merge(transparency::router(state)),
+        routes::router(state.clone())
+            .merge(transparency::router(state.clone()))
+            .merge(exports::router(state)),
     )
 }
 

@@ -2,7 +2,8 @@
 //!
 //! `GET /api/freedom-fund` picks a view from the query: no `view` → the
 //! dashboard (`period`), `view=ledger`, `view=contract`, `view=openapi`,
-//! `view=proof`, `view=consistency` (the last two in [`crate::transparency`]).
+//! `view=proof`, `view=consistency` (these two in [`crate::transparency`]),
+//! `view=series` (in [`crate::exports`]).
 //! Each view accepts only its own parameters. `POST /api/freedom-fund`
 //! appends one record: writes enabled → bearer token → no query → JSON
 //! content type → size → the ledger's own checks.
@@ -79,6 +80,7 @@ async fn read(
         View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
         View::Proof => crate::transparency::proof(&state, &params).await,
         View::Consistency => crate::transparency::consistency(&state, &params).await,
+        View::Series => crate::exports::series(&state, &params, &headers).await,
     }
 }
 

@@ -145,7 +145,7 @@ async fn the_chart_draws_one_curve_per_strategy_live_solid_and_paper_dashed() {
     }
     assert_eq!(chart.matches("<path class=\"curve").count(), 5);
     assert!(
-        chart.contains("<title id=\"chart-svg-title\">"),
+        chart.contains("<title id=\"growth-svg-title\">"),
         "the chart has an accessible name"
     );
 }
@@ -153,14 +153,20 @@ async fn the_chart_draws_one_curve_per_strategy_live_solid_and_paper_dashed() {
 #[tokio::test]
 async fn the_period_switch_links_every_period_and_marks_the_current_one() {
     let app = sample().await;
-    for (period, label) in [(21, "1M"), (63, "3M"), (126, "6M"), (252, "1Y")] {
+    for (period, label, title) in [
+        ("21", "1M", "21 trading days"),
+        ("63", "3M", "63 trading days"),
+        ("126", "6M", "126 trading days"),
+        ("252", "1Y", "252 trading days"),
+        ("all", "All", "since inception"),
+    ] {
         let (status, _, html) = send(&app.router, get(&format!("/?period={period}"))).await;
         assert_eq!(status, StatusCode::OK);
         assert!(html.contains(&format!(
-            "<a href=\"/?period={period}\" aria-current=\"page\" title=\"{period} trading days\">{label}</a>"
+            "<a href=\"/?period={period}\" aria-current=\"page\" title=\"{title}\">{label}</a>"
         )));
         assert_eq!(html.matches("aria-current=\"page\"").count(), 1);
-        for other in [21, 63, 126, 252] {
+        for other in ["21", "63", "126", "252", "all"] {
             assert!(html.contains(&format!("href=\"/?period={other}\"")));
         }
     }

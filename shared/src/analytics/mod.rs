@@ -19,7 +19,7 @@
 //! every `f64` result passes through `finite`, so no record the parser
 //! accepts can make a metric panic, overflow or print as NaN.
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
+use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
@@ -138,15 +138,98 @@ pub fn max_drawdown(index: &[f64]) -> Option<f64> {
 /// Daily returns: the interval returns chained within each UTC date (an
 /// interval belongs to the date of its ending valuation), in date order.
 pub fn daily_returns(series: &[Valuation], returns: &[f64]) -> Vec<f64> {
-    let mut days: Vec<(NaiveDate, f64)> = Vec::new();
+    chained_by(series, returns, |at| at.date_naive())
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// The interval returns chained within each group `group_of` assigns (an
+/// interval belongs to the group of its ending valuation), in order: the
+/// return of each day, month or year that holds at least one interval.
+fn chained_by<K: PartialEq>(
+    series: &[Valuation],
+    returns: &[f64],
+    group_of: impl Fn(DateTime<Utc>) -> K,
+) -> Vec<(K, f64)> {
+    let mut groups: Vec<(K, f64)> = Vec::new();
     for (valuation, r) in series.iter().skip(1).zip(returns) {
-        let date = valuation.at.date_naive();
-        match days.last_mut() {
-            Some((last, growth)) if *last == date => *growth *= 1.0 + r,
-            _ => days.push((date, 1.0 + r)),
+        let group = group_of(valuation.at);
+        match groups.last_mut() {
+            Some((last, growth)) if *last == group => *growth *= 1.0 + r,
+            _ => groups.push((group, 1.0 + r)),
         }
     }
-    days.into_iter().map(|(_, growth)| growth - 1.0).collect()
+    groups
+        .into_iter()
+        .map(|(group, growth)| (group, growth - 1.0))
+        .collect()
+}
+
+/// A UTC calendar month, `(year, month)` with month 1 to 12.
+pub type Month = (i32, u32);
+
+/// The TWR of each UTC calendar month that holds an interval (the first
+/// from the baseline), in order (DESIGN.md `monthly`).
+pub fn monthly_returns(series: &[Valuation], returns: &[f64]) -> Vec<(Month, f64)> {
+    chained_by(series, returns, |at| (at.year(), at.month()))
+}
+
+/// The TWR of each UTC calendar year that holds an interval, in order
+/// (DESIGN.md `yearly`).
+pub fn yearly_returns(series: &[Valuation], returns: &[f64]) -> Vec<(i32, f64)> {
+    chained_by(series, returns, |at| at.year())
+}
+
+/// The drawdown at each point of a growth index: index / running peak − 1
+/// (0 at a new peak, negative below it), for the underwater chart.
+pub fn underwater(index: &[f64]) -> Vec<f64> {
+    let mut peak = f64::NEG_INFINITY;
+    index
+        .iter()
+        .map(|&level| {
+            peak = peak.max(level);
+            if peak > 0.0 { level / peak - 1.0 } else { 0.0 }
+        })
+        .collect()
+}
+
+/// The longest drawdown in calendar days (by UTC date): from the instant
+/// the growth index set a peak to the first valuation at or above that
+/// peak again, or to the latest valuation when it has not recovered. 0 when
+/// the index never fell; `None` for fewer than two points. `at` and
+/// `index` are parallel.
+pub fn longest_drawdown_days(at: &[DateTime<Utc>], index: &[f64]) -> Option<i64> {
+    if index.len() < 2 || at.len() != index.len() {
+        return None;
+    }
+    let days =
+        |from: DateTime<Utc>, to: DateTime<Utc>| (to.date_naive() - from.date_naive()).num_days();
+    let mut longest = 0;
+    let mut peak = (at[0], index[0]);
+    let mut under = false;
+    for (&when, &level) in at.iter().zip(index) {
+        if level >= peak.1 {
+            if under {
+                longest = longest.max(days(peak.0, when));
+                under = false;
+            }
+            peak = (when, level);
+        } else {
+            under = true;
+        }
+    }
+    if under {
+        longest = longest.max(days(peak.0, at[at.len() - 1]));
+    }
+    Some(longest)
+}
+
+/// The Calmar ratio: annualised return / |max drawdown|; `None` unless both
+/// are defined and the drawdown is below 0.
+pub fn calmar(annualized_return: Option<f64>, max_drawdown: Option<f64>) -> Option<f64> {
+    let drawdown = max_drawdown.filter(|d| *d < 0.0)?;
+    finite(annualized_return? / drawdown.abs())
 }
 
 fn mean(values: &[f64]) -> f64 {
@@ -223,10 +306,26 @@ pub struct Metrics {
     pub sharpe: Option<f64>,
     /// Sortino ratio.
     pub sortino: Option<f64>,
+    /// Annualised return / |max drawdown|.
+    pub calmar: Option<f64>,
+    /// The best daily return.
+    pub best_day: Option<f64>,
+    /// The worst daily return.
+    pub worst_day: Option<f64>,
+    /// The drawdown at the latest valuation (≤ 0).
+    pub current_drawdown: Option<f64>,
+    /// The longest drawdown in calendar days, recovered or not.
+    pub longest_drawdown_days: Option<i64>,
     /// Number of intervals (snapshots after the baseline).
     pub intervals: usize,
     /// The growth index at each valuation (`None` when returns are undefined).
     pub index: Vec<Option<f64>>,
+    /// The drawdown at each valuation (`None` when returns are undefined).
+    pub underwater: Vec<Option<f64>>,
+    /// Each calendar month's TWR (empty when returns are undefined).
+    pub monthly: Vec<(Month, Option<f64>)>,
+    /// Each calendar year's TWR (empty when returns are undefined).
+    pub yearly: Vec<(i32, Option<f64>)>,
 }
 
 /// Computes every metric for `series` (baseline first).
@@ -258,29 +357,59 @@ pub fn metrics(series: &[Valuation]) -> Metrics {
             volatility: None,
             sharpe: None,
             sortino: None,
+            calmar: None,
+            best_day: None,
+            worst_day: None,
+            current_drawdown: None,
+            longest_drawdown_days: None,
             intervals,
             index: series
                 .iter()
                 .enumerate()
                 .map(|(i, _)| (i == 0).then_some(1.0))
                 .collect(),
+            underwater: series
+                .iter()
+                .enumerate()
+                .map(|(i, _)| (i == 0).then_some(0.0))
+                .collect(),
+            monthly: Vec::new(),
+            yearly: Vec::new(),
         };
     };
     let twr = time_weighted_return(&returns);
     let index = growth_index(&returns);
     let daily = daily_returns(series, &returns);
     let span = trading_days_between(series[0].at, series[series.len() - 1].at);
+    let annualized = annualized_return(twr, span);
+    let max_drawdown = max_drawdown(&index);
+    let underwater = underwater(&index);
+    let instants: Vec<DateTime<Utc>> = series.iter().map(|v| v.at).collect();
     Metrics {
         twr,
-        annualized_return: annualized_return(twr, span),
+        annualized_return: annualized,
         pnl,
         net_flows,
-        max_drawdown: max_drawdown(&index),
+        max_drawdown,
         volatility: volatility(&daily),
         sharpe: sharpe(&daily),
         sortino: sortino(&daily),
+        calmar: calmar(annualized, max_drawdown),
+        best_day: daily.iter().copied().reduce(f64::max).and_then(finite),
+        worst_day: daily.iter().copied().reduce(f64::min).and_then(finite),
+        current_drawdown: underwater.last().copied().and_then(finite),
+        longest_drawdown_days: longest_drawdown_days(&instants, &index),
         intervals,
+        monthly: monthly_returns(series, &returns)
+            .into_iter()
+            .map(|(month, r)| (month, finite(r)))
+            .collect(),
+        yearly: yearly_returns(series, &returns)
+            .into_iter()
+            .map(|(year, r)| (year, finite(r)))
+            .collect(),
         index: index.into_iter().map(finite).collect(),
+        underwater: underwater.into_iter().map(finite).collect(),
     }
 }
 

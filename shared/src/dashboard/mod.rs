@@ -30,15 +30,35 @@ pub const DEFAULT_PERIOD: u32 = 63;
 pub const UNIT: &str = "tradingDays";
 /// Most decisions a dashboard lists (newest first).
 pub const MAX_DECISIONS: usize = 200;
+/// Beyond this many points a chart series is thinned to the last point of
+/// each UTC day (with the baseline kept); the metrics never are.
+pub const MAX_CHART_POINTS: usize = 500;
 
-/// A dashboard period: a count of trading days, one of [`PERIODS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct Period(u32);
+/// The `period` value that selects the record since inception.
+pub const ALL: &str = "all";
 
-/// A `period` that is not one of [`PERIODS`].
+/// A dashboard period: a count of trading days, one of [`PERIODS`], or the
+/// whole record since inception ([`ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Period {
+    /// The latest N trading days.
+    TradingDays(u32),
+    /// Since inception: each series from its first snapshot.
+    All,
+}
+
+impl Serialize for Period {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Period::TradingDays(days) => serializer.serialize_u32(*days),
+            Period::All => serializer.serialize_str(ALL),
+        }
+    }
+}
+
+/// A `period` that is neither one of [`PERIODS`] nor [`ALL`].
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("period must be one of 21, 63, 126, 252 (trading days); the default is 63")]
+#[error("period must be one of 21, 63, 126, 252 (trading days) or all; the default is 63")]
 pub struct InvalidPeriod;
 
 #[cfg(feature = "schema")]
@@ -49,8 +69,11 @@ impl schemars::JsonSchema for Period {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "type": "integer", "enum": PERIODS,
-            "description": "Trading days (Monday to Friday by UTC date)."
+            "oneOf": [
+                {"type": "integer", "enum": PERIODS,
+                 "description": "Trading days (Monday to Friday by UTC date)."},
+                {"const": ALL, "description": "Since inception."}
+            ]
         })
     }
 }
@@ -62,22 +85,45 @@ fn trading_days_unit(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl Period {
+    /// Every period, in the order the page offers them.
+    pub const ALL_PERIODS: [Period; 5] = [
+        Period::TradingDays(PERIODS[0]),
+        Period::TradingDays(PERIODS[1]),
+        Period::TradingDays(PERIODS[2]),
+        Period::TradingDays(PERIODS[3]),
+        Period::All,
+    ];
+
     /// Parses the query value; `None` gives the default.
     pub fn parse(value: Option<&str>) -> Result<Period, InvalidPeriod> {
         let Some(text) = value else {
-            return Ok(Period(DEFAULT_PERIOD));
+            return Ok(Period::TradingDays(DEFAULT_PERIOD));
         };
+        if text == ALL {
+            return Ok(Period::All);
+        }
         let days: u32 = text.parse().map_err(|_| InvalidPeriod)?;
         if PERIODS.contains(&days) && text == days.to_string() {
-            Ok(Period(days))
+            Ok(Period::TradingDays(days))
         } else {
             Err(InvalidPeriod)
         }
     }
 
-    /// Number of trading days.
-    pub fn days(self) -> u32 {
-        self.0
+    /// Number of trading days; `None` for since inception.
+    pub fn days(self) -> Option<u32> {
+        match self {
+            Period::TradingDays(days) => Some(days),
+            Period::All => None,
+        }
+    }
+
+    /// The query value that selects it (`63`, `all`).
+    pub fn query_value(self) -> String {
+        match self {
+            Period::TradingDays(days) => days.to_string(),
+            Period::All => ALL.to_owned(),
+        }
     }
 }
 
@@ -137,6 +183,9 @@ impl<V: Clone> PeriodCache<V> {
 #[derive(Debug, Default)]
 pub struct Dashboards {
     latest: PeriodCache<Cached>,
+    /// The ledger's first record's `asOf`, once there is one: it never
+    /// changes, so it is read once per process.
+    inception: Mutex<Option<(String, DateTime<Utc>)>>,
 }
 
 impl Dashboards {
@@ -151,12 +200,41 @@ impl Dashboards {
         if let Some((view, json)) = self.latest.get(&head.root_hash, period) {
             return Ok(RenderedDashboard { head, view, json });
         }
-        let dashboard = compute(store, period, head, latest.entries).await?;
+        let inception = self.inception(store, head).await?;
+        let dashboard = compute(store, period, head, latest.entries, inception).await?;
         let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
         let view = Arc::new(dashboard);
         self.latest
             .put(head.root_hash, period, (Arc::clone(&view), json.clone()));
         Ok(RenderedDashboard { head, view, json })
+    }
+
+    /// The ledger's first record's `asOf` (read once, then remembered).
+    async fn inception(
+        &self,
+        store: &dyn LedgerStore,
+        head: Head,
+    ) -> Result<Option<(String, DateTime<Utc>)>, StoreError> {
+        if let Some(known) = self
+            .inception
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Ok(Some(known));
+        }
+        if head.size == 0 {
+            return Ok(None);
+        }
+        let run = store.entry_run(1, 1).await?;
+        let Some(first) = run.entries.first() else {
+            return Ok(None);
+        };
+        let record = Record::from_canonical(&first.canonical).map_err(|e| corrupt(first, e))?;
+        let as_of = &record.header().as_of;
+        let known = (as_of.as_str().to_owned(), as_of.instant());
+        *self.inception.lock().unwrap_or_else(|p| p.into_inner()) = Some(known.clone());
+        Ok(Some(known))
     }
 }
 
@@ -168,6 +246,18 @@ pub struct Window {
     pub start: Option<String>,
     /// The fund's latest snapshot instant (RFC 3339, UTC), or null.
     pub end: Option<String>,
+}
+
+/// Where the record starts and how old it is.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Inception {
+    /// The `asOf` of the ledger's first record (seq 1).
+    pub as_of: String,
+    /// Calendar days (by UTC date) from it to the window's end (the fund's
+    /// latest snapshot); null before the first snapshot.
+    pub age_days: Option<i64>,
 }
 
 /// A valuation point shown in the response.
@@ -250,8 +340,66 @@ pub struct MetricsView {
     pub sharpe: Option<f64>,
     /// Sortino ratio.
     pub sortino: Option<f64>,
+    /// annualizedReturn / |maxDrawdown|; null unless both are defined and
+    /// maxDrawdown < 0.
+    pub calmar: Option<f64>,
+    /// The best daily return.
+    pub best_day: Option<f64>,
+    /// The worst daily return.
+    pub worst_day: Option<f64>,
+    /// The drawdown at the latest snapshot (growth index / running peak − 1).
+    pub current_drawdown: Option<f64>,
+    /// The longest drawdown in calendar days: from a peak of the growth
+    /// index to its recovery, or to the latest snapshot if not recovered.
+    pub longest_drawdown_days: Option<i64>,
     /// Number of intervals after the baseline.
     pub intervals: usize,
+}
+
+/// One calendar month's return.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MonthReturn {
+    /// The UTC calendar month, `YYYY-MM`.
+    pub month: String,
+    /// The TWR chained over the month's intervals (the first month from the
+    /// baseline).
+    #[serde(rename = "return")]
+    pub r#return: Option<f64>,
+}
+
+/// One calendar year's return.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct YearReturn {
+    /// The UTC calendar year.
+    pub year: i32,
+    /// The TWR chained over the year's intervals.
+    #[serde(rename = "return")]
+    pub r#return: Option<f64>,
+}
+
+/// A point of the underwater (drawdown) chart.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DrawdownPoint {
+    /// `asOf` as written.
+    pub as_of: String,
+    /// Growth index / running peak − 1 (≤ 0).
+    pub drawdown: Option<f64>,
+}
+
+/// A non-zero flow in the window.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FlowPoint {
+    /// The snapshot's `asOf` (flows land at interval end).
+    pub as_of: String,
+    /// Deposit (+) or withdrawal (−), as the record gives it.
+    #[cfg_attr(feature = "schema", schemars(with = "f64"))]
+    pub amount: Value,
 }
 
 /// A point of the chart series.
@@ -285,8 +433,17 @@ pub struct StrategyView {
     pub latest: Latest,
     /// Metrics over the window.
     pub metrics: MetricsView,
-    /// The growth index at each snapshot from the baseline.
+    /// The growth index at each snapshot from the baseline (beyond
+    /// [`MAX_CHART_POINTS`] points, the last of each UTC day).
     pub series: Vec<SeriesPoint>,
+    /// The drawdown at the same points as `series`.
+    pub underwater: Vec<DrawdownPoint>,
+    /// Each UTC calendar month's return, in order.
+    pub monthly: Vec<MonthReturn>,
+    /// Each UTC calendar year's return, in order.
+    pub yearly: Vec<YearReturn>,
+    /// The non-zero flows after the baseline, in order.
+    pub flows: Vec<FlowPoint>,
     /// True when the latest snapshot is more than one trading day older than
     /// the fund's latest.
     pub stale: bool,
@@ -365,13 +522,15 @@ impl Comparison {
 pub struct Dashboard {
     /// Always 1.
     pub schema_version: u32,
-    /// Trading days.
+    /// Trading days, or "all" (since inception).
     pub period: Period,
     /// Always "tradingDays".
     #[cfg_attr(feature = "schema", schemars(schema_with = "trading_days_unit"))]
     pub unit: &'static str,
     /// The window the period selects.
     pub window: Window,
+    /// The record's start: the ledger's first record; null when empty.
+    pub inception: Option<Inception>,
     /// The ledger head the dashboard was computed at.
     pub head: Head,
     /// One per (strategyId, mode), sorted by id then mode.
@@ -406,6 +565,7 @@ async fn compute(
     period: Period,
     head: Head,
     latest: Vec<Entry>,
+    inception: Option<(String, DateTime<Utc>)>,
 ) -> Result<Dashboard, StoreError> {
     let mut latest: Vec<(Entry, Snapshot)> = latest
         .into_iter()
@@ -415,7 +575,12 @@ async fn compute(
         (a.header.strategy_id.as_str(), a.header.mode)
             .cmp(&(b.header.strategy_id.as_str(), b.header.mode))
     });
-    let Some(end) = latest.iter().map(|(_, s)| s.header.as_of.instant()).max() else {
+    let end = latest.iter().map(|(_, s)| s.header.as_of.instant()).max();
+    let inception = inception.map(|(as_of, instant)| Inception {
+        as_of,
+        age_days: end.map(|end| (end.date_naive() - instant.date_naive()).num_days()),
+    });
+    let Some(end) = end else {
         return Ok(Dashboard {
             schema_version: crate::SCHEMA_VERSION,
             period,
@@ -424,6 +589,7 @@ async fn compute(
                 start: None,
                 end: None,
             },
+            inception,
             head,
             strategies: Vec::new(),
             comparison: Comparison {
@@ -434,33 +600,52 @@ async fn compute(
             decisions: Vec::new(),
         });
     };
-    let start = analytics::window_start(end, period.days());
     let keys: Vec<(StrategyId, Mode)> = latest
         .iter()
         .map(|(_, s)| (s.header.strategy_id.clone(), s.header.mode))
         .collect();
+    // Since inception reads from the beginning of time: no snapshot is at
+    // or before it, so each series starts at its first snapshot.
+    let read_from = match period.days() {
+        Some(days) => nanos(analytics::window_start(end, days)),
+        None => i64::MIN,
+    };
     // Read up to the end of time rather than `end`: no series has a
     // snapshot after its latest (so the series are the same), and decisions
     // made after the fund's latest snapshot belong on the dashboard too.
     let window = store
-        .window(&keys, nanos(start), i64::MAX, MAX_DECISIONS)
+        .window(&keys, read_from, i64::MAX, MAX_DECISIONS)
         .await?;
     // Entries appended after `head` are not part of this dashboard.
     let at_head = |entry: &Entry| entry.seq <= head.size;
 
-    let mut strategies = Vec::with_capacity(latest.len());
-    let mut timelines = Vec::with_capacity(latest.len());
-    for ((latest_entry, latest_snapshot), series_entries) in latest.iter().zip(&window.series) {
+    let mut all_series = Vec::with_capacity(latest.len());
+    for series_entries in &window.series {
         let series: Vec<(u64, Snapshot)> = series_entries
             .iter()
             .filter(|e| at_head(e))
             .map(|e| snapshot_of(e).map(|s| (e.seq, s)))
             .collect::<Result<_, _>>()?;
-        let view = strategy_view(latest_entry.seq, latest_snapshot, &series, end);
+        all_series.push(series);
+    }
+    let start = match period.days() {
+        Some(days) => analytics::window_start(end, days),
+        // The fund's first snapshot.
+        None => all_series
+            .iter()
+            .filter_map(|series| series.first())
+            .map(|(_, s)| s.header.as_of.instant())
+            .min()
+            .unwrap_or(end),
+    };
+    let mut strategies = Vec::with_capacity(latest.len());
+    let mut timelines = Vec::with_capacity(latest.len());
+    for ((latest_entry, latest_snapshot), series) in latest.iter().zip(&all_series) {
+        let (view, index) = strategy_view(latest_entry.seq, latest_snapshot, series, end);
         let instants: BTreeMap<DateTime<Utc>, Option<f64>> = series
             .iter()
-            .zip(&view.series)
-            .map(|((_, s), point)| (s.header.as_of.instant(), point.index))
+            .map(|(_, s)| s.header.as_of.instant())
+            .zip(index)
             .collect();
         timelines.push(Timeline { start, instants });
         strategies.push(view);
@@ -485,6 +670,7 @@ async fn compute(
             start: Some(rfc3339(start)),
             end: Some(rfc3339(end)),
         },
+        inception,
         head,
         strategies,
         comparison,
@@ -492,12 +678,34 @@ async fn compute(
     })
 }
 
+/// Which points of a series the chart shows: all of them up to
+/// [`MAX_CHART_POINTS`], else the baseline and the last of each UTC day.
+fn chart_points(instants: &[DateTime<Utc>]) -> Vec<usize> {
+    if instants.len() <= MAX_CHART_POINTS {
+        return (0..instants.len()).collect();
+    }
+    (0..instants.len())
+        .filter(|&i| {
+            i == 0
+                || instants
+                    .get(i + 1)
+                    .is_none_or(|next| next.date_naive() != instants[i].date_naive())
+        })
+        .collect()
+}
+
+fn month_label((year, month): analytics::Month) -> String {
+    format!("{year:04}-{month:02}")
+}
+
+/// One strategy's view, and its growth index at every snapshot of
+/// `series` (unthinned, for the comparison).
 fn strategy_view(
     latest_seq: u64,
     latest: &Snapshot,
     series: &[(u64, Snapshot)],
     end: DateTime<Utc>,
-) -> StrategyView {
+) -> (StrategyView, Vec<Option<f64>>) {
     // The series always holds the latest snapshot; fall back to it alone.
     let fallback = [(latest_seq, latest.clone())];
     let series = if series.is_empty() {
@@ -514,8 +722,10 @@ fn strategy_view(
         })
         .collect();
     let metrics = analytics::metrics(&valuations);
+    let instants: Vec<DateTime<Utc>> = valuations.iter().map(|v| v.at).collect();
+    let shown = chart_points(&instants);
     let (baseline_seq, baseline) = &series[0];
-    StrategyView {
+    let view = StrategyView {
         strategy_id: latest.header.strategy_id.to_string(),
         strategy_name: latest.header.strategy_name.clone(),
         mode: latest.header.mode,
@@ -534,20 +744,54 @@ fn strategy_view(
             volatility: metrics.volatility,
             sharpe: metrics.sharpe,
             sortino: metrics.sortino,
+            calmar: metrics.calmar,
+            best_day: metrics.best_day,
+            worst_day: metrics.worst_day,
+            current_drawdown: metrics.current_drawdown,
+            longest_drawdown_days: metrics.longest_drawdown_days,
             intervals: metrics.intervals,
         },
-        series: series
+        series: shown
             .iter()
-            .zip(&metrics.index)
-            .map(|((_, s), index)| SeriesPoint {
+            .map(|&i| SeriesPoint {
+                as_of: series[i].1.header.as_of.as_str().to_owned(),
+                equity: decimal_json(series[i].1.equity),
+                index: metrics.index.get(i).copied().flatten(),
+            })
+            .collect(),
+        underwater: shown
+            .iter()
+            .map(|&i| DrawdownPoint {
+                as_of: series[i].1.header.as_of.as_str().to_owned(),
+                drawdown: metrics.underwater.get(i).copied().flatten(),
+            })
+            .collect(),
+        monthly: metrics
+            .monthly
+            .iter()
+            .map(|&(month, r)| MonthReturn {
+                month: month_label(month),
+                r#return: r,
+            })
+            .collect(),
+        yearly: metrics
+            .yearly
+            .iter()
+            .map(|&(year, r)| YearReturn { year, r#return: r })
+            .collect(),
+        flows: series
+            .iter()
+            .skip(1)
+            .filter(|(_, s)| !s.flow_since_previous.is_zero())
+            .map(|(_, s)| FlowPoint {
                 as_of: s.header.as_of.as_str().to_owned(),
-                equity: decimal_json(s.equity),
-                index: *index,
+                amount: decimal_json(s.flow_since_previous),
             })
             .collect(),
         stale: analytics::is_stale(latest.header.as_of.instant(), end),
         baseline_only: metrics.intervals == 0,
-    }
+    };
+    (view, metrics.index)
 }
 
 fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
@@ -677,10 +921,14 @@ mod tests {
 
     #[test]
     fn periods_are_the_four_allowed_counts_with_63_by_default() {
-        assert_eq!(Period::parse(None).unwrap().days(), 63);
+        assert_eq!(Period::parse(None).unwrap().days(), Some(63));
         for days in PERIODS {
-            assert_eq!(Period::parse(Some(&days.to_string())).unwrap().days(), days);
+            assert_eq!(
+                Period::parse(Some(&days.to_string())).unwrap().days(),
+                Some(days)
+            );
         }
+        assert_eq!(Period::parse(Some("all")), Ok(Period::All));
         for bad in [
             "0",
             "20",
@@ -693,6 +941,9 @@ mod tests {
             "",
             "252 ",
             "99999999999",
+            "ALL",
+            "All",
+            "all ",
         ] {
             assert_eq!(Period::parse(Some(bad)), Err(InvalidPeriod), "{bad}");
         }

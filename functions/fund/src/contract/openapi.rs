@@ -80,7 +80,7 @@ fn fund_query() -> Value {
         .collect();
     json!({
         "name": "query", "in": "query", "required": false, "style": "form", "explode": true,
-        "description": "the view and its parameters: no view for the dashboard, or view=ledger, contract, openapi, proof or consistency; each view accepts only its own parameters",
+        "description": "the view and its parameters: no view for the dashboard, or view=ledger, contract, openapi, proof, consistency or series; each view accepts only its own parameters",
         "schema": {"oneOf": branches}
     })
 }
@@ -99,13 +99,20 @@ fn success_content(body: Body) -> Option<Value> {
             let json_views = json!({"oneOf": [
                 reference("Dashboard"), reference("LedgerView"),
                 reference("ContractView"), reference("OpenApiDocument"),
-                reference("ProofView"), reference("ConsistencyView")
+                reference("ProofView"), reference("ConsistencyView"),
+                reference("SeriesExport")
             ]});
             return Some(json!({
                 "application/json": {"schema": json_views},
                 "text/plain": {"schema": {"type": "string",
-                    "description": "view=proof&format=tlog-proof: a c2sp.org/tlog-proof file"}}
+                    "description": "view=proof&format=tlog-proof: a c2sp.org/tlog-proof file"}},
+                "text/csv": {"schema": {"type": "string",
+                    "description": format!("view=series&format=csv: RFC 4180, CRLF line ends, header {}", freedom_shared::export::CSV_HEADER)}}
             }));
+        }
+        Body::Atom => {
+            return Some(json!({"application/atom+xml": {"schema": {"type": "string",
+                "description": "an Atom 1.0 feed (RFC 4287)"}}}));
         }
         Body::Checkpoint => {
             return Some(json!({"text/plain": {"schema": {"type": "string",
@@ -135,6 +142,12 @@ fn responses(operation: &Operation) -> Value {
                 "description": "\"<rootHash>\" of the ledger head the answer was read at",
                 "schema": {"type": "string"}
             }});
+        }
+        if success.body == Body::FundView {
+            response["headers"]["Link"] = json!({
+                "description": "view=series: `<url>; rel=\"next\"` while more rows remain",
+                "schema": {"type": "string"}
+            });
         }
         responses.insert(success.status.to_string(), response);
     }
@@ -255,11 +268,28 @@ pub fn openapi() -> Value {
     generator.subschema_for::<AppendBody>();
     generator.subschema_for::<ProofView>();
     generator.subschema_for::<ConsistencyView>();
+    let series_row = generator.subschema_for::<freedom_shared::export::SeriesRow>();
+    let head = generator.subschema_for::<freedom_shared::merkle::Head>();
     let mut schemas = generator.take_definitions(true);
     schemas.insert("Snapshot".into(), component(snapshot_schema()));
     schemas.insert("Decision".into(), component(decision_schema()));
     schemas.insert("ScannerReport".into(), super::scanner_report_schema());
     schemas.insert("Error".into(), error_schema());
+    schemas.insert(
+        "SeriesExport".into(),
+        json!({"type": "object", "required": ["schemaVersion", "strategyId", "mode", "head", "rows", "next"],
+               "additionalProperties": false,
+               "description": "view=series&format=json: one page of a series' snapshots in time order",
+               "properties": {
+                   "schemaVersion": {"const": SCHEMA_VERSION},
+                   "strategyId": {"type": "string"},
+                   "mode": {"enum": ["live", "paper"]},
+                   "head": head,
+                   "rows": {"type": "array", "items": series_row},
+                   "next": {"type": ["integer", "null"], "minimum": 1,
+                            "description": "`after` for the next page; null on the last"}
+               }}),
+    );
     schemas.insert(
         "ContractView".into(),
         json!({"type": "object", "required": ["schemaVersion", "service", "records", "endpoints", "rules", "limits"],

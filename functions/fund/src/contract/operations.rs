@@ -22,6 +22,8 @@ pub enum Body {
     Checkpoint,
     /// `application/octet-stream`: a tile.
     Tile,
+    /// `application/atom+xml`: the feed.
+    Atom,
 }
 
 /// One success (or 304) an operation answers.
@@ -133,7 +135,7 @@ pub const OPERATIONS: &[Operation] = &[
         method: "GET",
         path: "/api/freedom-fund",
         id: "readFund",
-        summary: "The dashboard (default), a ledger page, the contract view, the OpenAPI document, or a proof (inclusion or consistency) with its signed checkpoint",
+        summary: "The dashboard (default; period=all since inception), a ledger page, the contract view, the OpenAPI document, a proof (inclusion or consistency) with its signed checkpoint, or a series export (CSV or JSON, paged)",
         bearer: false,
         html_errors: false,
         successes: &[
@@ -154,6 +156,28 @@ pub const OPERATIONS: &[Operation] = &[
                 },
             ];
             errors.extend(signing_or_store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "GET",
+        path: "/feed.atom",
+        id: "readFeed",
+        summary: "The latest 50 decisions as an Atom 1.0 feed (RFC 4287), newest first; entry ids urn:freedom-fund:leaf:<leafHash>",
+        bearer: false,
+        html_errors: false,
+        successes: &[
+            Success {
+                status: 200,
+                description: "the feed",
+                body: Body::Atom,
+                etag: true,
+            },
+            NOT_MODIFIED,
+        ],
+        errors: || {
+            let mut errors = vec![invalid_query()];
+            errors.extend(store_failures());
             errors
         },
     },

@@ -1,7 +1,10 @@
 //! The contract view's rules, limits and scanner declaration, written from
 //! the constants the code enforces.
 
-use freedom_shared::dashboard::{DEFAULT_PERIOD, MAX_DECISIONS, PERIODS, UNIT};
+use freedom_shared::dashboard::{
+    ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISIONS, PERIODS, UNIT,
+};
+use freedom_shared::export::{CSV_HEADER, FEED_ENTRIES, MAX_EXPORT_PAGE_BYTES};
 use freedom_shared::json::MAX_NESTING;
 use freedom_shared::ledger::{BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::ports::ledger_store::MAX_PAGE_BYTES;
@@ -54,7 +57,11 @@ pub fn rules() -> Value {
             "head": "{size, rootHash}: the Merkle Tree Hash of all size leaves; lowercase hex",
             "etag": "dashboard and ledger responses carry ETag: \"<rootHash>\" and answer 304 to a matching If-None-Match"
         },
-        "periods": {"allowed": PERIODS, "default": DEFAULT_PERIOD, "unit": UNIT, "tradingDay": "Monday to Friday by UTC date; holidays are not removed"},
+        "periods": {"allowed": PERIODS, "sinceInception": ALL, "default": DEFAULT_PERIOD, "unit": UNIT, "tradingDay": "Monday to Friday by UTC date; holidays are not removed"},
+        "exports": {
+            "series": format!("GET /api/freedom-fund?view=series&strategyId=S&mode=M&format=csv|json[&after=SEQ]: every snapshot of one series in time order, in pages of at most {MAX_EXPORT_PAGE_BYTES} bytes; while more remain the answer carries Link: <url>; rel=\"next\" (and JSON's next), whose after is the page's last seq. CSV is RFC 4180 (CRLF) with the header {CSV_HEADER}; index is the growth index since the series' first snapshot and drawdown = index / running peak - 1, the same figures as period=all; an empty field (JSON null) where returns are undefined; cash empty when the record has none. A series nobody has written is an empty export"),
+            "feed": format!("GET /feed.atom: Atom 1.0 (RFC 4287), the latest {FEED_ENTRIES} decisions newest first; entry id urn:freedom-fund:leaf:<leafHash>, updated = the decision's asOf, links to the page and to the record's inclusion proof")
+        },
         "dashboard": dashboard_formulas(),
         "errors": "500 internal_error is a fault of the service's own (no Retry-After: retrying meets the same fault); 503 storage_unavailable is a store that is down, slow or busy (Retry-After: try again)",
         "never": "the service executes no orders, approves nothing, signs nothing, copies no wallet, and holds no broker credentials"
@@ -65,7 +72,8 @@ pub fn rules() -> Value {
 /// to its entry here).
 pub fn dashboard_formulas() -> Value {
     json!({
-        "window": "ends at the fund's latest snapshot (end); its start steps back from end one calendar day at a time, counting steps that land on a weekday, until period are counted",
+        "window": "ends at the fund's latest snapshot (end); its start steps back from end one calendar day at a time, counting steps that land on a weekday, until period are counted; with period=all it starts at the fund's first snapshot and each series' baseline is its own first snapshot",
+        "inception": "the asOf of the ledger's first record (seq 1); ageDays = calendar days (UTC dates) from it to end",
         "baseline": "per (strategyId, mode): the last snapshot at or before the start, or its first snapshot if it began inside the window; the window's snapshots are those after the baseline up to end",
         "intervalReturn": "r_i = (E_i - F_i) / E_(i-1) - 1, with F_i = flowSincePrevious (flows land at interval end); from zero equity: 0 if nothing was gained, else undefined (return metrics null)",
         "twr": "prod(1 + r_i) - 1",
@@ -76,7 +84,17 @@ pub fn dashboard_formulas() -> Value {
         "volatility": "sample standard deviation (n - 1) of daily returns * sqrt(252); null with fewer than 2 days",
         "sharpe": "mean(daily) / sampleStd(daily) * sqrt(252), risk-free 0; null with fewer than 2 days or zero deviation",
         "sortino": "mean(daily) / sqrt(mean over all days of min(r, 0)^2) * sqrt(252); null with fewer than 2 days or no downside",
-        "annualizedReturn": "(1 + twr)^(252 / span) - 1 only when the strategy's span in the window is at least 252 trading days; otherwise null",
+        "annualizedReturn": "(1 + twr)^(252 / d) - 1 where d is the trading days from the baseline to the latest snapshot, only when d >= 252 (never annualised before a year of record); otherwise null",
+        "calmar": "annualizedReturn / |maxDrawdown|; null unless both are defined and maxDrawdown < 0",
+        "bestDay": "the largest daily return",
+        "worstDay": "the smallest daily return",
+        "currentDrawdown": "growthIndex / runningPeak - 1 at the latest snapshot",
+        "longestDrawdownDays": "calendar days (UTC dates) from the snapshot where the growth index set a peak to the first snapshot at or above it again, or to the latest snapshot if it has not recovered; the longest such; 0 if it never fell",
+        "monthly": "per UTC calendar month holding an interval: prod(1 + r_i) - 1 over the intervals whose ending snapshot falls in it (the first month from the baseline), as {month: YYYY-MM, return}",
+        "yearly": "the same per UTC calendar year, as {year, return}",
+        "underwater": "{asOf, drawdown} at each charted snapshot: growthIndex / runningPeak - 1",
+        "flows": "{asOf, amount}: the non-zero flowSincePrevious after the baseline",
+        "series": format!("the growth index at each snapshot from the baseline; beyond {MAX_CHART_POINTS} points only the baseline and the last snapshot of each UTC day (underwater likewise); metrics are always computed from every snapshot"),
         "nulls": "a metric that cannot be computed is null, never 0 or NaN; a baseline-only strategy has baselineOnly true and null returns",
         "stale": "the strategy's latest snapshot is more than one trading day older than the fund's latest",
         "comparison": "a series is one (strategyId, mode). sharedTimestamps counts the instants in the window every series has; the reference times are the instants in the window used by at least half of the series; misaligned lists the series ({strategyId, mode}) that miss more than half of the reference times within their own span (baseline to latest snapshot); comparison.strategies[].twr is measured between the first and last shared instants",

@@ -26,9 +26,41 @@ pub struct Param {
 pub const PERIOD: Param = Param {
     name: "period",
     required: false,
-    description: "the window in trading days (Monday to Friday by UTC date)",
-    schema: || json!({"type": "integer", "enum": PERIODS, "default": DEFAULT_PERIOD}),
+    description: "the window in trading days (Monday to Friday by UTC date), or all (since inception)",
+    schema: || {
+        json!({"oneOf": [
+            {"type": "integer", "enum": PERIODS},
+            {"const": freedom_shared::dashboard::ALL}
+        ], "default": DEFAULT_PERIOD})
+    },
 };
+
+const SERIES_PARAMS: [Param; 4] = [
+    Param {
+        name: "strategyId",
+        required: true,
+        description: "the series' strategy",
+        schema: || identifier_schema("a strategy id"),
+    },
+    Param {
+        name: "mode",
+        required: true,
+        description: "the series' mode",
+        schema: || json!({"enum": [Mode::Live.as_str(), Mode::Paper.as_str()]}),
+    },
+    Param {
+        name: "format",
+        required: false,
+        description: "json (default) or csv (RFC 4180, header asOf,equity,flowSincePrevious,cash,index,drawdown,seq,leafHash)",
+        schema: || json!({"enum": freedom_shared::export::ExportFormat::NAMES, "default": "json"}),
+    },
+    Param {
+        name: "after",
+        required: false,
+        description: "the cursor: only snapshots with a larger seq (a page's `next`, also in its Link header)",
+        schema: || json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
+    },
+];
 
 const LEDGER_PARAMS: [Param; 5] = [
     Param {
@@ -114,17 +146,20 @@ pub enum View {
     Proof,
     /// `view=consistency`: a consistency proof between two tree sizes.
     Consistency,
+    /// `view=series`: one series' every snapshot, CSV or JSON, paged.
+    Series,
 }
 
 impl View {
     /// Every view, in the order the documents list them.
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
         View::Dashboard,
         View::Ledger,
         View::Contract,
         View::OpenApi,
         View::Proof,
         View::Consistency,
+        View::Series,
     ];
 
     /// The `view` value that selects it (the dashboard has none).
@@ -136,6 +171,7 @@ impl View {
             View::OpenApi => Some("openapi"),
             View::Proof => Some("proof"),
             View::Consistency => Some("consistency"),
+            View::Series => Some("series"),
         }
     }
 
@@ -147,13 +183,16 @@ impl View {
             View::Contract | View::OpenApi => &[],
             View::Proof => &PROOF_PARAMS,
             View::Consistency => &CONSISTENCY_PARAMS,
+            View::Series => &SERIES_PARAMS,
         }
     }
 
     /// What it answers.
     pub fn summary(self) -> &'static str {
         match self {
-            View::Dashboard => "the dashboard for the period (default 63 trading days)",
+            View::Dashboard => {
+                "the dashboard for the period (default 63 trading days; all for since inception)"
+            }
             View::Ledger => {
                 "a page of the ledger, newest first: {schemaVersion, head, entries: [{seq, leafHash, record}], next}"
             }
@@ -166,6 +205,9 @@ impl View {
             }
             View::Consistency => {
                 "an RFC 9162 consistency proof from an older tree size to a newer one: {from, to, consistency, checkpoint}"
+            }
+            View::Series => {
+                "one series' every snapshot in time order, as CSV or JSON, in pages of at most 1 MiB (Link: rel=next while more remain)"
             }
         }
     }

@@ -9,8 +9,12 @@ use maud::{Markup, html};
 
 const CHART_WIDTH: f64 = 720.0;
 const CHART_HEIGHT: f64 = 320.0;
-const LEFT: f64 = 56.0;
 const RIGHT: f64 = 16.0;
+/// Room for one character of a y-axis label at the largest font the
+/// stylesheet gives axis text (20 px on narrow screens), with a margin: the
+/// left margin grows with the longest label, so none is clipped.
+const LABEL_CHAR_WIDTH: f64 = 12.5;
+const LABEL_GAP: f64 = 14.0;
 const TOP: f64 = 16.0;
 const BOTTOM: f64 = 40.0;
 
@@ -39,21 +43,42 @@ pub struct Point {
     pub title: String,
 }
 
-/// What the chart says about itself to assistive technology.
+/// What the chart says about itself to assistive technology, and how its
+/// y axis reads.
 pub struct Labels<'a> {
+    /// A prefix for the chart's element ids, unique on the page.
+    pub id: &'a str,
     /// The `<title>` of the whole chart.
     pub title: &'a str,
     /// The `<desc>` of the whole chart (e.g. the latest values).
     pub description: String,
     /// The caption under the x axis.
     pub x_axis: &'a str,
+    /// The value the dashed reference line marks (1 for a growth index, 0
+    /// for drawdowns); the y axis always includes it.
+    pub reference: f64,
+    /// Whether the y axis reads in percent (drawdowns) rather than as a
+    /// plain number (a growth index).
+    pub percent: bool,
 }
 
-/// The chart of `curves` (at least one point among them), with a line at 1.
+/// A y-axis label: `v` with the decimals its step needs.
+fn y_label(v: f64, decimals: usize, percent: bool) -> String {
+    if percent {
+        let decimals = decimals.saturating_sub(2);
+        let text = format!("{:.decimals$} %", v * 100.0);
+        text.replace('-', "−")
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+/// The chart of `curves` (at least one point among them), with a dashed
+/// line at the reference value.
 pub fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
     let all = curves.iter().flat_map(|c| c.points.iter());
     let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
-    let (mut y_min, mut y_max) = (1.0f64, 1.0f64);
+    let (mut y_min, mut y_max) = (labels.reference, labels.reference);
     for point in all {
         t_min = t_min.min(point.t);
         t_max = t_max.max(point.t);
@@ -70,32 +95,44 @@ pub fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
         step,
         ticks: y_ticks,
     } = y_axis(y_min, y_max);
-    let plot_w = CHART_WIDTH - LEFT - RIGHT;
-    let plot_h = CHART_HEIGHT - TOP - BOTTOM;
-    let x = |t: i64| LEFT + (t - t_min) as f64 / (t_max - t_min) as f64 * plot_w;
-    let y = |v: f64| TOP + (y_max - v) / (y_max - y_min) * plot_h;
     let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let y_labels: Vec<String> = y_ticks
+        .iter()
+        .map(|v| y_label(*v, decimals, labels.percent))
+        .collect();
+    let longest = y_labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1);
+    let left = (longest as f64 * LABEL_CHAR_WIDTH + LABEL_GAP).clamp(40.0, CHART_WIDTH / 3.0);
+    let plot_w = CHART_WIDTH - left - RIGHT;
+    let plot_h = CHART_HEIGHT - TOP - BOTTOM;
+    let x = |t: i64| left + (t - t_min) as f64 / (t_max - t_min) as f64 * plot_w;
+    let y = |v: f64| TOP + (y_max - v) / (y_max - y_min) * plot_h;
+    let title_id = format!("{}-svg-title", labels.id);
+    let desc_id = format!("{}-svg-desc", labels.id);
     let x_ticks: Vec<i64> = (0..=3).map(|i| t_min + (t_max - t_min) * i / 3).collect();
     html! {
-        figure.chart {
-            svg viewBox=(format!("0 0 {CHART_WIDTH} {CHART_HEIGHT}")) role="img" aria-labelledby="chart-svg-title chart-svg-desc" {
-                title #chart-svg-title { (labels.title) }
-                desc #chart-svg-desc { "Latest values: " (labels.description) }
+        figure class=(if labels.percent { "chart drawdown" } else { "chart growth" }) {
+            svg viewBox=(format!("0 0 {CHART_WIDTH} {CHART_HEIGHT}")) role="img" aria-labelledby=(format!("{title_id} {desc_id}")) {
+                title #(title_id) { (labels.title) }
+                desc #(desc_id) { "Latest values: " (labels.description) }
                 g.axis {
-                    @for v in &y_ticks {
-                        line.grid x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(*v))) y2=(fmt(y(*v))) {}
-                        text x=(LEFT - 6.0) y=(fmt(y(*v) + 4.0)) text-anchor="end" { (format!("{v:.decimals$}")) }
+                    @for (v, label) in y_ticks.iter().zip(&y_labels) {
+                        line.grid x1=(fmt(left)) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(*v))) y2=(fmt(y(*v))) {}
+                        text x=(fmt(left - 6.0)) y=(fmt(y(*v) + 4.0)) text-anchor="end" { (label) }
                     }
-                    line.base x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(1.0))) y2=(fmt(y(1.0))) {}
-                    line x1=(LEFT) x2=(LEFT) y1=(TOP) y2=(CHART_HEIGHT - BOTTOM) {}
-                    line x1=(LEFT) x2=(CHART_WIDTH - RIGHT) y1=(CHART_HEIGHT - BOTTOM) y2=(CHART_HEIGHT - BOTTOM) {}
+                    line.base x1=(fmt(left)) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(labels.reference))) y2=(fmt(y(labels.reference))) {}
+                    line x1=(fmt(left)) x2=(fmt(left)) y1=(TOP) y2=(CHART_HEIGHT - BOTTOM) {}
+                    line x1=(fmt(left)) x2=(CHART_WIDTH - RIGHT) y1=(CHART_HEIGHT - BOTTOM) y2=(CHART_HEIGHT - BOTTOM) {}
                     @for (i, t) in x_ticks.iter().enumerate() {
                         @let anchor = match i { 0 => "start", 3 => "end", _ => "middle" };
                         text x=(fmt(x(*t))) y=(CHART_HEIGHT - BOTTOM + 18.0) text-anchor=(anchor) {
                             (DateTime::from_timestamp(*t, 0).map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default())
                         }
                     }
-                    text x=(LEFT + plot_w / 2.0) y=(CHART_HEIGHT - 4.0) text-anchor="middle" { (labels.x_axis) }
+                    text x=(fmt(left + plot_w / 2.0)) y=(CHART_HEIGHT - 4.0) text-anchor="middle" { (labels.x_axis) }
                 }
                 @for curve in curves {
                     g data-strategy=(curve.strategy_id) data-mode=(curve.mode) {
@@ -124,7 +161,7 @@ struct YAxis {
     ticks: Vec<f64>,
 }
 
-/// The y axis for values between `low` and `high` (finite, ≥ 0): bounds
+/// The y axis for values between `low` and `high` (finite): bounds
 /// rounded out to a step that reads well, spanning at least two steps. Every
 /// value is finite however extreme the input: the step grows with the
 /// magnitude (so it is never below a double's resolution), and a bound that

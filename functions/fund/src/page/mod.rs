@@ -37,8 +37,8 @@ use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::web::{QueryParams, with_etag};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{
-    FORMULAS_SECTION, chart_section, date, journal_section, ledger_section, period_label,
-    period_switch, strategies_section, verify_section,
+    FORMULAS_SECTION, chart_section, journal_section, ledger_section, period_label, period_switch,
+    strategies_section, verify_section, window_line,
 };
 use sha2::{Digest as _, Sha256};
 use std::sync::LazyLock;
@@ -199,6 +199,7 @@ fn layout(title: &str, content: Markup) -> Markup {
                 meta name="color-scheme" content="light dark";
                 title { (title) }
                 link rel="icon" href="data:,";
+                link rel="alternate" type="application/atom+xml" title="Freedom Fund: decision journal" href=(crate::exports::FEED_PATH);
                 style { (PreEscaped(STYLE)) }
             }
             body { (content) }
@@ -225,7 +226,7 @@ pub fn render(
     latest_entries: &[Entry],
     verification: &Verification,
 ) -> Markup {
-    let period = dashboard.period.days();
+    let period = dashboard.period;
     let title = format!("Freedom Fund: track record, {}", period_label(period));
     layout(
         &title,
@@ -238,15 +239,7 @@ pub fn render(
                     "Every record below is a leaf of a Merkle log; the root hash at the bottom lets anyone re-derive it."
                 }
                 (period_switch(period))
-                p.window {
-                    @match (&dashboard.window.start, &dashboard.window.end) {
-                        (Some(start), Some(end)) => {
-                            "Window: " time datetime=(start) { (date(start)) } " to " time datetime=(end) { (date(end)) }
-                            " (" (period) " trading days)"
-                        }
-                        _ => { "No snapshots yet." }
-                    }
-                }
+                (window_line(dashboard))
             }
             main {
                 (chart_section(dashboard))
@@ -259,7 +252,8 @@ pub fn render(
             footer {
                 p {
                     "Read-only. This service executes no orders, approves nothing, signs nothing and holds no credentials. "
-                    a href=(format!("{FUND_PATH}?period={period}")) { "This dashboard as JSON" } "."
+                    a href=(format!("{FUND_PATH}?period={}", period.query_value())) { "This dashboard as JSON" } " · "
+                    a href=(crate::exports::FEED_PATH) type="application/atom+xml" { "Decisions feed (Atom)" } "."
                 }
             }
         },

@@ -8,35 +8,66 @@ use super::chart::{self, COLOURS, Curve, Point};
 use super::{MAX_DECISIONS, MAX_POSITIONS, MAX_PROSE_CHARS, MAX_STRATEGIES};
 use crate::{FUND_PATH, contract};
 use chrono::{DateTime, Utc};
-use freedom_shared::dashboard::{Dashboard, DecisionView, PERIODS, SeriesPoint, StrategyView};
+use freedom_shared::dashboard::{Dashboard, DecisionView, Period, SeriesPoint, StrategyView};
 use freedom_shared::ports::ledger_store::Entry;
 use freedom_shared::record::Mode;
 use maud::{Markup, html};
 use serde_json::Value;
 use std::sync::LazyLock;
 
-pub(super) fn period_label(days: u32) -> &'static str {
-    match days {
-        21 => "1M",
-        63 => "3M",
-        126 => "6M",
-        _ => "1Y",
+pub(super) fn period_label(period: Period) -> &'static str {
+    match period.days() {
+        Some(21) => "1M",
+        Some(63) => "3M",
+        Some(126) => "6M",
+        Some(_) => "1Y",
+        None => "All",
     }
 }
 
-pub(super) fn period_switch(current: u32) -> Markup {
+fn period_title(period: Period) -> String {
+    match period.days() {
+        Some(days) => format!("{days} trading days"),
+        None => "since inception".to_owned(),
+    }
+}
+
+pub(super) fn period_switch(current: Period) -> Markup {
     html! {
         nav.periods aria-label="Period" {
             ul {
-                @for days in PERIODS {
+                @for period in Period::ALL_PERIODS {
                     li {
-                        a href=(format!("/?period={days}"))
-                          aria-current=[(days == current).then_some("page")]
-                          title=(format!("{days} trading days")) {
-                            (period_label(days))
+                        a href=(format!("/?period={}", period.query_value()))
+                          aria-current=[(period == current).then_some("page")]
+                          title=(period_title(period)) {
+                            (period_label(period))
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The window's line under the period switch, with the record's start
+/// and age.
+pub(super) fn window_line(dashboard: &Dashboard) -> Markup {
+    html! {
+        p.window {
+            @match (&dashboard.window.start, &dashboard.window.end) {
+                (Some(start), Some(end)) => {
+                    "Window: " time datetime=(start) { (date(start)) } " to " time datetime=(end) { (date(end)) }
+                    " (" (period_title(dashboard.period)) ")."
+                }
+                _ => { "No snapshots yet." }
+            }
+            @if let Some(inception) = &dashboard.inception {
+                " Record started " time #inception datetime=(inception.as_of) { (date(&inception.as_of)) }
+                @if let Some(age) = inception.age_days {
+                    " (" (age) " days of record)"
+                }
+                "."
             }
         }
     }
@@ -170,9 +201,12 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
                 p { "No valuations in this window yet." }
             } @else {
                 (chart::line_chart(&curves, &chart::Labels {
+                    id: "growth",
                     title: "Growth index of each strategy over the window",
                     description: latest_values(&shown),
                     x_axis: "valuation date (UTC)",
+                    reference: 1.0,
+                    percent: false,
                 }))
                 ul.legend {
                     @for (strategy, curve) in shown.iter().zip(&curves) {
@@ -267,7 +301,7 @@ pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
             @if dashboard.strategies.len() > MAX_STRATEGIES {
                 p.note {
                     (MAX_STRATEGIES) " are shown here, live ones first; "
-                    a href=(format!("{FUND_PATH}?period={}", dashboard.period.days())) { "the JSON dashboard" }
+                    a href=(format!("{FUND_PATH}?period={}", dashboard.period.query_value())) { "the JSON dashboard" }
                     " lists all " (dashboard.strategies.len()) " strategies."
                 }
             }
@@ -344,12 +378,168 @@ fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup {
                         (metric_row("Volatility (annualized)", "volatility", percent(m.volatility)))
                         (metric_row("Sharpe", "sharpe", ratio(m.sharpe)))
                         (metric_row("Sortino", "sortino", ratio(m.sortino)))
+                        (metric_row("Calmar", "calmar", ratio(m.calmar)))
+                        (metric_row("Best day", "bestDay", percent(m.best_day)))
+                        (metric_row("Worst day", "worstDay", percent(m.worst_day)))
+                        (metric_row("Current drawdown", "currentDrawdown", percent(m.current_drawdown)))
+                        (metric_row("Longest drawdown", "longestDrawdownDays", m.longest_drawdown_days.map_or_else(not_computable, |d| html! { (d) " days" })))
                     }
                 }
             }
             (positions(strategy))
             }
+            (monthly_grid(strategy))
+            (underwater_chart(strategy))
+            (flows(strategy))
+            p.links {
+                "This series' every snapshot: "
+                a href=(export_link(strategy, "csv")) { "CSV" } " · "
+                a href=(export_link(strategy, "json")) { "JSON" }
+            }
         }
+    }
+}
+
+fn export_link(strategy: &StrategyView, format: &str) -> String {
+    format!(
+        "{FUND_PATH}?view=series&strategyId={}&mode={}&format={format}",
+        strategy.strategy_id,
+        strategy.mode.as_str()
+    )
+}
+
+/// A return as a grid cell: the value as text with its sign (so colour is
+/// never the only cue), classed by sign for the colours.
+fn return_cell(value: Option<f64>) -> Markup {
+    match value {
+        Some(v) => {
+            let class = if v > 0.0 {
+                "up"
+            } else if v < 0.0 {
+                "down"
+            } else {
+                "flat"
+            };
+            let text = format!("{:+.1}", v * 100.0).replace('-', "−");
+            html! { td class=(class) { (text) } }
+        }
+        None => html! { td { (not_computable()) } },
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Years × months of returns, each year with its own return.
+fn monthly_grid(strategy: &StrategyView) -> Markup {
+    let mut years: Vec<i32> = strategy.yearly.iter().map(|y| y.year).collect();
+    years.reverse();
+    let month = |year: i32, number: usize| {
+        let key = format!("{year:04}-{number:02}");
+        strategy.monthly.iter().find(|m| m.month == key)
+    };
+    html! {
+        @if !years.is_empty() {
+            div.scroll {
+                table.monthly {
+                    caption { "Monthly returns, % (each month's time-weighted return; the year's in the last column)" }
+                    thead { tr { th scope="col" { "Year" } @for name in MONTHS { th scope="col" { (name) } } th scope="col" { "Year" } } }
+                    tbody {
+                        @for year in years {
+                            tr {
+                                th scope="row" { (year) }
+                                @for number in 1..=12 {
+                                    @match month(year, number) {
+                                        Some(m) => { (return_cell(m.r#return)) }
+                                        None => { td {} }
+                                    }
+                                }
+                                (return_cell(strategy.yearly.iter().find(|y| y.year == year).and_then(|y| y.r#return)))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The drawdown at each charted point, as an inline SVG chart.
+fn underwater_chart(strategy: &StrategyView) -> Markup {
+    let points: Vec<Point> = strategy
+        .underwater
+        .iter()
+        .filter_map(|p| {
+            let value = p.drawdown?;
+            Some(Point {
+                t: instant(&p.as_of)?.timestamp(),
+                value,
+                title: format!("{}: drawdown {:.2} %", date_time(&p.as_of), value * 100.0),
+            })
+        })
+        .collect();
+    if points.len() < 2 {
+        return html! {};
+    }
+    let id = format!("{}-underwater", strategy_anchor(strategy));
+    let description = strategy
+        .metrics
+        .current_drawdown
+        .map(|d| format!("current drawdown {:.2} %", d * 100.0))
+        .unwrap_or_else(|| "no drawdown computable".to_owned());
+    let curve = Curve {
+        class: format!("c6 {}", strategy.mode.as_str()),
+        strategy_id: strategy.strategy_id.to_string(),
+        mode: strategy.mode.as_str(),
+        points,
+    };
+    html! {
+        div.underwater {
+            h4 { "Underwater: drawdown from the running peak" }
+            (chart::line_chart(std::slice::from_ref(&curve), &chart::Labels {
+                id: &id,
+                title: "Drawdown of the growth index from its running peak",
+                description,
+                x_axis: "valuation date (UTC)",
+                reference: 0.0,
+                percent: true,
+            }))
+        }
+    }
+}
+
+/// The non-zero deposits and withdrawals in the window.
+fn flows(strategy: &StrategyView) -> Markup {
+    html! {
+        @if !strategy.flows.is_empty() {
+            div.scroll {
+                table.flows {
+                    caption { "Deposits (+) and withdrawals (−) in the window" }
+                    thead { tr { th scope="col" { "As of" } th scope="col" { "Amount" } } }
+                    tbody {
+                        @for flow in strategy.flows.iter().rev().take(MAX_FLOWS) {
+                            tr { td { (date_time(&flow.as_of)) } td { (signed_money(&flow.amount)) } }
+                        }
+                    }
+                }
+                @if strategy.flows.len() > MAX_FLOWS {
+                    p.note { "The newest " (MAX_FLOWS) " of " (strategy.flows.len()) " flows; the CSV has them all." }
+                }
+            }
+        }
+    }
+}
+
+/// Most flows a strategy's card lists (the newest).
+const MAX_FLOWS: usize = 20;
+
+fn signed_money(value: &Value) -> String {
+    let text = money(value);
+    if value.as_f64().is_some_and(|v| v > 0.0) {
+        format!("+{text}")
+    } else {
+        text
     }
 }
 
@@ -537,6 +727,7 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                 li { a href=(format!("{FUND_PATH}?view=ledger")) { "The full ledger (JSON, paged)" } }
                 li { a href=(format!("{FUND_PATH}?view=contract")) { "The contract: schemas, rules, formulas" } }
                 li { a href=(format!("{FUND_PATH}?view=openapi")) { "OpenAPI 3.1 document" } }
+                li { a href=(crate::exports::FEED_PATH) type="application/atom+xml" { "The decisions as an Atom feed" } }
             }
         }
     }

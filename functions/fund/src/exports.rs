@@ -1,0 +1,130 @@
+//! The record taken out: `GET /api/freedom-fund?view=series` (one series'
+//! every snapshot as CSV or JSON, paged) and `GET /feed.atom` (the latest
+//! decisions as an Atom feed). The work is [`freedom_shared::export`]'s;
+//! these handlers read the store and translate HTTP.
+//!
+//! A series nobody has written is an empty export (the CSV header alone,
+//! or no rows), as a ledger filter that matches nothing is an empty page.
+
+use crate::{AppState, FUND_PATH};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use freedom_shared::export::{self, ExportFormat, FEED_ENTRIES, SeriesExport};
+use freedom_shared::ports::ledger_store::PageQuery;
+use freedom_shared::record::{Mode, RecordKind, StrategyId};
+use freedom_shared::web::{ApiError, QueryParams, with_etag};
+
+/// The feed's path.
+pub const FEED_PATH: &str = "/feed.atom";
+/// The feed's media type.
+pub const ATOM: &str = "application/atom+xml; charset=utf-8";
+
+/// `GET /feed.atom`.
+pub(crate) fn router(state: AppState) -> axum::Router {
+    axum::Router::new()
+        .route(
+            FEED_PATH,
+            axum::routing::get(feed)
+                .fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } }),
+        )
+        .with_state(state)
+}
+
+fn required<'a>(params: &'a QueryParams, name: &str) -> Result<&'a str, ApiError> {
+    params
+        .get(name)
+        .ok_or_else(|| ApiError::invalid_query(name, format!("{name} is required")))
+}
+
+/// `?view=series&strategyId=S&mode=M[&format=csv|json][&after=SEQ]`.
+pub(crate) async fn series(
+    state: &AppState,
+    params: &QueryParams,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let strategy_id = StrategyId::parse(required(params, "strategyId")?).ok_or_else(|| {
+        ApiError::invalid_query(
+            "strategyId",
+            "strategyId must be 1 to 128 characters of A-Z a-z 0-9 . _ : -",
+        )
+    })?;
+    let mode = Mode::parse(required(params, "mode")?)
+        .ok_or_else(|| ApiError::invalid_query("mode", "mode must be live or paper"))?;
+    let format = match params.get("format") {
+        None => ExportFormat::Json,
+        Some(text) => ExportFormat::parse(text)
+            .ok_or_else(|| ApiError::invalid_query("format", "format must be json or csv"))?,
+    };
+    let after = params
+        .get("after")
+        .map(|text| {
+            text.parse::<u64>().map_err(|_| {
+                ApiError::invalid_query("after", "after must be a sequence number (0 or more)")
+            })
+        })
+        .transpose()?;
+    let store = state.ledger.store();
+    let head = store.head().await?;
+    let entries = store
+        .snapshot_series(&strategy_id, mode, i64::MIN, i64::MAX)
+        .await?;
+    // Entries appended after the head read are left for the next read.
+    let entries: Vec<_> = entries.into_iter().filter(|e| e.seq <= head.size).collect();
+    let rows = export::series_rows(&entries)?;
+    let export = SeriesExport {
+        strategy_id: &strategy_id,
+        mode,
+        head,
+    };
+    let page = export.page(&rows, after, format);
+    let mut response = with_etag(
+        headers,
+        &head,
+        ([(header::CONTENT_TYPE, format.content_type())], page.body),
+    );
+    if let Some(next) = page.next {
+        let format_name = match format {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Json => "json",
+        };
+        let link = format!(
+            "<{FUND_PATH}?view=series&strategyId={}&mode={}&format={format_name}&after={next}>; rel=\"next\"",
+            strategy_id.as_str(),
+            mode.as_str()
+        );
+        if let Ok(value) = HeaderValue::from_str(&link) {
+            response.headers_mut().insert(header::LINK, value);
+        }
+    }
+    Ok(response)
+}
+
+/// `GET /feed.atom`: the latest [`FEED_ENTRIES`] decisions, newest first.
+async fn feed(
+    State(state): State<AppState>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    let page = state
+        .ledger
+        .page(&PageQuery {
+            before: None,
+            limit: FEED_ENTRIES,
+            strategy_id: None,
+            kind: Some(RecordKind::Decision),
+            mode: None,
+        })
+        .await?;
+    let body = export::atom_feed(&page.entries, "/", FUND_PATH, chrono::DateTime::UNIX_EPOCH)?;
+    let mut response = with_etag(
+        &headers,
+        &page.head,
+        ([(header::CONTENT_TYPE, ATOM)], body).into_response(),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Ok(response)
+}
