@@ -81,6 +81,22 @@ try {
     check(underwater === drawn, `${strategy.strategyId}: ${underwater} underwater charts, expected ${drawn}`);
   }
   check((await desktop.page.locator('#inception').getAttribute('datetime')) === all.inception.asOf, 'the record\'s start is shown');
+  // The feed, parsed by Chromium's XML parser (DOMParser, in the page).
+  const feedAnswer = await fetch(`${base}/feed.atom`);
+  const feedCheck = await desktop.page.evaluate((text) => {
+    const xml = new DOMParser().parseFromString(text, 'application/xml');
+    return {
+      error: xml.querySelector('parsererror')?.textContent ?? null,
+      root: xml.documentElement.namespaceURI + ' ' + xml.documentElement.localName,
+      entries: xml.getElementsByTagNameNS('http://www.w3.org/2005/Atom', 'entry').length,
+    };
+  }, await feedAnswer.text());
+  feedCheck.type = feedAnswer.headers.get('content-type');
+  const decisionCount = Math.min(50, (await (await fetch(`${base}/api/freedom-fund?view=ledger&type=decision&limit=50`)).json()).entries.length);
+  check(feedCheck.error === null, `Chromium cannot parse the feed: ${feedCheck.error}`);
+  check(feedCheck.type.startsWith('application/atom+xml'), `feed content type ${feedCheck.type}`);
+  check(feedCheck.root === 'http://www.w3.org/2005/Atom feed', `feed root ${feedCheck.root}`);
+  check(feedCheck.entries === decisionCount, `the feed has ${feedCheck.entries} entries for ${decisionCount} decisions`);
   check(desktop.log.errors.length === 0, `console errors: ${desktop.log.errors.join(' | ')}`);
   check(desktop.log.foreign.length === 0, `requests to other hosts: ${desktop.log.foreign.join(' ')}`);
 

@@ -344,6 +344,76 @@ pub fn atom_feed(
 mod tests {
     use super::*;
 
+    fn row(seq: u64) -> SeriesRow {
+        SeriesRow {
+            as_of: format!("2026-05-01T00:{:02}:00Z", seq % 60),
+            equity: serde_json::json!(1000.5),
+            flow_since_previous: serde_json::json!(0),
+            cash: None,
+            index: Some(1.0 + seq as f64 / 1e6),
+            drawdown: Some(0.0),
+            seq,
+            leaf_hash: crate::merkle::leaf_hash(&seq.to_be_bytes()),
+        }
+    }
+
+    #[test]
+    fn pages_stay_under_a_mebibyte_and_visit_every_row_once() {
+        let rows: Vec<SeriesRow> = (1..=20_000).map(|seq| row(seq * 2)).collect();
+        let id = StrategyId::parse("core").unwrap();
+        let export = SeriesExport {
+            strategy_id: &id,
+            mode: Mode::Live,
+            head: Head::empty(),
+        };
+        for format in [ExportFormat::Csv, ExportFormat::Json] {
+            let (mut after, mut seen, mut pages) = (None, Vec::new(), 0);
+            loop {
+                let page = export.page(&rows, after, format);
+                pages += 1;
+                assert!(page.body.len() <= MAX_EXPORT_PAGE_BYTES, "{format:?}");
+                let seqs: Vec<u64> = match format {
+                    ExportFormat::Csv => page
+                        .body
+                        .lines()
+                        .skip(1)
+                        .map(|line| line.split(',').nth(6).unwrap().parse().unwrap())
+                        .collect(),
+                    ExportFormat::Json => {
+                        let value: Value = serde_json::from_str(&page.body).unwrap();
+                        assert_eq!(value["next"], serde_json::json!(page.next));
+                        value["rows"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|r| r["seq"].as_u64().unwrap())
+                            .collect()
+                    }
+                };
+                assert_eq!(page.next, page.next.and(seqs.last().copied()));
+                seen.extend(seqs);
+                match page.next {
+                    Some(next) => after = Some(next),
+                    None => break,
+                }
+            }
+            assert!(pages > 1, "{format:?} pages");
+            assert_eq!(seen, rows.iter().map(|r| r.seq).collect::<Vec<_>>());
+        }
+        // A cursor between seqs, and past the end.
+        assert!(
+            export
+                .page(&rows, Some(40_001), ExportFormat::Csv)
+                .body
+                .lines()
+                .count()
+                == 1
+        );
+        let from_odd = export.page(&rows, Some(3), ExportFormat::Json);
+        assert!(from_odd.body.contains("\"seq\":4,"));
+        assert!(!from_odd.body.contains("\"seq\":2,"));
+    }
+
     #[test]
     fn xml_text_escapes_markup_and_replaces_forbidden_characters() {
         assert_eq!(

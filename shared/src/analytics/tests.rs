@@ -208,6 +208,103 @@ fn trading_days_count_weekdays_by_utc_date() {
     ));
 }
 
+/// The track-record metrics by hand on one series: 100 → 110 (peak, Mon
+/// 4 May) → 99 (Wed 6 May) → 104.5 → 110 (recovered Mon 11 May, 7 calendar
+/// days after the peak) → 121 (new peak, Fri 29 May) → 108.9 (Mon 1 June,
+/// not recovered: 3 days so far).
+#[test]
+fn drawdown_durations_months_and_days_by_hand() {
+    let series = [
+        v("2026-04-30T20:00:00Z", "100", "0"),
+        v("2026-05-04T20:00:00Z", "110", "0"),
+        v("2026-05-06T20:00:00Z", "99", "0"),
+        v("2026-05-08T20:00:00Z", "104.5", "0"),
+        v("2026-05-11T20:00:00Z", "110", "0"),
+        v("2026-05-29T20:00:00Z", "121", "0"),
+        v("2026-06-01T20:00:00Z", "108.9", "0"),
+    ];
+    let m = metrics(&series);
+    assert_eq!(m.longest_drawdown_days, Some(7));
+    assert!(close(m.current_drawdown.unwrap(), -0.1, 1e-12));
+    assert!(close(m.max_drawdown.unwrap(), -0.1, 1e-12));
+    assert!(close(m.best_day.unwrap(), 0.1, 1e-12), "{:?}", m.best_day);
+    assert!(close(m.worst_day.unwrap(), -0.1, 1e-12));
+    // April holds no interval (only the baseline); May chains 100 → 121;
+    // June is 121 → 108.9.
+    let months: Vec<(Month, f64)> = m.monthly.iter().map(|(k, r)| (*k, r.unwrap())).collect();
+    assert_eq!(months.len(), 2);
+    assert_eq!(months[0].0, (2026, 5));
+    assert!(close(months[0].1, 0.21, 1e-12));
+    assert_eq!(months[1].0, (2026, 6));
+    assert!(close(months[1].1, -0.1, 1e-12));
+    assert_eq!(m.yearly.len(), 1);
+    assert!(close(m.yearly[0].1.unwrap(), 0.089, 1e-12));
+    // Under a year of record: no annualised return, so no Calmar.
+    assert_eq!((m.annualized_return, m.calmar), (None, None));
+    let underwater: Vec<f64> = m.underwater.iter().map(|d| d.unwrap()).collect();
+    assert!(close(underwater[2], -0.1, 1e-12) && underwater[4] == 0.0 && underwater[5] == 0.0);
+}
+
+#[test]
+fn a_series_that_never_falls_has_zero_drawdown_days_and_no_calmar() {
+    let series = [
+        v("2025-01-01T20:00:00Z", "100", "0"),
+        v("2026-06-01T20:00:00Z", "150", "0"),
+    ];
+    let m = metrics(&series);
+    assert_eq!(m.longest_drawdown_days, Some(0));
+    assert_eq!(m.current_drawdown, Some(0.0));
+    assert!(m.annualized_return.is_some(), "over a year of record");
+    assert_eq!(
+        m.calmar, None,
+        "no drawdown: Calmar is undefined, not infinite"
+    );
+    let baseline_only = metrics(&series[..1]);
+    assert_eq!(
+        (
+            baseline_only.longest_drawdown_days,
+            baseline_only.best_day,
+            baseline_only.current_drawdown
+        ),
+        (None, None, None)
+    );
+    assert!(baseline_only.monthly.is_empty() && baseline_only.yearly.is_empty());
+}
+
+/// Calmar by hand: a year and a half of record (390 trading days from
+/// 2025-01-01 to 2026-07-01) growing 100 → 150 with a 20 % fall between.
+/// annualised = 1.5^(252/390) − 1; Calmar = that / 0.2.
+#[test]
+fn calmar_is_the_annualised_return_over_the_drawdown() {
+    let series = [
+        v("2025-01-01T20:00:00Z", "100", "0"),
+        v("2025-06-02T20:00:00Z", "125", "0"),
+        v("2025-09-01T20:00:00Z", "100", "0"),
+        v("2026-07-01T20:00:00Z", "150", "0"),
+    ];
+    let d = trading_days_between(at("2025-01-01T20:00:00Z"), at("2026-07-01T20:00:00Z"));
+    assert_eq!(d, 390);
+    let m = metrics(&series);
+    let annualised = 1.5f64.powf(252.0 / 390.0) - 1.0;
+    assert!(close(m.annualized_return.unwrap(), annualised, 1e-12));
+    assert!(close(m.calmar.unwrap(), annualised / 0.2, 1e-12));
+}
+
+/// CFA Institute's GIPS guidance on annualising: a return for a period
+/// shorter than a year must not be annualised. Published example
+/// (Investopedia, "Compound Annual Growth Rate"): 10 000 growing to 19 500
+/// over 3 years is a CAGR of 24.93 %; with 756 trading days (3 × 252) the
+/// design's rule gives the same figure.
+#[test]
+fn cagr_worked_example_is_24_93_percent() {
+    assert!(close(
+        annualized_return(Some(0.95), 756).unwrap(),
+        0.2493,
+        0.00005
+    ));
+    assert_eq!(annualized_return(Some(0.95), 251), None);
+}
+
 /// A random, always-positive series: hourly valuations with returns in
 /// ±20 % and flows (at most half the equity out, or up to equal in).
 fn series_strategy() -> impl Strategy<Value = Vec<Valuation>> {

@@ -920,6 +920,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn long_series_chart_the_baseline_and_each_days_last_point() {
+        let start: DateTime<Utc> = "2026-05-01T00:00:00Z".parse().unwrap();
+        let short: Vec<DateTime<Utc>> = (0..MAX_CHART_POINTS as i64)
+            .map(|i| start + chrono::Duration::minutes(15 * i))
+            .collect();
+        assert_eq!(chart_points(&short), (0..short.len()).collect::<Vec<_>>());
+        // 96 points a day for 10 days and one more: thinned to the baseline
+        // and the last of each day.
+        let long: Vec<DateTime<Utc>> = (0..961)
+            .map(|i| start + chrono::Duration::minutes(15 * i))
+            .collect();
+        let shown = chart_points(&long);
+        assert_eq!(shown[0], 0);
+        assert_eq!(shown.len(), 1 + 11);
+        assert_eq!(*shown.last().unwrap(), 960);
+        for pair in shown[1..].windows(2) {
+            assert_ne!(long[pair[0]].date_naive(), long[pair[1]].date_naive());
+            assert_ne!(long[pair[0]].date_naive(), long[pair[0] + 1].date_naive());
+        }
+    }
+
+    #[test]
     fn periods_are_the_four_allowed_counts_with_63_by_default() {
         assert_eq!(Period::parse(None).unwrap().days(), Some(63));
         for days in PERIODS {
