@@ -9,7 +9,9 @@
 //!
 //! - `dashboard/cold/N`: period 63 computed from the store (cache miss);
 //! - `dashboard/warm/N`: the same head again (answered from memory after
-//!   the one read that tells the head).
+//!   the one read that tells the head);
+//! - `dashboard/all_cold/N`: `period=all` computed from the store: every
+//!   snapshot of every series (the goal is within 1.5× of period 63).
 //!
 //! Ledgers are built once into `$CARGO_TARGET_DIR/bench-ledgers/` (the
 //! 1 M ledger takes a few minutes) and reused, by the `tlog` bench too.
@@ -25,9 +27,10 @@ use support::bench_ledger;
 fn dashboards(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let period = Period::parse(Some("63")).unwrap();
+    let all = Period::All;
     let mut group = c.benchmark_group("dashboard");
     group.sample_size(30);
-    for total in [1_000usize, 100_000, 1_000_000] {
+    for total in support::ledger_sizes() {
         let store = bench_ledger(&runtime, total);
         group.bench_with_input(BenchmarkId::new("cold", total), &store, |b, store| {
             b.to_async(&runtime).iter(|| async {
@@ -40,6 +43,20 @@ fn dashboards(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("warm", total), &store, |b, store| {
             b.to_async(&runtime)
                 .iter(|| async { warm.get(store, period).await.unwrap() })
+        });
+    }
+    group.finish();
+    // Since inception reads every snapshot: few samples, or the 1 M ledger
+    // would take an hour.
+    let mut group = c.benchmark_group("dashboard");
+    group.sample_size(10);
+    for total in support::ledger_sizes() {
+        let store = bench_ledger(&runtime, total);
+        group.bench_with_input(BenchmarkId::new("all_cold", total), &store, |b, store| {
+            b.to_async(&runtime).iter(|| async {
+                let fresh = Dashboards::default();
+                fresh.get(store, all).await.unwrap()
+            })
         });
     }
     group.finish();

@@ -52,7 +52,7 @@ fn proofs(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut group = c.benchmark_group("tlog");
     group.sample_size(50);
-    for total in [1_000usize, 100_000, 1_000_000] {
+    for total in support::ledger_sizes() {
         let store = bench_ledger(&runtime, total);
         // One log per store, as the service has: its memo of subtrees is
         // that store's history.

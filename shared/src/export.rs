@@ -12,6 +12,7 @@
 
 use crate::analytics::{self, Valuation};
 use crate::clock::rfc3339;
+use crate::dashboard::{corrupt, snapshot_of};
 use crate::merkle::{Digest, Head};
 use crate::ports::ledger_store::{Entry, MAX_PAGE_BYTES, StoreError};
 use crate::record::{Decision, Mode, Record, Snapshot, StrategyId, decimal_json};
@@ -84,20 +85,6 @@ pub struct SeriesRow {
     pub seq: u64,
     /// The record's leaf hash.
     pub leaf_hash: Digest,
-}
-
-fn corrupt(entry: &Entry, error: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt(format!(
-        "stored record {} does not parse: {error}",
-        entry.seq
-    ))
-}
-
-fn snapshot_of(entry: &Entry) -> Result<Snapshot, StoreError> {
-    match Record::from_canonical(&entry.canonical).map_err(|e| corrupt(entry, e))? {
-        Record::Snapshot(snapshot) => Ok(snapshot),
-        Record::Decision(_) => Err(corrupt(entry, "expected a snapshot")),
-    }
 }
 
 /// The rows of a whole series, from its stored snapshots in time order.

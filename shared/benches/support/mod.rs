@@ -49,6 +49,19 @@ fn candidate(strategy: usize, at: DateTime<Utc>, equity: Decimal) -> Candidate {
     )
 }
 
+/// The ledger sizes the benches measure: 1 k, 100 k and 1 M snapshots, or
+/// those `FF_BENCH_LEDGERS` lists (comma-separated, e.g. `1000,100000`).
+pub fn ledger_sizes() -> Vec<usize> {
+    std::env::var("FF_BENCH_LEDGERS")
+        .ok()
+        .map(|list| {
+            list.split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_else(|| vec![1_000, 100_000, 1_000_000])
+}
+
 /// Opens (building on first use) a ledger of `total` snapshots.
 pub fn bench_ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteLedgerStore {
     let target = std::env::var("CARGO_TARGET_DIR")

@@ -542,14 +542,16 @@ pub struct Dashboard {
     pub decisions: Vec<DecisionView>,
 }
 
-fn corrupt(entry: &Entry, error: impl std::fmt::Display) -> StoreError {
+/// The store's error for a stored record that does not read back.
+pub(crate) fn corrupt(entry: &Entry, error: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!(
         "stored record {} does not parse: {error}",
         entry.seq
     ))
 }
 
-fn snapshot_of(entry: &Entry) -> Result<Snapshot, StoreError> {
+/// The snapshot a stored entry holds (a decision there is corrupt).
+pub(crate) fn snapshot_of(entry: &Entry) -> Result<Snapshot, StoreError> {
     match Record::from_canonical(&entry.canonical).map_err(|e| corrupt(entry, e))? {
         Record::Snapshot(snapshot) => Ok(snapshot),
         Record::Decision(_) => Err(corrupt(entry, "expected a snapshot")),
