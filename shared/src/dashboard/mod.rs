@@ -184,7 +184,7 @@ impl<V: Clone> PeriodCache<V> {
 pub struct Dashboards {
     latest: PeriodCache<Cached>,
     /// The ledger's first record's `asOf`, once there is one: it never
-    /// changes, so it is read once per process.
+    /// changes, so it is parsed once per process.
     inception: Mutex<Option<(String, DateTime<Utc>)>>,
 }
 
@@ -200,7 +200,7 @@ impl Dashboards {
         if let Some((view, json)) = self.latest.get(&head.root_hash, period) {
             return Ok(RenderedDashboard { head, view, json });
         }
-        let inception = self.inception(store, head).await?;
+        let inception = self.inception(latest.first.as_ref())?;
         let dashboard = compute(store, period, head, latest.entries, inception).await?;
         let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
         let view = Arc::new(dashboard);
@@ -209,11 +209,11 @@ impl Dashboards {
         Ok(RenderedDashboard { head, view, json })
     }
 
-    /// The ledger's first record's `asOf` (read once, then remembered).
-    async fn inception(
+    /// The ledger's first record's `asOf`, from `first` (the store reads
+    /// it with the latest snapshots), remembered once known.
+    fn inception(
         &self,
-        store: &dyn LedgerStore,
-        head: Head,
+        first: Option<&Entry>,
     ) -> Result<Option<(String, DateTime<Utc>)>, StoreError> {
         if let Some(known) = self
             .inception
@@ -223,11 +223,7 @@ impl Dashboards {
         {
             return Ok(Some(known));
         }
-        if head.size == 0 {
-            return Ok(None);
-        }
-        let run = store.entry_run(1, 1).await?;
-        let Some(first) = run.entries.first() else {
+        let Some(first) = first else {
             return Ok(None);
         };
         let record = Record::from_canonical(&first.canonical).map_err(|e| corrupt(first, e))?;

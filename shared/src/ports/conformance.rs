@@ -169,7 +169,7 @@ async fn empty_store_has_the_empty_head<S: LedgerStore>(store: S) {
     let page = store.page(&all(10)).await.unwrap();
     assert!(page.entries.is_empty() && page.next.is_none());
     let latest = store.latest_snapshots().await.unwrap();
-    assert!(latest.entries.is_empty());
+    assert!(latest.entries.is_empty() && latest.first.is_none());
     assert_eq!(latest.head, Head::empty());
     assert!(
         store
@@ -504,6 +504,11 @@ async fn latest_snapshots_has_one_per_strategy_and_mode<S: LedgerStore>(store: S
     let mut latest_ids = ids(&latest.entries);
     latest_ids.sort();
     assert_eq!(latest_ids, ["a2", "a3", "b1"]);
+    let first = latest.first.expect("the first record");
+    assert_eq!(
+        (first.seq, ids(std::slice::from_ref(&first))),
+        (1, vec!["a1".to_owned()])
+    );
 }
 
 async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) {

@@ -224,6 +224,8 @@ pub struct LatestSnapshots {
     pub head: Head,
     /// One entry per (strategy, mode), in no particular order.
     pub entries: Vec<Entry>,
+    /// The ledger's first record (seq 1): where the record starts.
+    pub first: Option<Entry>,
 }
 
 /// What the dashboard reads for one window.
@@ -339,8 +341,8 @@ pub trait LedgerStore: Send + Sync + 'static {
         end_nanos: i64,
     ) -> Result<Vec<Entry>, StoreError>;
 
-    /// The latest snapshot of every (strategy, mode), with the head read at
-    /// the same moment. Costs O(strategies).
+    /// The latest snapshot of every (strategy, mode) and the ledger's first
+    /// record, with the head read at the same moment. Costs O(strategies).
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError>;
 
     /// Decisions whose `asOf` is after `start_nanos` and at most `end_nanos`,

@@ -548,8 +548,21 @@ impl LedgerStore for SqliteLedgerStore {
                 let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
                 collect_entries(rows)?
             };
+            let first = {
+                let mut statement = tx
+                    .prepare_cached(
+                        "SELECT seq, leaf_hash, canonical FROM records WHERE seq = 1",
+                    )
+                    .map_err(unavailable)?;
+                let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
+                collect_entries(rows)?.into_iter().next()
+            };
             tx.commit().map_err(unavailable)?;
-            Ok(LatestSnapshots { head, entries })
+            Ok(LatestSnapshots {
+                head,
+                entries,
+                first,
+            })
         })
         .await
     }

@@ -45,10 +45,12 @@
 //!   a proof is two (the head, then its tiles). A ledger written before
 //!   tiles were kept has its tiles built once from its leaves by the first
 //!   read that needs them (`kv_tiles.lua`, conditional on the head).
-//! - head: one; page, series, decisions, latest snapshots, dashboard window:
-//!   two (the indexes and head in one atomic `multi-exec` or pipeline, then
-//!   one `MGET` of the records; for a page, one run of `kv_page.lua`, which
-//!   reads the records in order and stops at the page's byte budget).
+//! - head: one; latest snapshots (with the head and the first record): one
+//!   run of `kv_latest.lua`; dashboard window, series, decisions: one run of
+//!   `kv_window.lua` (index ranges and records together), so a cold
+//!   dashboard is two; page: two (the indexes and head in one atomic
+//!   `multi-exec`, then one run of `kv_page.lua`, which reads the records
+//!   in order and stops at the page's byte budget).
 
 use super::client::{Command, CommandResult, KvClient, KvError, Script, as_array, as_string};
 use crate::merkle::{Digest, Frontier, Head};
@@ -71,6 +73,8 @@ pub const MAX_APPEND_ATTEMPTS: usize = 200;
 static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("append.lua")));
 static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 static TILES_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tiles.lua")));
+static LATEST_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("latest.lua")));
+static WINDOW_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("window.lua")));
 
 /// How many tiles one call of the tile-building script stores (at most
 /// about 512 KiB of hex per request).
@@ -136,6 +140,11 @@ impl KvLedgerStore {
 
     fn record_key(&self, seq: u64) -> String {
         self.key(&format!("rec:{seq}"))
+    }
+
+    /// What a record's key is before its seq (for the read scripts).
+    fn record_key_prefix(&self) -> String {
+        self.key("rec:")
     }
 
     fn series_key(&self, strategy: &str, mode: Mode) -> String {
@@ -269,76 +278,6 @@ impl KvLedgerStore {
         let frontier = optional_field(fields, 1)?;
         parse_frontier(size.unwrap_or("0"), frontier.unwrap_or(""))
     }
-
-    /// Fetches records by seq in one `MGET`, in the order given.
-    async fn records(&self, seqs: &[u64]) -> Result<Vec<Entry>, StoreError> {
-        if seqs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let value = self
-            .client
-            .command(&Command::new("MGET").args(seqs.iter().map(|s| self.record_key(*s))))
-            .await?;
-        let values = as_array(&value)?;
-        if values.len() != seqs.len() {
-            return Err(StoreError::Corrupt(
-                "MGET answered a different count".into(),
-            ));
-        }
-        entries_of(seqs, values)
-    }
-
-    /// The records of `seqs` in order, stopping before the first that would
-    /// pass `budget` bytes of page body (always at least one): one
-    /// round trip that moves no more than the page holds.
-    async fn records_within(&self, seqs: &[u64], budget: usize) -> Result<Vec<Entry>, StoreError> {
-        if seqs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let keys: Vec<String> = seqs.iter().map(|s| self.record_key(*s)).collect();
-        let args = [budget.to_string(), PAGE_ENTRY_OVERHEAD_BYTES.to_string()];
-        let value = PAGE_SCRIPT.run(&self.client, &keys, &args).await?;
-        let values = as_array(&value)?;
-        if values.len() > seqs.len() {
-            return Err(StoreError::Corrupt(
-                "the page script answered more records than asked".into(),
-            ));
-        }
-        entries_of(seqs, values)
-    }
-
-    fn series_commands(
-        &self,
-        strategy: &StrategyId,
-        mode: Mode,
-        start: i64,
-        end: i64,
-    ) -> [Command; 2] {
-        let key = self.series_key(strategy.as_str(), mode);
-        [
-            Command::new("ZREVRANGEBYLEX")
-                .arg(&key)
-                .arg(below_or_at(start))
-                .arg("-")
-                .arg("LIMIT")
-                .arg(0)
-                .arg(1),
-            Command::new("ZRANGEBYLEX")
-                .arg(&key)
-                .arg(above(start))
-                .arg(below_or_at(end)),
-        ]
-    }
-
-    fn decisions_command(&self, start: i64, end: i64, limit: usize) -> Command {
-        Command::new("ZREVRANGEBYLEX")
-            .arg(self.key("decisions"))
-            .arg(below_or_at(end))
-            .arg(above(start))
-            .arg("LIMIT")
-            .arg(0)
-            .arg(limit)
-    }
 }
 
 fn optional_field(fields: &[Value], index: usize) -> Result<Option<&str>, StoreError> {
@@ -371,20 +310,6 @@ fn parse_head(fields: &[Value]) -> Result<Head, StoreError> {
             "the head has a size but no root".into(),
         )),
     }
-}
-
-/// The entries of `seqs` from the stored values read for them, in order
-/// (there may be fewer values than seqs; never a missing record).
-fn entries_of(seqs: &[u64], values: &[Value]) -> Result<Vec<Entry>, StoreError> {
-    seqs.iter()
-        .zip(values)
-        .map(|(seq, value)| match as_string(value)? {
-            Some(text) => parse_record(*seq, text),
-            None => Err(StoreError::Corrupt(format!(
-                "an index names record {seq}, which is missing"
-            ))),
-        })
-        .collect()
 }
 
 fn parse_record(seq: u64, text: &str) -> Result<Entry, StoreError> {
@@ -427,13 +352,6 @@ fn member_seq(member: &str) -> Result<u64, StoreError> {
         .split_once(':')
         .and_then(|(_, seq)| u64::from_str_radix(seq, 16).ok())
         .ok_or_else(|| StoreError::Corrupt("a time index member is malformed".into()))
-}
-
-fn member_seqs(value: &Value) -> Result<Vec<u64>, StoreError> {
-    as_array(value)?
-        .iter()
-        .map(|m| member_seq(as_string(m)?.unwrap_or_default()))
-        .collect()
 }
 
 /// Lexicographic bound: members at instants `<= nanos`.
@@ -604,59 +522,52 @@ impl LedgerStore for KvLedgerStore {
         parse_head(as_array(&value)?)
     }
 
+    /// One round trip: `kv_page.lua` reads the head, merges the page's
+    /// indexes (for a filtered page) and reads the records up to the page's
+    /// byte budget, at one moment.
     async fn page(&self, q: &PageQuery) -> Result<Page, StoreError> {
         let filtered = q.strategy_id.is_some() || q.kind.is_some() || q.mode.is_some();
-        let (head, mut seqs) = if filtered {
+        let mut keys = vec![self.key("head")];
+        if filtered {
             let kinds = q
                 .kind
                 .map_or(vec![RecordKind::Snapshot, RecordKind::Decision], |k| {
                     vec![k]
                 });
             let modes = q.mode.map_or(vec![Mode::Live, Mode::Paper], |m| vec![m]);
-            let max = q.before.map_or("+inf".to_owned(), |b| format!("({b}"));
-            let mut commands = vec![self.head_command()];
             for kind in &kinds {
                 for mode in &modes {
-                    let key =
-                        self.index_key(*kind, *mode, q.strategy_id.as_ref().map(|s| s.as_str()));
-                    commands.push(
-                        Command::new("ZREVRANGEBYSCORE")
-                            .arg(key)
-                            .arg(&max)
-                            .arg("-inf")
-                            .arg("LIMIT")
-                            .arg(0)
-                            .arg(q.limit + 1),
-                    );
+                    keys.push(self.index_key(
+                        *kind,
+                        *mode,
+                        q.strategy_id.as_ref().map(|s| s.as_str()),
+                    ));
                 }
             }
-            let mut results = self.client.multi_exec(&commands).await?.into_iter();
-            let head_value = command_result(results.next().expect("head command"))?;
-            let head = parse_head(as_array(&head_value)?)?;
-            let mut seqs = Vec::new();
-            for result in results {
-                for seq in as_array(&command_result(result)?)? {
-                    seqs.push(parse_seq(as_string(seq)?.unwrap_or_default())?);
-                }
-            }
-            seqs.sort_unstable_by(|a, b| b.cmp(a));
-            seqs.truncate(q.limit + 1);
-            (head, seqs)
-        } else {
-            let head = self.head().await?;
-            let top = q
-                .before
-                .map_or(head.size, |b| b.saturating_sub(1).min(head.size));
-            let seqs = (1..=top).rev().take(q.limit + 1).collect();
-            (head, seqs)
-        };
-        let mut page = PageBuilder::new(q.limit);
-        if seqs.len() > q.limit {
-            seqs.truncate(q.limit);
-            page.more_remain();
         }
-        let read = self.records_within(&seqs, page.budget()).await?;
-        if read.len() < seqs.len() {
+        let mut page = PageBuilder::new(q.limit);
+        let args = [
+            self.record_key_prefix(),
+            page.budget().to_string(),
+            PAGE_ENTRY_OVERHEAD_BYTES.to_string(),
+            q.before.map_or("+inf".to_owned(), |b| format!("({b}")),
+            q.limit.to_string(),
+        ];
+        let value = PAGE_SCRIPT.run(&self.client, &keys, &args).await?;
+        let fields = as_array(&value)?;
+        let head = parse_head(fields)?;
+        let candidates: usize = parse_seq(
+            fields
+                .get(2)
+                .map(as_string)
+                .transpose()?
+                .flatten()
+                .unwrap_or("0"),
+        )?
+        .try_into()
+        .unwrap_or(usize::MAX);
+        let read = seq_record_pairs(fields.get(3..).unwrap_or_default())?;
+        if candidates > read.len() {
             page.more_remain();
         }
         for entry in read {
@@ -680,23 +591,25 @@ impl LedgerStore for KvLedgerStore {
         Ok(window.series.into_iter().next().unwrap_or_default())
     }
 
+    /// One round trip: `kv_latest.lua` reads the head, the first record and
+    /// every strategy's latest snapshot at one moment.
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
-        let results = self
-            .client
-            .multi_exec(&[
-                self.head_command(),
-                Command::new("HVALS").arg(self.key("strategies")),
-            ])
+        let keys = [self.key("head"), self.key("strategies")];
+        let value = LATEST_SCRIPT
+            .run(&self.client, &keys, &[self.record_key_prefix()])
             .await?;
-        let mut results = results.into_iter();
-        let head = parse_head(as_array(&command_result(results.next().expect("head"))?)?)?;
-        let latest = command_result(results.next().expect("strategies"))?;
-        let seqs = as_array(&latest)?
-            .iter()
-            .map(|s| parse_seq(as_string(s)?.unwrap_or_default()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let entries = self.records(&seqs).await?;
-        Ok(LatestSnapshots { head, entries })
+        let fields = as_array(&value)?;
+        let head = parse_head(fields)?;
+        let first = match fields.get(2).map(as_string).transpose()?.flatten() {
+            Some(text) => Some(parse_record(1, text)?),
+            None => None,
+        };
+        let entries = seq_record_pairs(fields.get(3..).unwrap_or_default())?;
+        Ok(LatestSnapshots {
+            head,
+            entries,
+            first,
+        })
     }
 
     /// One round trip: the head (with the tiles' coverage) and the tiles in
@@ -765,8 +678,8 @@ impl LedgerStore for KvLedgerStore {
             .decisions)
     }
 
-    /// Every part's index ranges in one pipeline, then every record in one
-    /// `MGET`: two round trips whatever the number of strategies.
+    /// One round trip: `kv_window.lua` reads every series' index ranges,
+    /// the decisions' range and their records at one moment.
     async fn window(
         &self,
         strategies: &[(StrategyId, Mode)],
@@ -774,44 +687,64 @@ impl LedgerStore for KvLedgerStore {
         end_nanos: i64,
         decision_limit: usize,
     ) -> Result<WindowEntries, StoreError> {
-        let mut commands = Vec::with_capacity(strategies.len() * 2 + 1);
-        for (strategy, mode) in strategies {
-            commands.extend(self.series_commands(strategy, *mode, start_nanos, end_nanos));
-        }
         let want_decisions = decision_limit > 0 && start_nanos < end_nanos;
-        if want_decisions {
-            commands.push(self.decisions_command(start_nanos, end_nanos, decision_limit));
-        }
-        if commands.is_empty() {
+        if strategies.is_empty() && !want_decisions {
             return Ok(WindowEntries::default());
         }
-        let mut results = self.client.pipeline(&commands).await?.into_iter();
-        let mut series_seqs = Vec::with_capacity(strategies.len());
-        for _ in strategies {
-            let mut seqs = member_seqs(&command_result(results.next().expect("baseline"))?)?;
-            seqs.extend(member_seqs(&command_result(
-                results.next().expect("window"),
-            )?)?);
-            series_seqs.push(seqs);
+        let mut keys = Vec::with_capacity(strategies.len() + 1);
+        keys.push(self.key("decisions"));
+        keys.extend(
+            strategies
+                .iter()
+                .map(|(strategy, mode)| self.series_key(strategy.as_str(), *mode)),
+        );
+        let args = [
+            self.record_key_prefix(),
+            below_or_at(start_nanos),
+            above(start_nanos),
+            below_or_at(end_nanos),
+            if want_decisions { decision_limit } else { 0 }.to_string(),
+        ];
+        let value = WINDOW_SCRIPT.run(&self.client, &keys, &args).await?;
+        let parts = as_array(&value)?;
+        if parts.len() != strategies.len() + 1 {
+            return Err(StoreError::Corrupt(
+                "the window script answered a different count".into(),
+            ));
         }
-        let decision_seqs = match results.next() {
-            Some(result) => member_seqs(&command_result(result)?)?,
-            None => Vec::new(),
-        };
-        let all: Vec<u64> = series_seqs
+        let mut parts = parts
             .iter()
-            .flatten()
-            .chain(&decision_seqs)
-            .copied()
-            .collect();
-        let mut fetched = self.records(&all).await?.into_iter();
-        let series = series_seqs
-            .iter()
-            .map(|seqs| fetched.by_ref().take(seqs.len()).collect())
-            .collect();
-        let decisions = fetched.collect();
-        Ok(WindowEntries { series, decisions })
+            .map(|part| seq_record_pairs(as_array(part)?))
+            .collect::<Result<Vec<_>, _>>()?;
+        let decisions = parts.pop().unwrap_or_default();
+        Ok(WindowEntries {
+            series: parts,
+            decisions,
+        })
     }
+}
+
+/// Entries from a script's flat `{seq, record, seq, record, ...}` answer; a
+/// missing record (an index names it) is corrupt.
+fn seq_record_pairs(values: &[Value]) -> Result<Vec<Entry>, StoreError> {
+    values
+        .chunks(2)
+        .map(|pair| {
+            let seq = parse_seq(
+                pair.first()
+                    .map(as_string)
+                    .transpose()?
+                    .flatten()
+                    .unwrap_or_default(),
+            )?;
+            match pair.get(1).map(as_string).transpose()?.flatten() {
+                Some(text) => parse_record(seq, text),
+                None => Err(StoreError::Corrupt(format!(
+                    "an index names record {seq}, which is missing"
+                ))),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
