@@ -39,15 +39,21 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
-    /// Every format's query value.
+    /// Every format's query value (the default first).
     pub const NAMES: [&'static str; 2] = ["json", "csv"];
 
     /// The format a query value names.
     pub fn parse(text: &str) -> Option<ExportFormat> {
-        match text {
-            "csv" => Some(ExportFormat::Csv),
-            "json" => Some(ExportFormat::Json),
-            _ => None,
+        [ExportFormat::Json, ExportFormat::Csv]
+            .into_iter()
+            .find(|format| format.name() == text)
+    }
+
+    /// Its query value.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Json => "json",
         }
     }
 

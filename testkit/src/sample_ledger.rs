@@ -173,3 +173,23 @@ pub fn records() -> Vec<Value> {
     }
     records
 }
+
+/// Appends every record through `router` (the fund's) with the write
+/// `token`, each answered 201 Created.
+pub async fn post_all(router: &axum::Router, token: &str) {
+    use tower::ServiceExt;
+    for record in records() {
+        let request = axum::http::Request::post("/api/freedom-fund")
+            .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(axum::http::header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from(record.to_string()))
+            .expect("a valid request");
+        let status = router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("the router answers")
+            .status();
+        assert_eq!(status, axum::http::StatusCode::CREATED, "{record}");
+    }
+}

@@ -6,13 +6,14 @@
 //! A series nobody has written is an empty export (the CSV header alone,
 //! or no rows), as a ledger filter that matches nothing is an empty page.
 
+use crate::routes::{mode_param, strategy_id_param};
 use crate::{AppState, FUND_PATH};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use freedom_shared::export::{self, ExportFormat, FEED_ENTRIES, SeriesExport};
 use freedom_shared::ports::ledger_store::PageQuery;
-use freedom_shared::record::{Mode, RecordKind, StrategyId};
+use freedom_shared::record::RecordKind;
 use freedom_shared::web::{ApiError, QueryParams, with_etag};
 
 /// The feed's path.
@@ -31,26 +32,15 @@ pub(crate) fn router(state: AppState) -> axum::Router {
         .with_state(state)
 }
 
-fn required<'a>(params: &'a QueryParams, name: &str) -> Result<&'a str, ApiError> {
-    params
-        .get(name)
-        .ok_or_else(|| ApiError::invalid_query(name, format!("{name} is required")))
-}
-
 /// `?view=series&strategyId=S&mode=M[&format=csv|json][&after=SEQ]`.
 pub(crate) async fn series(
     state: &AppState,
     params: &QueryParams,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
-    let strategy_id = StrategyId::parse(required(params, "strategyId")?).ok_or_else(|| {
-        ApiError::invalid_query(
-            "strategyId",
-            "strategyId must be 1 to 128 characters of A-Z a-z 0-9 . _ : -",
-        )
-    })?;
-    let mode = Mode::parse(required(params, "mode")?)
-        .ok_or_else(|| ApiError::invalid_query("mode", "mode must be live or paper"))?;
+    // Both are required: `View::parse` refused a query without them.
+    let strategy_id = strategy_id_param(params.get("strategyId").unwrap_or_default())?;
+    let mode = mode_param(params.get("mode").unwrap_or_default())?;
     let format = match params.get("format") {
         None => ExportFormat::Json,
         Some(text) => ExportFormat::parse(text)
@@ -84,14 +74,11 @@ pub(crate) async fn series(
         ([(header::CONTENT_TYPE, format.content_type())], page.body),
     );
     if let Some(next) = page.next {
-        let format_name = match format {
-            ExportFormat::Csv => "csv",
-            ExportFormat::Json => "json",
-        };
         let link = format!(
-            "<{FUND_PATH}?view=series&strategyId={}&mode={}&format={format_name}&after={next}>; rel=\"next\"",
+            "<{FUND_PATH}?view=series&strategyId={}&mode={}&format={}&after={next}>; rel=\"next\"",
             strategy_id.as_str(),
-            mode.as_str()
+            mode.as_str(),
+            format.name()
         );
         if let Ok(value) = HeaderValue::from_str(&link) {
             response.headers_mut().insert(header::LINK, value);

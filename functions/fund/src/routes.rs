@@ -136,6 +136,21 @@ impl EntryView {
     }
 }
 
+/// A `strategyId` query value, or 400 `invalid_query` naming the rule.
+pub(crate) fn strategy_id_param(text: &str) -> Result<StrategyId, ApiError> {
+    StrategyId::parse(text).ok_or_else(|| {
+        ApiError::invalid_query(
+            "strategyId",
+            "strategyId must be 1 to 128 characters of A-Z a-z 0-9 . _ : -",
+        )
+    })
+}
+
+/// A `mode` query value, or 400 `invalid_query`.
+pub(crate) fn mode_param(text: &str) -> Result<Mode, ApiError> {
+    Mode::parse(text).ok_or_else(|| ApiError::invalid_query("mode", "mode must be live or paper"))
+}
+
 fn page_query(params: &QueryParams) -> Result<PageQuery, ApiError> {
     let limit = match params.get("limit") {
         None => DEFAULT_PAGE_LIMIT,
@@ -160,14 +175,7 @@ fn page_query(params: &QueryParams) -> Result<PageQuery, ApiError> {
         .transpose()?;
     let strategy_id = params
         .get("strategyId")
-        .map(|text| {
-            StrategyId::parse(text).ok_or_else(|| {
-                ApiError::invalid_query(
-                    "strategyId",
-                    "strategyId must be 1 to 128 characters of A-Z a-z 0-9 . _ : -",
-                )
-            })
-        })
+        .map(strategy_id_param)
         .transpose()?;
     let kind = params
         .get("type")
@@ -176,13 +184,7 @@ fn page_query(params: &QueryParams) -> Result<PageQuery, ApiError> {
                 .ok_or_else(|| ApiError::invalid_query("type", "type must be snapshot or decision"))
         })
         .transpose()?;
-    let mode = params
-        .get("mode")
-        .map(|text| {
-            Mode::parse(text)
-                .ok_or_else(|| ApiError::invalid_query("mode", "mode must be live or paper"))
-        })
-        .transpose()?;
+    let mode = params.get("mode").map(mode_param).transpose()?;
     Ok(PageQuery {
         before,
         limit,

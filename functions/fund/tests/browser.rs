@@ -7,15 +7,12 @@
 //! from `FF_SCREENSHOT_DIR=docs cargo test -p fund --test browser`), else to a
 //! temporary directory.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_testkit::sample_ledger;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use tower::ServiceExt;
 
 const TOKEN: &str = "browser-test-token-0123456789";
 
@@ -33,15 +30,7 @@ async fn the_page_works_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteLedgerStore::open(dir.path()).unwrap();
     let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
-    for record in sample_ledger::records() {
-        let request = Request::post("/api/freedom-fund")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(record.to_string()))
-            .unwrap();
-        let status = router.clone().oneshot(request).await.unwrap().status();
-        assert_eq!(status, StatusCode::CREATED);
-    }
+    sample_ledger::post_all(&router, TOKEN).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, router).await });

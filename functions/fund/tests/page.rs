@@ -332,14 +332,7 @@ async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
     let log = Log::new("fund.example.com/log", Some(key.clone())).unwrap();
     let router =
         fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)).with_log(log));
-    for record in sample_ledger::records() {
-        let request = Request::post("/api/freedom-fund")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(record.to_string()))
-            .unwrap();
-        assert_eq!(send(&router, request).await.0, StatusCode::CREATED);
-    }
+    sample_ledger::post_all(&router, TOKEN).await;
     let (_, _, html) = send(&router, get("/")).await;
     let verify = section(&html, "verify-title");
     let (_, _, checkpoint) = send(&router, get("/log/checkpoint")).await;

@@ -19,15 +19,7 @@ async fn sample() -> (axum::Router, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteLedgerStore::open(dir.path()).unwrap();
     let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
-    for record in sample_ledger::records() {
-        let request = Request::post("/api/freedom-fund")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(record.to_string()))
-            .unwrap();
-        let status = router.clone().oneshot(request).await.unwrap().status();
-        assert_eq!(status, StatusCode::CREATED);
-    }
+    sample_ledger::post_all(&router, TOKEN).await;
     (router, dir)
 }
 

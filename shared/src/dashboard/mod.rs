@@ -183,9 +183,6 @@ impl<V: Clone> PeriodCache<V> {
 #[derive(Debug, Default)]
 pub struct Dashboards {
     latest: PeriodCache<Cached>,
-    /// The ledger's first record's `asOf`, once there is one: it never
-    /// changes, so it is parsed once per process.
-    inception: Mutex<Option<(String, DateTime<Utc>)>>,
 }
 
 impl Dashboards {
@@ -200,7 +197,7 @@ impl Dashboards {
         if let Some((view, json)) = self.latest.get(&head.root_hash, period) {
             return Ok(RenderedDashboard { head, view, json });
         }
-        let inception = self.inception(latest.first.as_ref())?;
+        let inception = latest.first.as_ref().map(inception_of).transpose()?;
         let dashboard = compute(store, period, head, latest.entries, inception).await?;
         let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
         let view = Arc::new(dashboard);
@@ -208,30 +205,13 @@ impl Dashboards {
             .put(head.root_hash, period, (Arc::clone(&view), json.clone()));
         Ok(RenderedDashboard { head, view, json })
     }
+}
 
-    /// The ledger's first record's `asOf`, from `first` (the store reads
-    /// it with the latest snapshots), remembered once known.
-    fn inception(
-        &self,
-        first: Option<&Entry>,
-    ) -> Result<Option<(String, DateTime<Utc>)>, StoreError> {
-        if let Some(known) = self
-            .inception
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
-            return Ok(Some(known));
-        }
-        let Some(first) = first else {
-            return Ok(None);
-        };
-        let record = Record::from_canonical(&first.canonical).map_err(|e| corrupt(first, e))?;
-        let as_of = &record.header().as_of;
-        let known = (as_of.as_str().to_owned(), as_of.instant());
-        *self.inception.lock().unwrap_or_else(|p| p.into_inner()) = Some(known.clone());
-        Ok(Some(known))
-    }
+/// The `asOf` of the ledger's first record, as written and as an instant.
+fn inception_of(first: &Entry) -> Result<(String, DateTime<Utc>), StoreError> {
+    let record = Record::from_canonical(&first.canonical).map_err(|e| corrupt(first, e))?;
+    let as_of = &record.header().as_of;
+    Ok((as_of.as_str().to_owned(), as_of.instant()))
 }
 
 /// The dashboard's window.
