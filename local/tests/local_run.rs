@@ -115,14 +115,15 @@ async fn acknowledged_appends_survive_kill_9_and_the_root_re_derives() {
                     .send()
                     .await
                     .unwrap();
-                (i, response.status().as_u16())
+                let status = response.status().as_u16();
+                (i, status, response.text().await.unwrap_or_default())
             })
         })
         .collect();
     let mut acknowledged = Vec::new();
     for post in posts {
-        let (i, status) = post.await.unwrap();
-        assert_eq!(status, 201);
+        let (i, status, body) = post.await.unwrap();
+        assert_eq!(status, 201, "rec-{i}: {body}");
         acknowledged.push(format!("rec-{i}"));
     }
 
