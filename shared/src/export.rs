@@ -192,9 +192,11 @@ impl SeriesExport<'_> {
             lines.push(line);
         }
         let shown = lines.len();
+        // More remain: the next page starts after this one's last row.
         let next = (shown < remaining.len())
-            .then(|| remaining.get(shown.wrapping_sub(1)).map(|row| row.seq))
-            .flatten();
+            .then(|| shown.checked_sub(1).and_then(|last| remaining.get(last)))
+            .flatten()
+            .map(|row| row.seq);
         let body = match format {
             ExportFormat::Csv => {
                 let mut body = String::with_capacity(used);

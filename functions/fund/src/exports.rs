@@ -10,11 +10,11 @@ use crate::routes::{mode_param, strategy_id_param};
 use crate::{AppState, FUND_PATH};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use freedom_shared::export::{self, ExportFormat, FEED_ENTRIES, SeriesExport};
 use freedom_shared::ports::ledger_store::PageQuery;
 use freedom_shared::record::RecordKind;
-use freedom_shared::web::{ApiError, QueryParams, with_etag};
+use freedom_shared::web::{ApiError, QueryParams, client_has, with_etag};
 
 /// The feed's path.
 pub const FEED_PATH: &str = "/feed.atom";
@@ -56,6 +56,10 @@ pub(crate) async fn series(
         .transpose()?;
     let store = state.ledger.store();
     let head = store.head().await?;
+    if client_has(headers, &head) {
+        // 304: the series is not read at all.
+        return Ok(with_etag(headers, &head, ()));
+    }
     let entries = store
         .snapshot_series(&strategy_id, mode, i64::MIN, i64::MAX)
         .await?;
@@ -105,13 +109,9 @@ async fn feed(
         })
         .await?;
     let body = export::atom_feed(&page.entries, "/", FUND_PATH, chrono::DateTime::UNIX_EPOCH)?;
-    let mut response = with_etag(
+    Ok(with_etag(
         &headers,
         &page.head,
-        ([(header::CONTENT_TYPE, ATOM)], body).into_response(),
-    );
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+        ([(header::CONTENT_TYPE, ATOM)], body),
+    ))
 }

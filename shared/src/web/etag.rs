@@ -11,14 +11,7 @@ use axum::response::{IntoResponse, Response};
 /// `Cache-Control: no-cache` (revalidate every time: the head moves).
 pub fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> Response {
     let etag = format!("\"{}\"", head.root_hash);
-    let matches = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|tag| tag.trim().trim_start_matches("W/"))
-        .any(|tag| tag == etag || tag == "*");
-    let mut response = if matches {
+    let mut response = if client_has(headers, head) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         body.into_response()
@@ -29,4 +22,17 @@ pub fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> R
     }
     response_headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
+}
+
+/// Whether `If-None-Match` names the head's root (or is `*`): the answer
+/// will be `304`, so a handler can skip building a body it would drop.
+pub fn client_has(headers: &HeaderMap, head: &Head) -> bool {
+    let etag = format!("\"{}\"", head.root_hash);
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == etag || tag == "*")
 }

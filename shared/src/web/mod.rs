@@ -23,7 +23,7 @@ pub mod query;
 
 pub use auth::authorize;
 pub use error::{ApiError, not_found, store_not_configured_app};
-pub use etag::with_etag;
+pub use etag::{client_has, with_etag};
 pub use limits::ServerLimits;
 pub use panics::catch_panics;
 pub use query::QueryParams;

@@ -48,9 +48,9 @@
 //! - head: one; latest snapshots (with the head and the first record): one
 //!   run of `kv_latest.lua`; dashboard window, series, decisions: one run of
 //!   `kv_window.lua` (index ranges and records together), so a cold
-//!   dashboard is two; page: two (the indexes and head in one atomic
-//!   `multi-exec`, then one run of `kv_page.lua`, which reads the records
-//!   in order and stops at the page's byte budget).
+//!   dashboard is two; page: one run of `kv_page.lua` (the head, the
+//!   page's seqs merged from its indexes, and the records in order up to
+//!   the page's byte budget).
 
 use super::client::{Command, CommandResult, KvClient, KvError, Script, as_array, as_string};
 use crate::merkle::{Digest, Frontier, Head};
