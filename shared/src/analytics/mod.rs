@@ -14,10 +14,19 @@
 //! - whatever cannot be computed (too few points, zero deviation, zero
 //!   capital) is `None`, never 0 or NaN.
 //!
+//! [`metrics`] computes them all in one pass ([`Fold`], whose state can be
+//! stored and resumed: the dashboard's since-inception roll-up); the
+//! functions over slices below state each formula on its own, and the
+//! property tests hold the fold to them.
+//!
 //! Money stays in exact decimals until a ratio is formed; ratios are `f64`.
 //! Decimal arithmetic is checked (a value that does not fit is `None`), and
 //! every `f64` result passes through `finite`, so no record the parser
 //! accepts can make a metric panic, overflow or print as NaN.
+
+mod fold;
+
+pub use fold::{Fold, Group, Step};
 
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use rust_decimal::Decimal;
@@ -27,9 +36,10 @@ use rust_decimal::prelude::ToPrimitive;
 pub const TRADING_DAYS_PER_YEAR: f64 = 252.0;
 
 /// One valuation of a strategy: when, what it was worth, the flow at its end.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Valuation {
     /// The snapshot's instant.
+    #[serde(with = "chrono::serde::ts_nanoseconds")]
     pub at: DateTime<Utc>,
     /// Equity after the flow.
     pub equity: Decimal,
@@ -87,15 +97,18 @@ fn ratio(numerator: Decimal, denominator: Decimal) -> Option<f64> {
 pub fn interval_returns(series: &[Valuation]) -> Option<Vec<f64>> {
     series
         .windows(2)
-        .map(|pair| {
-            let (previous, current) = (pair[0], pair[1]);
-            let grown = current.equity.checked_sub(current.flow)?;
-            if previous.equity.is_zero() {
-                return grown.is_zero().then_some(0.0);
-            }
-            Some(ratio(grown, previous.equity)? - 1.0)
-        })
+        .map(|pair| interval_return(&pair[0], &pair[1]))
         .collect()
+}
+
+/// One interval's return r = (E − F) / E_prev − 1; `None` when undefined
+/// (from zero equity with a gain, or a flow that does not fit a decimal).
+fn interval_return(previous: &Valuation, current: &Valuation) -> Option<f64> {
+    let grown = current.equity.checked_sub(current.flow)?;
+    if previous.equity.is_zero() {
+        return grown.is_zero().then_some(0.0);
+    }
+    Some(ratio(grown, previous.equity)? - 1.0)
 }
 
 /// Time-weighted return: Π(1 + r_i) − 1; `None` without any interval.
@@ -328,27 +341,12 @@ pub struct Metrics {
     pub yearly: Vec<(i32, Option<f64>)>,
 }
 
-/// Computes every metric for `series` (baseline first).
-pub fn metrics(series: &[Valuation]) -> Metrics {
-    let intervals = series.len().saturating_sub(1);
-    let (pnl, net_flows) = match (series.first(), series.last()) {
-        (Some(first), Some(last)) if intervals > 0 => {
-            let flows = series[1..]
-                .iter()
-                .try_fold(Decimal::ZERO, |sum, v| sum.checked_add(v.flow));
-            let pnl =
-                flows.and_then(|flows| last.equity.checked_sub(first.equity)?.checked_sub(flows));
-            (pnl, flows)
-        }
-        _ => (None, None),
-    };
-    let returns = if intervals > 0 {
-        interval_returns(series)
-    } else {
-        None
-    };
-    let Some(returns) = returns else {
-        return Metrics {
+impl Metrics {
+    /// The metrics of a series without a defined return (only a baseline,
+    /// or an interval that cannot be computed): the index is 1 at the
+    /// baseline and undefined after; everything else is `None`.
+    fn undefined(intervals: usize, pnl: Option<Decimal>, net_flows: Option<Decimal>) -> Metrics {
+        Metrics {
             twr: None,
             annualized_return: None,
             pnl,
@@ -363,54 +361,34 @@ pub fn metrics(series: &[Valuation]) -> Metrics {
             current_drawdown: None,
             longest_drawdown_days: None,
             intervals,
-            index: series
-                .iter()
-                .enumerate()
-                .map(|(i, _)| (i == 0).then_some(1.0))
-                .collect(),
-            underwater: series
-                .iter()
-                .enumerate()
-                .map(|(i, _)| (i == 0).then_some(0.0))
-                .collect(),
+            index: Vec::new(),
+            underwater: Vec::new(),
             monthly: Vec::new(),
             yearly: Vec::new(),
-        };
-    };
-    let twr = time_weighted_return(&returns);
-    let index = growth_index(&returns);
-    let daily = daily_returns(series, &returns);
-    let span = trading_days_between(series[0].at, series[series.len() - 1].at);
-    let annualized = annualized_return(twr, span);
-    let max_drawdown = max_drawdown(&index);
-    let underwater = underwater(&index);
-    let instants: Vec<DateTime<Utc>> = series.iter().map(|v| v.at).collect();
-    Metrics {
-        twr,
-        annualized_return: annualized,
-        pnl,
-        net_flows,
-        max_drawdown,
-        volatility: volatility(&daily),
-        sharpe: sharpe(&daily),
-        sortino: sortino(&daily),
-        calmar: calmar(annualized, max_drawdown),
-        best_day: daily.iter().copied().reduce(f64::max).and_then(finite),
-        worst_day: daily.iter().copied().reduce(f64::min).and_then(finite),
-        current_drawdown: underwater.last().copied().and_then(finite),
-        longest_drawdown_days: longest_drawdown_days(&instants, &index),
-        intervals,
-        monthly: monthly_returns(series, &returns)
-            .into_iter()
-            .map(|(month, r)| (month, finite(r)))
-            .collect(),
-        yearly: yearly_returns(series, &returns)
-            .into_iter()
-            .map(|(year, r)| (year, finite(r)))
-            .collect(),
-        index: index.into_iter().map(finite).collect(),
-        underwater: underwater.into_iter().map(finite).collect(),
+        }
     }
+}
+
+/// Computes every metric for `series` (baseline first): one [`Fold`] over
+/// it, with the growth index and drawdown at each valuation.
+pub fn metrics(series: &[Valuation]) -> Metrics {
+    let mut fold = Fold::default();
+    let steps: Vec<Option<Step>> = series.iter().map(|v| fold.push(*v)).collect();
+    let mut metrics = fold.metrics();
+    let defined = fold.returns_defined() && metrics.intervals > 0;
+    let shown = |value: fn(&Step) -> f64| {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| match step {
+                Some(step) if defined || i == 0 => finite(value(step)),
+                _ => None,
+            })
+            .collect()
+    };
+    metrics.index = shown(|step| step.index);
+    metrics.underwater = shown(|step| step.drawdown);
+    metrics
 }
 
 #[cfg(test)]

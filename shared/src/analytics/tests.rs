@@ -399,3 +399,181 @@ proptest! {
         prop_assert!(relative_close(before, after), "{before:?} vs {after:?}");
     }
 }
+
+/// A long random series: gaps from an hour to three weeks (so it crosses
+/// days, months and years), returns in ±20 %, and flows.
+fn long_series_strategy() -> impl Strategy<Value = Vec<Valuation>> {
+    (
+        100_000i64..100_000_000,
+        prop::collection::vec((1i64..500, -2000i64..2000, -5000i64..10000), 1..300),
+    )
+        .prop_map(|(start_cents, steps)| {
+            let mut at = at("2025-11-20T14:00:00Z");
+            let mut equity = Decimal::new(start_cents, 2);
+            let mut series = vec![Valuation {
+                at,
+                equity,
+                flow: Decimal::ZERO,
+            }];
+            for (gap_hours, return_bp, flow_bp) in steps {
+                let grown = (equity * (Decimal::ONE + Decimal::new(return_bp, 4))).round_dp(2);
+                // A large account withdraws half, so 300 steps stay in range.
+                let flow_bp = if grown > Decimal::from(10i64.pow(12)) {
+                    -5000
+                } else {
+                    flow_bp
+                };
+                let flow = (grown * Decimal::new(flow_bp, 4)).round_dp(2);
+                equity = grown + flow;
+                at += Duration::hours(gap_hours);
+                series.push(Valuation { at, equity, flow });
+            }
+            series
+        })
+}
+
+/// A series of any equities the parser accepts, zero and extremes
+/// included, so returns may be undefined or not finite.
+fn wild_series_strategy() -> impl Strategy<Value = Vec<Valuation>> {
+    let amount = prop_oneof![
+        Just(Decimal::ZERO),
+        Just(Decimal::MAX),
+        Just(Decimal::new(1, 28)),
+        (-1_000_000i64..1_000_000_000).prop_map(|c| Decimal::new(c, 2)),
+    ];
+    prop::collection::vec((1i64..2000, amount.clone(), amount), 1..120).prop_map(|points| {
+        let mut at = at("2025-12-30T00:00:00Z");
+        points
+            .into_iter()
+            .map(|(gap_hours, equity, flow)| {
+                at += Duration::hours(gap_hours);
+                Valuation { at, equity, flow }
+            })
+            .collect()
+    })
+}
+
+/// The metrics formula by formula, each over the whole series (what
+/// `metrics` computed before it became one fold).
+fn reference_metrics(series: &[Valuation]) -> Metrics {
+    let returns = interval_returns(series).unwrap();
+    let twr = time_weighted_return(&returns);
+    let index = growth_index(&returns);
+    let daily = daily_returns(series, &returns);
+    let span = trading_days_between(series[0].at, series[series.len() - 1].at);
+    let annualized = annualized_return(twr, span);
+    let drawdown = max_drawdown(&index);
+    let under = underwater(&index);
+    let instants: Vec<DateTime<Utc>> = series.iter().map(|v| v.at).collect();
+    let flows: Decimal = series[1..].iter().map(|v| v.flow).sum();
+    Metrics {
+        twr,
+        annualized_return: annualized,
+        pnl: Some(series[series.len() - 1].equity - series[0].equity - flows),
+        net_flows: Some(flows),
+        max_drawdown: drawdown,
+        volatility: volatility(&daily),
+        sharpe: sharpe(&daily),
+        sortino: sortino(&daily),
+        calmar: calmar(annualized, drawdown),
+        best_day: daily.iter().copied().reduce(f64::max),
+        worst_day: daily.iter().copied().reduce(f64::min),
+        current_drawdown: under.last().copied(),
+        longest_drawdown_days: longest_drawdown_days(&instants, &index),
+        intervals: returns.len(),
+        monthly: monthly_returns(series, &returns)
+            .into_iter()
+            .map(|(m, r)| (m, Some(r)))
+            .collect(),
+        yearly: yearly_returns(series, &returns)
+            .into_iter()
+            .map(|(y, r)| (y, Some(r)))
+            .collect(),
+        index: index.into_iter().map(Some).collect(),
+        underwater: under.into_iter().map(Some).collect(),
+    }
+}
+
+fn all_close(a: &[Option<f64>], b: &[Option<f64>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| relative_close(*x, *y))
+}
+
+/// A fold over `series[..split]`, stored as JSON and read back, then given
+/// the rest.
+fn resumed_fold(series: &[Valuation], split: usize) -> (Fold, Vec<Option<Step>>) {
+    let mut fold = Fold::default();
+    let mut steps: Vec<Option<Step>> = series[..split].iter().map(|v| fold.push(*v)).collect();
+    let stored = serde_json::to_string(&fold).unwrap();
+    let mut fold: Fold = serde_json::from_str(&stored).unwrap();
+    steps.extend(series[split..].iter().map(|v| fold.push(*v)));
+    (fold, steps)
+}
+
+/// Two metrics bit for bit (NaN never appears: `finite` removes it).
+fn same_metrics(a: &Metrics, b: &Metrics) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
+proptest! {
+    #[test]
+    fn the_fold_equals_each_formula_over_the_whole_series(series in long_series_strategy()) {
+        let (fold, reference) = (metrics(&series), reference_metrics(&series));
+        for (name, a, b) in [
+            ("twr", fold.twr, reference.twr),
+            ("annualized", fold.annualized_return, reference.annualized_return),
+            ("maxDrawdown", fold.max_drawdown, reference.max_drawdown),
+            ("volatility", fold.volatility, reference.volatility),
+            ("sharpe", fold.sharpe, reference.sharpe),
+            ("sortino", fold.sortino, reference.sortino),
+            ("calmar", fold.calmar, reference.calmar),
+            ("bestDay", fold.best_day, reference.best_day),
+            ("worstDay", fold.worst_day, reference.worst_day),
+            ("currentDrawdown", fold.current_drawdown, reference.current_drawdown),
+        ] {
+            prop_assert!(relative_close(a, b), "{name}: {a:?} vs {b:?}");
+        }
+        prop_assert_eq!(fold.pnl, reference.pnl);
+        prop_assert_eq!(fold.net_flows, reference.net_flows);
+        prop_assert_eq!(fold.intervals, reference.intervals);
+        prop_assert_eq!(fold.longest_drawdown_days, reference.longest_drawdown_days);
+        prop_assert!(all_close(&fold.index, &reference.index));
+        prop_assert!(all_close(&fold.underwater, &reference.underwater));
+        let keys = |m: &Metrics| m.monthly.iter().map(|(k, _)| *k).collect::<Vec<_>>();
+        prop_assert_eq!(keys(&fold), keys(&reference));
+        let values = |m: &Metrics| m.monthly.iter().map(|(_, r)| *r).collect::<Vec<_>>();
+        prop_assert!(all_close(&values(&fold), &values(&reference)));
+        let years = |m: &Metrics| m.yearly.iter().map(|(_, r)| *r).collect::<Vec<_>>();
+        prop_assert_eq!(fold.yearly.len(), reference.yearly.len());
+        prop_assert!(all_close(&years(&fold), &years(&reference)));
+    }
+
+    #[test]
+    fn a_stored_fold_resumes_to_the_same_state_as_one_pass(
+        series in long_series_strategy(), at_fraction in 0.0f64..=1.0
+    ) {
+        let split = (series.len() as f64 * at_fraction) as usize;
+        let (resumed, steps) = resumed_fold(&series, split);
+        let mut whole = Fold::default();
+        let whole_steps: Vec<Option<Step>> = series.iter().map(|v| whole.push(*v)).collect();
+        prop_assert_eq!(format!("{resumed:?}"), format!("{whole:?}"));
+        prop_assert_eq!(format!("{steps:?}"), format!("{whole_steps:?}"));
+        prop_assert!(same_metrics(&resumed.metrics(), &whole.metrics()));
+    }
+
+    #[test]
+    fn any_accepted_series_folds_and_resumes_without_a_panic(
+        series in wild_series_strategy(), at_fraction in 0.0f64..=1.0
+    ) {
+        let split = (series.len() as f64 * at_fraction) as usize;
+        let (resumed, _) = resumed_fold(&series, split);
+        let mut whole = Fold::default();
+        series.iter().for_each(|v| { whole.push(*v); });
+        // Bit for bit, NaN and infinities included.
+        prop_assert_eq!(serde_json::to_string(&resumed).unwrap(), serde_json::to_string(&whole).unwrap());
+        let m = metrics(&series);
+        for value in [m.twr, m.max_drawdown, m.volatility, m.sharpe, m.sortino, m.current_drawdown] {
+            prop_assert!(value.is_none_or(f64::is_finite));
+        }
+        prop_assert!(same_metrics(&resumed.metrics(), &whole.metrics()));
+    }
+}

@@ -1,0 +1,363 @@
+//! Every metric of a series in one pass, with a state that can be kept.
+//!
+//! [`Fold`] takes the valuations one at a time, in time order, and holds
+//! only what the formulas still need: the growth index and its peaks, the
+//! open day, month and year, the closed months and years, and running
+//! statistics of the daily returns. So a fold can stop after any valuation,
+//! be stored, and resume later with the same result as one pass over the
+//! whole series: the arithmetic is the same operations in the same order
+//! (the state keeps each `f64` bit for bit when serialised). That is what
+//! lets the dashboard's since-inception figures be rolled up by month
+//! instead of recomputed from the first snapshot on every request.
+//!
+//! [`super::metrics`] is this fold over a slice, so the windowed periods
+//! and since inception share one implementation. The sample deviation is
+//! Welford's running form (same value as the two-pass formula up to
+//! rounding; the property tests hold the two within 1e-9).
+
+use super::{
+    Metrics, Month, TRADING_DAYS_PER_YEAR, Valuation, finite, interval_return, trading_days_between,
+};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// A value of the fold kept exactly: an `f64` serialised as its bits, so
+/// a stored state resumes bit for bit, infinities and NaN included.
+mod bits {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(value.to_bits())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        u64::deserialize(deserializer).map(f64::from_bits)
+    }
+}
+
+/// A group of intervals (a day, month or year) and its chained growth
+/// Π(1 + r_i) so far.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Group<K> {
+    /// The day, month or year.
+    pub key: K,
+    /// Π(1 + r_i) over the group's intervals.
+    #[serde(with = "bits")]
+    pub growth: f64,
+}
+
+/// Running statistics of the closed days' returns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct DailyStatistics {
+    count: u64,
+    #[serde(with = "bits")]
+    sum: f64,
+    #[serde(with = "bits")]
+    mean: f64,
+    /// Σ(d − mean)², Welford's running form.
+    #[serde(with = "bits")]
+    squared_deviations: f64,
+    /// Σ min(d, 0)².
+    #[serde(with = "bits")]
+    downside: f64,
+    #[serde(with = "bits")]
+    best: f64,
+    #[serde(with = "bits")]
+    worst: f64,
+}
+
+impl Default for DailyStatistics {
+    fn default() -> DailyStatistics {
+        DailyStatistics {
+            count: 0,
+            sum: 0.0,
+            mean: 0.0,
+            squared_deviations: 0.0,
+            downside: 0.0,
+            best: f64::NEG_INFINITY,
+            worst: f64::INFINITY,
+        }
+    }
+}
+
+impl DailyStatistics {
+    fn add(&mut self, day_return: f64) {
+        self.count += 1;
+        self.sum += day_return;
+        let delta = day_return - self.mean;
+        self.mean += delta / self.count as f64;
+        self.squared_deviations += delta * (day_return - self.mean);
+        self.downside += day_return.min(0.0).powi(2);
+        self.best = self.best.max(day_return);
+        self.worst = self.worst.min(day_return);
+    }
+
+    fn sample_deviation(&self) -> Option<f64> {
+        if self.count < 2 {
+            return None;
+        }
+        finite((self.squared_deviations / (self.count - 1) as f64).sqrt())
+    }
+
+    fn volatility(&self) -> Option<f64> {
+        finite(self.sample_deviation()? * TRADING_DAYS_PER_YEAR.sqrt())
+    }
+
+    fn sharpe(&self) -> Option<f64> {
+        let deviation = self.sample_deviation().filter(|d| *d > 0.0)?;
+        finite(self.sum / self.count as f64 / deviation * TRADING_DAYS_PER_YEAR.sqrt())
+    }
+
+    fn sortino(&self) -> Option<f64> {
+        if self.count < 2 {
+            return None;
+        }
+        let downside = (self.downside / self.count as f64).sqrt();
+        if downside <= 0.0 {
+            return None;
+        }
+        finite(self.sum / self.count as f64 / downside * TRADING_DAYS_PER_YEAR.sqrt())
+    }
+}
+
+/// The highest growth index so far and when it was set, for the longest
+/// drawdown.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct HighWater {
+    #[serde(with = "chrono::serde::ts_nanoseconds")]
+    at: DateTime<Utc>,
+    #[serde(with = "bits")]
+    level: f64,
+}
+
+/// A valuation's place on the growth index: the index and its drawdown
+/// from the running peak (raw: the caller decides what is shown as finite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// The growth index (1 at the baseline).
+    pub index: f64,
+    /// index / running peak − 1.
+    pub drawdown: f64,
+}
+
+/// The state of one pass over a series (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fold {
+    baseline: Option<Valuation>,
+    last: Option<Valuation>,
+    intervals: usize,
+    /// ΣF after the baseline; `None` once it no longer fits a decimal.
+    net_flows: Option<Decimal>,
+    /// Whether every interval return so far is defined.
+    defined: bool,
+    #[serde(with = "bits")]
+    level: f64,
+    #[serde(with = "bits")]
+    peak: f64,
+    #[serde(with = "bits")]
+    max_drawdown: f64,
+    high_water: Option<HighWater>,
+    under_water: bool,
+    longest_drawdown_days: i64,
+    daily: DailyStatistics,
+    open_day: Option<Group<NaiveDate>>,
+    months: Vec<Group<Month>>,
+    open_month: Option<Group<Month>>,
+    years: Vec<Group<i32>>,
+    open_year: Option<Group<i32>>,
+}
+
+impl Default for Fold {
+    fn default() -> Fold {
+        Fold {
+            baseline: None,
+            last: None,
+            intervals: 0,
+            net_flows: Some(Decimal::ZERO),
+            defined: true,
+            level: 1.0,
+            peak: f64::NEG_INFINITY,
+            max_drawdown: 0.0,
+            high_water: None,
+            under_water: false,
+            longest_drawdown_days: 0,
+            daily: DailyStatistics::default(),
+            open_day: None,
+            months: Vec::new(),
+            open_month: None,
+            years: Vec::new(),
+            open_year: None,
+        }
+    }
+}
+
+/// Chains `growth` into the open group, or closes it and opens `key`'s;
+/// the closed group is returned.
+fn chain<K: PartialEq + Copy>(
+    open: &mut Option<Group<K>>,
+    key: K,
+    growth: f64,
+) -> Option<Group<K>> {
+    match open {
+        Some(group) if group.key == key => {
+            group.growth *= growth;
+            None
+        }
+        _ => open.replace(Group { key, growth }),
+    }
+}
+
+/// Each group's return (growth − 1), the open one last.
+fn group_returns<K: Copy>(closed: &[Group<K>], open: &Option<Group<K>>) -> Vec<(K, Option<f64>)> {
+    closed
+        .iter()
+        .chain(open)
+        .map(|g| (g.key, finite(g.growth - 1.0)))
+        .collect()
+}
+
+fn calendar_days(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
+    (to.date_naive() - from.date_naive()).num_days()
+}
+
+impl Fold {
+    /// Takes the next valuation (later than every one before). Gives its
+    /// place on the growth index, or `None` once the series' returns are
+    /// undefined (an interval from zero equity that gained something, or a
+    /// flow that does not fit a decimal).
+    pub fn push(&mut self, valuation: Valuation) -> Option<Step> {
+        let Some(previous) = self.last.replace(valuation) else {
+            self.baseline = Some(valuation);
+            self.peak = self.peak.max(self.level);
+            self.high_water = Some(HighWater {
+                at: valuation.at,
+                level: self.level,
+            });
+            return Some(Step {
+                index: self.level,
+                drawdown: 0.0,
+            });
+        };
+        self.intervals += 1;
+        self.net_flows = self
+            .net_flows
+            .and_then(|sum| sum.checked_add(valuation.flow));
+        if !self.defined {
+            return None;
+        }
+        let Some(r) = interval_return(&previous, &valuation) else {
+            self.defined = false;
+            return None;
+        };
+        self.level *= 1.0 + r;
+        self.peak = self.peak.max(self.level);
+        let drawdown = if self.peak > 0.0 {
+            self.level / self.peak - 1.0
+        } else {
+            0.0
+        };
+        self.max_drawdown = self.max_drawdown.min(drawdown);
+        if let Some(high) = self.high_water.as_mut() {
+            if self.level >= high.level {
+                if self.under_water {
+                    self.longest_drawdown_days = self
+                        .longest_drawdown_days
+                        .max(calendar_days(high.at, valuation.at));
+                    self.under_water = false;
+                }
+                *high = HighWater {
+                    at: valuation.at,
+                    level: self.level,
+                };
+            } else {
+                self.under_water = true;
+            }
+        }
+        if let Some(day) = chain(&mut self.open_day, valuation.at.date_naive(), 1.0 + r) {
+            self.daily.add(day.growth - 1.0);
+        }
+        let month = (valuation.at.year(), valuation.at.month());
+        if let Some(closed) = chain(&mut self.open_month, month, 1.0 + r) {
+            self.months.push(closed);
+        }
+        if let Some(closed) = chain(&mut self.open_year, valuation.at.year(), 1.0 + r) {
+            self.years.push(closed);
+        }
+        Some(Step {
+            index: self.level,
+            drawdown,
+        })
+    }
+
+    /// Whether every interval return so far is defined.
+    pub fn returns_defined(&self) -> bool {
+        self.defined
+    }
+
+    /// The latest valuation taken.
+    pub fn last(&self) -> Option<&Valuation> {
+        self.last.as_ref()
+    }
+
+    /// Every metric of the valuations taken so far, as [`super::metrics`]
+    /// gives them, without the per-valuation `index` and `underwater`
+    /// (a fold keeps none; they are empty here).
+    pub fn metrics(&self) -> Metrics {
+        let intervals = self.intervals;
+        let (pnl, net_flows) = match (&self.baseline, &self.last) {
+            (Some(first), Some(last)) if intervals > 0 => {
+                let pnl = self
+                    .net_flows
+                    .and_then(|flows| last.equity.checked_sub(first.equity)?.checked_sub(flows));
+                (pnl, self.net_flows)
+            }
+            _ => (None, None),
+        };
+        let (Some(first), Some(last)) = (&self.baseline, &self.last) else {
+            return Metrics::undefined(intervals, pnl, net_flows);
+        };
+        if intervals == 0 || !self.defined {
+            return Metrics::undefined(intervals, pnl, net_flows);
+        }
+        let mut daily = self.daily;
+        if let Some(day) = self.open_day {
+            daily.add(day.growth - 1.0);
+        }
+        let twr = finite(self.level - 1.0);
+        let span = trading_days_between(first.at, last.at);
+        let annualized = super::annualized_return(twr, span);
+        let max_drawdown = finite(self.max_drawdown);
+        let current_drawdown = if self.peak > 0.0 {
+            self.level / self.peak - 1.0
+        } else {
+            0.0
+        };
+        let longest = match (self.under_water, self.high_water) {
+            (true, Some(high)) => self
+                .longest_drawdown_days
+                .max(calendar_days(high.at, last.at)),
+            _ => self.longest_drawdown_days,
+        };
+        Metrics {
+            twr,
+            annualized_return: annualized,
+            pnl,
+            net_flows,
+            max_drawdown,
+            volatility: daily.volatility(),
+            sharpe: daily.sharpe(),
+            sortino: daily.sortino(),
+            calmar: super::calmar(annualized, max_drawdown),
+            best_day: (daily.count > 0).then_some(daily.best).and_then(finite),
+            worst_day: (daily.count > 0).then_some(daily.worst).and_then(finite),
+            current_drawdown: finite(current_drawdown),
+            longest_drawdown_days: Some(longest),
+            intervals,
+            index: Vec::new(),
+            underwater: Vec::new(),
+            monthly: group_returns(&self.months, &self.open_month),
+            yearly: group_returns(&self.years, &self.open_year),
+        }
+    }
+}
