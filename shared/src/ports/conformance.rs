@@ -9,7 +9,9 @@
 //! `run_scanner(make_store)` does the same for the scanner's lock and fenced
 //! state ([`ScanStore`]).
 
-use super::ledger_store::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
+use super::ledger_store::{
+    AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal, Rollup, SeriesSince,
+};
 use super::scan_store::{LockToken, ScanStore, StateEntry};
 use crate::merkle::{Digest, Head, root_of};
 use crate::record::guard::Guard;
@@ -113,6 +115,7 @@ where
     latest_snapshots_has_one_per_strategy_and_mode(make_store().await).await;
     decisions_in_range_are_newest_first(make_store().await).await;
     window_reads_every_series_and_the_decisions(make_store().await).await;
+    rollups_move_forward_and_only_serve_their_version_and_head(make_store().await).await;
     concurrent_appends_are_serialised(make_store().await).await;
     tiles_and_entry_runs_follow_the_tree(make_store().await).await;
 }
@@ -675,6 +678,83 @@ async fn window_reads_every_series_and_the_decisions<S: LedgerStore>(store: S) {
     assert_eq!(ids(&window.series[1]), ["a3", "a4", "a5"]);
     assert!(window.series[2].is_empty());
     assert_eq!(ids(&window.decisions), ["d"]);
+}
+
+fn rollup(strategy_id: &str, version: u32, from_day: i64, through_seq: u64, state: &str) -> Rollup {
+    Rollup {
+        strategy_id: strategy(strategy_id),
+        mode: Mode::Live,
+        version,
+        from_nanos: day_nanos(from_day),
+        through_seq,
+        state: state.to_owned(),
+    }
+}
+
+async fn rollups_move_forward_and_only_serve_their_version_and_head<S: LedgerStore>(store: S) {
+    for day in 0..6 {
+        created(&store, snapshot(&format!("a{day}"), "a", "live", day, 100)).await;
+    }
+    created(&store, decision("d1", "a", 1)).await;
+    created(&store, decision("d2", "a", 2)).await;
+    let keys = [(strategy("a"), Mode::Live), (strategy("b"), Mode::Live)];
+    let read = |version: u32, head_size: u64| {
+        let store = &store;
+        let keys = &keys;
+        async move {
+            let since = store
+                .since_inception(keys, version, head_size, 1)
+                .await
+                .unwrap();
+            assert_eq!(ids(&since.decisions), ["d2"], "the latest decisions");
+            assert_eq!(since.series.len(), 2);
+            assert_eq!(since.series[1], SeriesSince::default(), "no series b");
+            since.series.into_iter().next().unwrap()
+        }
+    };
+    // Without a roll-up: the whole series.
+    let whole = read(1, 8).await;
+    assert_eq!((&whole.state, ids(&whole.entries).len()), (&None, 6));
+
+    store
+        .put_rollups(&[rollup("a", 1, 3, 3, "through day 2")])
+        .await
+        .unwrap();
+    let since = read(1, 8).await;
+    assert_eq!(since.state.as_deref(), Some("through day 2"));
+    assert_eq!(ids(&since.entries), ["a3", "a4", "a5"]);
+    // A reader at a head before the roll-up's last seq, or of another
+    // version, reads the whole series.
+    assert_eq!(read(1, 2).await, whole);
+    assert_eq!(read(2, 8).await, whole);
+
+    // An older roll-up never replaces a newer one; a newer one does.
+    store
+        .put_rollups(&[rollup("a", 1, 2, 2, "through day 1")])
+        .await
+        .unwrap();
+    store
+        .put_rollups(&[rollup("a", 1, 3, 3, "again")])
+        .await
+        .unwrap();
+    assert_eq!(read(1, 8).await.state.as_deref(), Some("through day 2"));
+    store
+        .put_rollups(&[rollup("a", 1, 5, 5, "through day 4")])
+        .await
+        .unwrap();
+    let since = read(1, 8).await;
+    assert_eq!(since.state.as_deref(), Some("through day 4"));
+    assert_eq!(ids(&since.entries), ["a5"]);
+    // Another version replaces it, whatever its start.
+    store
+        .put_rollups(&[rollup("a", 2, 1, 1, "version 2")])
+        .await
+        .unwrap();
+    assert_eq!(read(1, 8).await, whole);
+    let since = read(2, 8).await;
+    assert_eq!(since.state.as_deref(), Some("version 2"));
+    assert_eq!(ids(&since.entries).len(), 5);
+    store.put_rollups(&[]).await.unwrap();
 }
 
 /// Runs the scanner lock's cases; `make_store` must give a fresh store each

@@ -239,6 +239,49 @@ pub struct WindowEntries {
     pub decisions: Vec<Entry>,
 }
 
+/// A reader's since-inception roll-up of one series (the dashboard's fold
+/// through the series' last closed month). The store keeps one per series
+/// and never looks inside `state`; it is derived data, never part of the
+/// log, and a lost one is recomputed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rollup {
+    /// The series' strategy.
+    pub strategy_id: StrategyId,
+    /// The series' mode.
+    pub mode: Mode,
+    /// The format of `state`: a read hands back only the version it asks
+    /// for, and a write of another version replaces the stored one.
+    pub version: u32,
+    /// The state folds every snapshot of the series before this instant
+    /// (`asOf` nanoseconds) and none after.
+    pub from_nanos: i64,
+    /// The largest seq the state folds: a reader whose head is smaller may
+    /// not use it.
+    pub through_seq: u64,
+    /// The state, as the dashboard serialised it.
+    pub state: String,
+}
+
+/// One series as [`LedgerStore::since_inception`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SeriesSince {
+    /// The stored roll-up's state, when one of the asked version folds
+    /// nothing beyond the reader's head.
+    pub state: Option<String>,
+    /// The snapshots the state does not fold (from its `from_nanos` on), or
+    /// the whole series when there is no usable state; oldest first.
+    pub entries: Vec<Entry>,
+}
+
+/// What the since-inception dashboard reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SinceInception {
+    /// Per requested strategy, in request order.
+    pub series: Vec<SeriesSince>,
+    /// The latest decisions, newest first (ties: higher seq first).
+    pub decisions: Vec<Entry>,
+}
+
 /// Stored hash tiles and the head they were read with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TileRead {
@@ -365,6 +408,43 @@ pub trait LedgerStore: Send + Sync + 'static {
     /// `first_seq` on, in order, and the head, read at one moment: an entry
     /// bundle's records.
     async fn entry_run(&self, first_seq: u64, count: u64) -> Result<EntryRun, StoreError>;
+
+    /// The since-inception dashboard's read in one call: each series'
+    /// stored roll-up of version `version` whose `through_seq` is at most
+    /// `head_size` with the snapshots from its `from_nanos` on (the whole
+    /// series without one), and the latest `decision_limit` decisions. The
+    /// default keeps no roll-ups and reads whole series.
+    async fn since_inception(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        version: u32,
+        head_size: u64,
+        decision_limit: usize,
+    ) -> Result<SinceInception, StoreError> {
+        let _ = (version, head_size);
+        let window = self
+            .window(strategies, i64::MIN, i64::MAX, decision_limit)
+            .await?;
+        Ok(SinceInception {
+            series: window
+                .series
+                .into_iter()
+                .map(|entries| SeriesSince {
+                    state: None,
+                    entries,
+                })
+                .collect(),
+            decisions: window.decisions,
+        })
+    }
+
+    /// Keeps each roll-up unless the stored one of the same version starts
+    /// at or after its `from_nanos` (so concurrent readers never move a
+    /// roll-up back). The default keeps nothing.
+    async fn put_rollups(&self, rollups: &[Rollup]) -> Result<(), StoreError> {
+        let _ = rollups;
+        Ok(())
+    }
 
     /// The dashboard's window in one call: each strategy's series and the
     /// window's decisions. The default makes one call per part; an adapter

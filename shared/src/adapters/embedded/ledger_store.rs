@@ -24,7 +24,7 @@ use super::connection::{self, SharedConnection};
 use crate::merkle::{Digest, Frontier, Head};
 use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore, Page, PageBuilder,
-    PageQuery, Refusal, StoreError, TileRead, WindowEntries,
+    PageQuery, Refusal, Rollup, SeriesSince, SinceInception, StoreError, TileRead, WindowEntries,
 };
 use crate::record::{Mode, RecordKind, StrategyId};
 use crate::tlog::tiles::{TILE_HEIGHT, TILE_WIDTH, TileId, level_width};
@@ -73,6 +73,16 @@ CREATE TABLE IF NOT EXISTS tiles (
     idx    INTEGER NOT NULL,
     hashes BLOB    NOT NULL,
     PRIMARY KEY (level, idx)
+) WITHOUT ROWID, STRICT;
+-- The dashboard's since-inception roll-ups: derived data, one per series.
+CREATE TABLE IF NOT EXISTS rollups (
+    strategy_id TEXT    NOT NULL,
+    mode        TEXT    NOT NULL,
+    version     INTEGER NOT NULL,
+    from_ns     INTEGER NOT NULL,
+    through_seq INTEGER NOT NULL,
+    state       TEXT    NOT NULL,
+    PRIMARY KEY (strategy_id, mode)
 ) WITHOUT ROWID, STRICT;
 ";
 
@@ -484,6 +494,58 @@ fn read_series(
     collect_entries(rows)
 }
 
+/// One series' snapshots at or after `from`, oldest first.
+fn read_series_from(
+    conn: &Connection,
+    strategy: &str,
+    mode: &str,
+    from: i64,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT seq, leaf_hash, canonical FROM records
+             WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns >= ?3
+             ORDER BY as_of_ns",
+        )
+        .map_err(unavailable)?;
+    let rows = statement
+        .query_map(params![strategy, mode, from], entry_from_row)
+        .map_err(unavailable)?;
+    collect_entries(rows)
+}
+
+/// A series' stored roll-up of `version` that folds nothing beyond
+/// `head_size`, with the rest of the series.
+fn read_series_since(
+    conn: &Connection,
+    strategy: &str,
+    mode: &str,
+    version: u32,
+    head_size: u64,
+) -> Result<SeriesSince, StoreError> {
+    let stored: Option<(i64, String)> = conn
+        .prepare_cached(
+            "SELECT from_ns, state FROM rollups
+             WHERE strategy_id = ?1 AND mode = ?2 AND version = ?3 AND through_seq <= ?4",
+        )
+        .map_err(unavailable)?
+        .query_row(params![strategy, mode, version, head_size as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(unavailable)?;
+    Ok(match stored {
+        Some((from, state)) => SeriesSince {
+            state: Some(state),
+            entries: read_series_from(conn, strategy, mode, from)?,
+        },
+        None => SeriesSince {
+            state: None,
+            entries: read_series(conn, strategy, mode, i64::MIN, i64::MAX)?,
+        },
+    })
+}
+
 fn read_decisions(
     conn: &Connection,
     start: i64,
@@ -611,6 +673,73 @@ impl LedgerStore for SqliteLedgerStore {
                 let decisions = read_decisions(&tx, start_nanos, end_nanos, decision_limit)?;
                 tx.commit().map_err(unavailable)?;
                 Ok(WindowEntries { series, decisions })
+            })
+            .await
+    }
+
+    /// One read transaction: each series' roll-up and the snapshots after
+    /// it, and the latest decisions.
+    async fn since_inception(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        version: u32,
+        head_size: u64,
+        decision_limit: usize,
+    ) -> Result<SinceInception, StoreError> {
+        let keys: Vec<(String, Mode)> = strategies
+            .iter()
+            .map(|(id, mode)| (id.as_str().to_owned(), *mode))
+            .collect();
+        self.reader
+            .run(move |conn| {
+                let tx = conn.transaction().map_err(unavailable)?;
+                let series = keys
+                    .iter()
+                    .map(|(id, mode)| read_series_since(&tx, id, mode.as_str(), version, head_size))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let decisions = read_decisions(&tx, i64::MIN, i64::MAX, decision_limit)?;
+                tx.commit().map_err(unavailable)?;
+                Ok(SinceInception { series, decisions })
+            })
+            .await
+    }
+
+    /// One write transaction; a stored roll-up of the same version that
+    /// starts at or after the new one's `from_nanos` stays.
+    async fn put_rollups(&self, rollups: &[Rollup]) -> Result<(), StoreError> {
+        if rollups.is_empty() {
+            return Ok(());
+        }
+        let rollups = rollups.to_vec();
+        self.writer
+            .run(move |conn| {
+                let tx = conn.transaction().map_err(unavailable)?;
+                {
+                    let mut statement = tx
+                        .prepare_cached(
+                            "INSERT INTO rollups (strategy_id, mode, version, from_ns, through_seq, state)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                             ON CONFLICT (strategy_id, mode) DO UPDATE SET
+                                 version = excluded.version, from_ns = excluded.from_ns,
+                                 through_seq = excluded.through_seq, state = excluded.state
+                             WHERE excluded.version != rollups.version
+                                OR excluded.from_ns > rollups.from_ns",
+                        )
+                        .map_err(unavailable)?;
+                    for rollup in &rollups {
+                        statement
+                            .execute(params![
+                                rollup.strategy_id.as_str(),
+                                rollup.mode.as_str(),
+                                rollup.version,
+                                rollup.from_nanos,
+                                rollup.through_seq as i64,
+                                rollup.state,
+                            ])
+                            .map_err(unavailable)?;
+                    }
+                }
+                tx.commit().map_err(unavailable)
             })
             .await
     }

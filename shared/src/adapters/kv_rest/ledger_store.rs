@@ -56,8 +56,8 @@ use super::client::{Command, CommandResult, KvClient, KvError, Script, as_array,
 use crate::merkle::{Digest, Frontier, Head};
 use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore,
-    PAGE_ENTRY_OVERHEAD_BYTES, Page, PageBuilder, PageQuery, Refusal, StoreError, TileRead,
-    WindowEntries,
+    PAGE_ENTRY_OVERHEAD_BYTES, Page, PageBuilder, PageQuery, Refusal, Rollup, SeriesSince,
+    SinceInception, StoreError, TileRead, WindowEntries,
 };
 use crate::record::{Mode, RecordKind, StrategyId};
 use crate::tlog::tiles::{TILE_WIDTH, TileId, tile_appends};
@@ -75,6 +75,9 @@ static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!
 static TILES_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tiles.lua")));
 static LATEST_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("latest.lua")));
 static WINDOW_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("window.lua")));
+static SINCE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("since.lua")));
+static ROLLUPS_SCRIPT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("rollups.lua")));
 
 /// How many tiles one call of the tile-building script stores (at most
 /// about 512 KiB of hex per request).
@@ -149,6 +152,10 @@ impl KvLedgerStore {
 
     fn series_key(&self, strategy: &str, mode: Mode) -> String {
         self.key(&format!("series:{}:{strategy}", mode.as_str()))
+    }
+
+    fn rollup_key(&self, strategy: &str, mode: Mode) -> String {
+        self.key(&format!("rollup:{}:{strategy}", mode.as_str()))
     }
 
     fn index_key(&self, kind: RecordKind, mode: Mode, strategy: Option<&str>) -> String {
@@ -721,6 +728,79 @@ impl LedgerStore for KvLedgerStore {
             series: parts,
             decisions,
         })
+    }
+
+    /// One round trip: `kv_since.lua` reads each series' roll-up, the
+    /// snapshots after it and the latest decisions at one moment.
+    async fn since_inception(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        version: u32,
+        head_size: u64,
+        decision_limit: usize,
+    ) -> Result<SinceInception, StoreError> {
+        if strategies.is_empty() && decision_limit == 0 {
+            return Ok(SinceInception::default());
+        }
+        let mut keys = Vec::with_capacity(2 * strategies.len() + 1);
+        keys.push(self.key("decisions"));
+        for (strategy, mode) in strategies {
+            keys.push(self.series_key(strategy.as_str(), *mode));
+            keys.push(self.rollup_key(strategy.as_str(), *mode));
+        }
+        let args = [
+            self.record_key_prefix(),
+            version.to_string(),
+            head_size.to_string(),
+            decision_limit.to_string(),
+        ];
+        let value = SINCE_SCRIPT.run(&self.client, &keys, &args).await?;
+        let parts = as_array(&value)?;
+        let answered_differently =
+            || StoreError::Corrupt("the since-inception script answered a different shape".into());
+        let (decisions, series) = parts.split_first().ok_or_else(answered_differently)?;
+        if series.len() != strategies.len() {
+            return Err(answered_differently());
+        }
+        let series = series
+            .iter()
+            .map(|part| match as_array(part)? {
+                [state, records] => Ok(SeriesSince {
+                    state: as_string(state)?.map(str::to_owned),
+                    entries: seq_record_pairs(as_array(records)?)?,
+                }),
+                _ => Err(answered_differently()),
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(SinceInception {
+            series,
+            decisions: seq_record_pairs(as_array(decisions)?)?,
+        })
+    }
+
+    /// One round trip: `kv_rollups.lua` keeps each roll-up that moves its
+    /// series forward (or is of another version).
+    async fn put_rollups(&self, rollups: &[Rollup]) -> Result<(), StoreError> {
+        if rollups.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<String> = rollups
+            .iter()
+            .map(|r| self.rollup_key(r.strategy_id.as_str(), r.mode))
+            .collect();
+        let args: Vec<String> = rollups
+            .iter()
+            .flat_map(|r| {
+                [
+                    r.version.to_string(),
+                    time_code(r.from_nanos),
+                    r.through_seq.to_string(),
+                    r.state.clone(),
+                ]
+            })
+            .collect();
+        ROLLUPS_SCRIPT.run(&self.client, &keys, &args).await?;
+        Ok(())
     }
 }
 
