@@ -15,26 +15,13 @@
 //! Welford's running form (same value as the two-pass formula up to
 //! rounding; the property tests hold the two within 1e-9).
 
+use super::bits;
 use super::{
     Metrics, Month, TRADING_DAYS_PER_YEAR, Valuation, finite, interval_return, trading_days_between,
 };
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-
-/// A value of the fold kept exactly: an `f64` serialised as its bits, so
-/// a stored state resumes bit for bit, infinities and NaN included.
-mod bits {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(value.to_bits())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
-        u64::deserialize(deserializer).map(f64::from_bits)
-    }
-}
 
 /// A group of intervals (a day, month or year) and its chained growth
 /// Π(1 + r_i) so far.

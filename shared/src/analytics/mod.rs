@@ -24,6 +24,22 @@
 //! every `f64` result passes through `finite`, so no record the parser
 //! accepts can make a metric panic, overflow or print as NaN.
 
+/// A value of the fold kept exactly: an `f64` serialised as its bits, so
+/// a stored state resumes bit for bit, infinities and NaN included.
+pub(crate) mod bits {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the bits.
+    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(value.to_bits())
+    }
+
+    /// Reads the bits.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        u64::deserialize(deserializer).map(f64::from_bits)
+    }
+}
+
 mod fold;
 
 pub use fold::{Fold, Group, Step};
@@ -294,7 +310,8 @@ pub fn annualized_return(twr: Option<f64>, span_trading_days: u32) -> Option<f64
     finite((1.0 + twr?).powf(TRADING_DAYS_PER_YEAR / f64::from(span_trading_days)) - 1.0)
 }
 
-fn finite(value: f64) -> Option<f64> {
+/// `value` when it is finite (a zero without its sign), else `None`.
+pub(crate) fn finite(value: f64) -> Option<f64> {
     value
         .is_finite()
         .then_some(if value == 0.0 { 0.0 } else { value })

@@ -9,13 +9,18 @@
 //! always gives byte-identical JSON (everything is sorted, and entries
 //! appended after the head are left out).
 
-use crate::analytics::{self, Valuation};
+mod rollup;
+
+pub use rollup::ROLLUP_VERSION;
+
+use crate::analytics;
 use crate::clock::rfc3339;
 use crate::merkle::{Digest, Head};
-use crate::ports::ledger_store::{Entry, LedgerStore, StoreError};
+use crate::ports::ledger_store::{Entry, LedgerStore, Rollup, StoreError};
 use crate::record::{Mode, Record, Snapshot, StrategyId, decimal_json};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use rollup::SeriesFold;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -582,57 +587,43 @@ async fn compute(
         .iter()
         .map(|(_, s)| (s.header.strategy_id.clone(), s.header.mode))
         .collect();
-    // Since inception reads from the beginning of time: no snapshot is at
-    // or before it, so each series starts at its first snapshot.
-    let read_from = match period.days() {
-        Some(days) => nanos(analytics::window_start(end, days)),
-        None => i64::MIN,
+    let (folds, decisions) = match period.days() {
+        Some(days) => {
+            fold_window(
+                store,
+                &keys,
+                head,
+                nanos(analytics::window_start(end, days)),
+            )
+            .await?
+        }
+        None => fold_since_inception(store, &keys, head).await?,
     };
-    // Read up to the end of time rather than `end`: no series has a
-    // snapshot after its latest (so the series are the same), and decisions
-    // made after the fund's latest snapshot belong on the dashboard too.
-    let window = store
-        .window(&keys, read_from, i64::MAX, MAX_DECISIONS)
-        .await?;
-    // Entries appended after `head` are not part of this dashboard.
-    let at_head = |entry: &Entry| entry.seq <= head.size;
-
-    let mut all_series = Vec::with_capacity(latest.len());
-    for series_entries in &window.series {
-        let series: Vec<(u64, Snapshot)> = series_entries
-            .iter()
-            .filter(|e| at_head(e))
-            .map(|e| snapshot_of(e).map(|s| (e.seq, s)))
-            .collect::<Result<_, _>>()?;
-        all_series.push(series);
-    }
     let start = match period.days() {
         Some(days) => analytics::window_start(end, days),
         // The fund's first snapshot.
-        None => all_series
+        None => folds
             .iter()
-            .filter_map(|series| series.first())
-            .map(|(_, s)| s.header.as_of.instant())
+            .filter_map(SeriesFold::first_instant)
             .min()
             .unwrap_or(end),
     };
     let mut strategies = Vec::with_capacity(latest.len());
     let mut timelines = Vec::with_capacity(latest.len());
-    for ((latest_entry, latest_snapshot), series) in latest.iter().zip(&all_series) {
-        let (view, index) = strategy_view(latest_entry.seq, latest_snapshot, series, end);
-        let instants: BTreeMap<DateTime<Utc>, Option<f64>> = series
-            .iter()
-            .map(|(_, s)| s.header.as_of.instant())
-            .zip(index)
-            .collect();
-        timelines.push(Timeline { start, instants });
-        strategies.push(view);
+    for ((latest_entry, latest_snapshot), mut fold) in latest.iter().zip(folds) {
+        // The series always holds the latest snapshot; fall back to it alone.
+        if fold.is_empty() {
+            fold.push(latest_entry.seq, latest_snapshot);
+        }
+        strategies.push(fold.view(latest_entry.seq, latest_snapshot, end));
+        timelines.push(Timeline {
+            start,
+            instants: fold.timeline(),
+        });
     }
     let comparison = compare(&strategies, &timelines);
-    let decisions = window
-        .decisions
+    let decisions = decisions
         .into_iter()
-        .filter(at_head)
         .map(|e| {
             // The store's query selects decisions; the text is checked to be JSON here.
             let record =
@@ -656,120 +647,117 @@ async fn compute(
     })
 }
 
-/// Which points of a series the chart shows: all of them up to
-/// [`MAX_CHART_POINTS`], else the baseline and the last of each UTC day.
-fn chart_points(instants: &[DateTime<Utc>]) -> Vec<usize> {
-    if instants.len() <= MAX_CHART_POINTS {
-        return (0..instants.len()).collect();
+/// A windowed period's series folded from the store: each series'
+/// baseline and window snapshots (keeping every point for the comparison),
+/// and the window's decisions, up to `head`.
+async fn fold_window(
+    store: &dyn LedgerStore,
+    keys: &[(StrategyId, Mode)],
+    head: Head,
+    read_from: i64,
+) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
+    // Read up to the end of time rather than `end`: no series has a
+    // snapshot after its latest (so the series are the same), and decisions
+    // made after the fund's latest snapshot belong on the dashboard too.
+    let window = store
+        .window(keys, read_from, i64::MAX, MAX_DECISIONS)
+        .await?;
+    let mut folds = Vec::with_capacity(keys.len());
+    for entries in &window.series {
+        let mut fold = SeriesFold::keeping_every_point();
+        for entry in entries.iter().filter(|e| at_head(e, head)) {
+            fold.push(entry.seq, &snapshot_of(entry)?);
+        }
+        folds.push(fold);
     }
-    (0..instants.len())
-        .filter(|&i| {
-            i == 0
-                || instants
-                    .get(i + 1)
-                    .is_none_or(|next| next.date_naive() != instants[i].date_naive())
-        })
-        .collect()
+    let decisions = window
+        .decisions
+        .into_iter()
+        .filter(|e| at_head(e, head))
+        .collect();
+    Ok((folds, decisions))
+}
+
+/// The since-inception series: each stored roll-up (see [`rollup`]) with
+/// the snapshots after it, and the latest decisions, up to `head`. Months
+/// that closed since a series' roll-up are folded into it and the roll-up
+/// is stored again; a store that cannot keep it only costs the next reader
+/// the same work.
+async fn fold_since_inception(
+    store: &dyn LedgerStore,
+    keys: &[(StrategyId, Mode)],
+    head: Head,
+) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
+    let since = store
+        .since_inception(keys, ROLLUP_VERSION, head.size, MAX_DECISIONS)
+        .await?;
+    let mut folds = Vec::with_capacity(keys.len());
+    let mut rollups = Vec::new();
+    for ((strategy_id, mode), series) in keys.iter().zip(since.series) {
+        let stored = series
+            .state
+            .as_deref()
+            .map(serde_json::from_str::<SeriesFold>);
+        let (mut fold, entries) = match stored {
+            Some(Ok(fold)) => (fold, series.entries),
+            // A state this version cannot read: start over from the series' first snapshot.
+            Some(Err(_)) => (
+                SeriesFold::default(),
+                store
+                    .snapshot_series(strategy_id, *mode, i64::MIN, i64::MAX)
+                    .await?,
+            ),
+            None => (SeriesFold::default(), series.entries),
+        };
+        let snapshots: Vec<(u64, Snapshot)> = entries
+            .iter()
+            .filter(|e| at_head(e, head))
+            .map(|e| snapshot_of(e).map(|s| (e.seq, s)))
+            .collect::<Result<_, _>>()?;
+        // Every month before the latest snapshot's is closed.
+        let open_month = snapshots
+            .last()
+            .and_then(|(_, s)| rollup::month_start(s.header.as_of.instant()));
+        let closed = open_month.map_or(0, |start| {
+            snapshots.partition_point(|(_, s)| s.header.as_of.instant() < start)
+        });
+        for (seq, snapshot) in &snapshots[..closed] {
+            fold.push(*seq, snapshot);
+        }
+        if let (true, Some(start)) = (closed > 0, open_month) {
+            rollups.push(Rollup {
+                strategy_id: strategy_id.clone(),
+                mode: *mode,
+                version: ROLLUP_VERSION,
+                from_nanos: nanos(start),
+                through_seq: fold.through_seq(),
+                state: serde_json::to_string(&fold).expect("a fold serialises"),
+            });
+        }
+        for (seq, snapshot) in &snapshots[closed..] {
+            fold.push(*seq, snapshot);
+        }
+        folds.push(fold);
+    }
+    if let Err(error) = store.put_rollups(&rollups).await {
+        tracing::warn!(%error, "the since-inception roll-ups were not kept");
+    }
+    let decisions = since
+        .decisions
+        .into_iter()
+        .filter(|e| at_head(e, head))
+        .collect();
+    Ok((folds, decisions))
+}
+
+/// Whether `entry` is part of the ledger at `head` (entries appended after
+/// the head are not part of a dashboard computed at it).
+fn at_head(entry: &Entry, head: Head) -> bool {
+    entry.seq <= head.size
 }
 
 fn month_label((year, month): analytics::Month) -> String {
     format!("{year:04}-{month:02}")
-}
-
-/// One strategy's view, and its growth index at every snapshot of
-/// `series` (unthinned, for the comparison).
-fn strategy_view(
-    latest_seq: u64,
-    latest: &Snapshot,
-    series: &[(u64, Snapshot)],
-    end: DateTime<Utc>,
-) -> (StrategyView, Vec<Option<f64>>) {
-    // The series always holds the latest snapshot; fall back to it alone.
-    let fallback = [(latest_seq, latest.clone())];
-    let series = if series.is_empty() {
-        &fallback[..]
-    } else {
-        series
-    };
-    let valuations: Vec<Valuation> = series
-        .iter()
-        .map(|(_, s)| Valuation {
-            at: s.header.as_of.instant(),
-            equity: s.equity,
-            flow: s.flow_since_previous,
-        })
-        .collect();
-    let metrics = analytics::metrics(&valuations);
-    let instants: Vec<DateTime<Utc>> = valuations.iter().map(|v| v.at).collect();
-    let shown = chart_points(&instants);
-    let (baseline_seq, baseline) = &series[0];
-    let view = StrategyView {
-        strategy_id: latest.header.strategy_id.to_string(),
-        strategy_name: latest.header.strategy_name.clone(),
-        mode: latest.header.mode,
-        baseline: Point {
-            as_of: baseline.header.as_of.as_str().to_owned(),
-            equity: decimal_json(baseline.equity),
-            seq: *baseline_seq,
-        },
-        latest: latest_view(latest_seq, latest),
-        metrics: MetricsView {
-            twr: metrics.twr,
-            annualized_return: metrics.annualized_return,
-            pnl: metrics.pnl.map(decimal_json),
-            net_flows: metrics.net_flows.map(decimal_json),
-            max_drawdown: metrics.max_drawdown,
-            volatility: metrics.volatility,
-            sharpe: metrics.sharpe,
-            sortino: metrics.sortino,
-            calmar: metrics.calmar,
-            best_day: metrics.best_day,
-            worst_day: metrics.worst_day,
-            current_drawdown: metrics.current_drawdown,
-            longest_drawdown_days: metrics.longest_drawdown_days,
-            intervals: metrics.intervals,
-        },
-        series: shown
-            .iter()
-            .map(|&i| SeriesPoint {
-                as_of: series[i].1.header.as_of.as_str().to_owned(),
-                equity: decimal_json(series[i].1.equity),
-                index: metrics.index.get(i).copied().flatten(),
-            })
-            .collect(),
-        underwater: shown
-            .iter()
-            .map(|&i| DrawdownPoint {
-                as_of: series[i].1.header.as_of.as_str().to_owned(),
-                drawdown: metrics.underwater.get(i).copied().flatten(),
-            })
-            .collect(),
-        monthly: metrics
-            .monthly
-            .iter()
-            .map(|&(month, r)| MonthReturn {
-                month: month_label(month),
-                r#return: r,
-            })
-            .collect(),
-        yearly: metrics
-            .yearly
-            .iter()
-            .map(|&(year, r)| YearReturn { year, r#return: r })
-            .collect(),
-        flows: series
-            .iter()
-            .skip(1)
-            .filter(|(_, s)| !s.flow_since_previous.is_zero())
-            .map(|(_, s)| FlowPoint {
-                as_of: s.header.as_of.as_str().to_owned(),
-                amount: decimal_json(s.flow_since_previous),
-            })
-            .collect(),
-        stale: analytics::is_stale(latest.header.as_of.instant(), end),
-        baseline_only: metrics.intervals == 0,
-    };
-    (view, metrics.index)
 }
 
 fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
@@ -896,28 +884,6 @@ fn compare(strategies: &[StrategyView], timelines: &[Timeline]) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn long_series_chart_the_baseline_and_each_days_last_point() {
-        let start: DateTime<Utc> = "2026-05-01T00:00:00Z".parse().unwrap();
-        let short: Vec<DateTime<Utc>> = (0..MAX_CHART_POINTS as i64)
-            .map(|i| start + chrono::Duration::minutes(15 * i))
-            .collect();
-        assert_eq!(chart_points(&short), (0..short.len()).collect::<Vec<_>>());
-        // 96 points a day for 10 days and one more: thinned to the baseline
-        // and the last of each day.
-        let long: Vec<DateTime<Utc>> = (0..961)
-            .map(|i| start + chrono::Duration::minutes(15 * i))
-            .collect();
-        let shown = chart_points(&long);
-        assert_eq!(shown[0], 0);
-        assert_eq!(shown.len(), 1 + 11);
-        assert_eq!(*shown.last().unwrap(), 960);
-        for pair in shown[1..].windows(2) {
-            assert_ne!(long[pair[0]].date_naive(), long[pair[1]].date_naive());
-            assert_ne!(long[pair[0]].date_naive(), long[pair[0] + 1].date_naive());
-        }
-    }
 
     #[test]
     fn periods_are_the_four_allowed_counts_with_63_by_default() {

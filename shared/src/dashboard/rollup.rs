@@ -1,0 +1,359 @@
+//! One series' dashboard entry as a resumable pass, and the since-inception
+//! roll-up built on it.
+//!
+//! [`SeriesFold`] takes a series' snapshots in time order and keeps what its
+//! entry needs: the analytics [`Fold`], the baseline, the chart's points
+//! (thinned as they come, [`Chart`]) and the flows. Every period uses it.
+//! A windowed period folds its window on each miss. Since inception,
+//! the state after a series' last *closed* month is kept in the store (a
+//! [`Rollup`]): a month is closed once the series has a snapshot in a later
+//! month, since the ledger refuses a snapshot older than its series' latest
+//! (`out_of_order`), so nothing can be added to it. A request then reads the
+//! stored state and the snapshots from the open month on, and the first
+//! request after a month closes folds that month and stores the new state
+//! (one write per series per month). The result equals one pass over the
+//! whole series, bit for bit (the state keeps every `f64` exactly; property
+//! tests in `analytics` and here).
+
+use super::{
+    DrawdownPoint, FlowPoint, MAX_CHART_POINTS, MetricsView, MonthReturn, Point, SeriesPoint,
+    StrategyView, YearReturn, month_label,
+};
+use crate::analytics::{self, Fold, Valuation, bits, finite};
+use crate::record::{Snapshot, decimal_json};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The format of a stored roll-up's state: a change to [`SeriesFold`], the
+/// analytics' fold or the chart's rule gets a new number, and states of
+/// another number are ignored (and replaced by the next reader).
+pub const ROLLUP_VERSION: u32 = 1;
+
+/// How finely a chart keeps points: every snapshot, or the last of each UTC
+/// day, ISO week or calendar month (the baseline is always kept).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+enum Grain {
+    #[default]
+    Snapshot,
+    Day,
+    Week,
+    Month,
+}
+
+impl Grain {
+    const ALL: [Grain; 4] = [Grain::Snapshot, Grain::Day, Grain::Week, Grain::Month];
+
+    /// Whether two instants (in order) fall in the same group.
+    fn same_group(self, a: DateTime<Utc>, b: DateTime<Utc>) -> bool {
+        let (a, b) = (a.date_naive(), b.date_naive());
+        match self {
+            Grain::Snapshot => false,
+            Grain::Day => a == b,
+            Grain::Week => a.iso_week() == b.iso_week(),
+            Grain::Month => (a.year(), a.month()) == (b.year(), b.month()),
+        }
+    }
+
+    fn coarser(self) -> Option<Grain> {
+        match self {
+            Grain::Snapshot => Some(Grain::Day),
+            Grain::Day => Some(Grain::Week),
+            Grain::Week => Some(Grain::Month),
+            Grain::Month => None,
+        }
+    }
+}
+
+/// A point of the chart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ChartPoint {
+    /// `asOf` as written.
+    as_of: String,
+    #[serde(with = "chrono::serde::ts_nanoseconds")]
+    at: DateTime<Utc>,
+    equity: Decimal,
+    /// The growth index (NaN once the series' returns are undefined).
+    #[serde(with = "bits")]
+    index: f64,
+    /// Its drawdown from the running peak (NaN likewise).
+    #[serde(with = "bits")]
+    drawdown: f64,
+}
+
+/// The chart's points, thinned as they come: every snapshot up to
+/// [`MAX_CHART_POINTS`]; beyond, the baseline and the last point of each
+/// UTC day; beyond that many days, of each ISO week; then of each month.
+/// So the chart never holds many more than [`MAX_CHART_POINTS`] points,
+/// and the result is the same whether the points come in one pass or in
+/// several.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Chart {
+    grain: Grain,
+    /// How many groups the series has at each grain (snapshots, days,
+    /// weeks, months).
+    groups: [u64; 4],
+    points: Vec<ChartPoint>,
+}
+
+impl Chart {
+    fn push(&mut self, point: ChartPoint) {
+        let previous = self.points.last().map(|p| p.at);
+        for (count, grain) in self.groups.iter_mut().zip(Grain::ALL) {
+            if previous.is_none_or(|at| !grain.same_group(at, point.at)) {
+                *count += 1;
+            }
+        }
+        while self.groups[self.grain as usize] > MAX_CHART_POINTS as u64 {
+            let Some(coarser) = self.grain.coarser() else {
+                break;
+            };
+            self.grain = coarser;
+            self.thin();
+        }
+        let kept = self.points.len();
+        match self.points.last_mut() {
+            Some(last) if kept > 1 && self.grain.same_group(last.at, point.at) => *last = point,
+            _ => self.points.push(point),
+        }
+    }
+
+    /// Keeps the baseline and the last point of each group.
+    fn thin(&mut self) {
+        let points = std::mem::take(&mut self.points);
+        let mut points = points.into_iter().peekable();
+        let mut first = true;
+        while let Some(point) = points.next() {
+            let last_of_group = points
+                .peek()
+                .is_none_or(|next| !self.grain.same_group(point.at, next.at));
+            if first || last_of_group {
+                self.points.push(point);
+            }
+            first = false;
+        }
+    }
+}
+
+/// The baseline: the series' first snapshot in the fold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Baseline {
+    seq: u64,
+    as_of: String,
+}
+
+/// A non-zero flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Flow {
+    as_of: String,
+    amount: Decimal,
+}
+
+/// One series' dashboard entry as a pass over its snapshots (see the module
+/// documentation); serialised, it is the since-inception roll-up's state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SeriesFold {
+    fold: Fold,
+    baseline: Option<Baseline>,
+    chart: Chart,
+    flows: Vec<Flow>,
+    /// The seq of the latest snapshot taken.
+    through_seq: u64,
+    /// Every point's instant and growth index, for a windowed period's
+    /// comparison (never stored: since inception compares charted points).
+    #[serde(skip)]
+    every_point: Option<Vec<(DateTime<Utc>, f64)>>,
+}
+
+impl SeriesFold {
+    /// A fold that also keeps every point for the comparison.
+    pub(crate) fn keeping_every_point() -> SeriesFold {
+        SeriesFold {
+            every_point: Some(Vec::new()),
+            ..SeriesFold::default()
+        }
+    }
+
+    /// Whether it has taken no snapshot.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.baseline.is_none()
+    }
+
+    /// The baseline's instant.
+    pub(crate) fn first_instant(&self) -> Option<DateTime<Utc>> {
+        self.chart.points.first().map(|p| p.at)
+    }
+
+    /// The seq of the latest snapshot taken.
+    pub(crate) fn through_seq(&self) -> u64 {
+        self.through_seq
+    }
+
+    /// Takes the series' next snapshot (later than every one before).
+    pub(crate) fn push(&mut self, seq: u64, snapshot: &Snapshot) {
+        let at = snapshot.header.as_of.instant();
+        let as_of = snapshot.header.as_of.as_str();
+        let step = self.fold.push(Valuation {
+            at,
+            equity: snapshot.equity,
+            flow: snapshot.flow_since_previous,
+        });
+        if self.baseline.is_none() {
+            self.baseline = Some(Baseline {
+                seq,
+                as_of: as_of.to_owned(),
+            });
+        } else if !snapshot.flow_since_previous.is_zero() {
+            self.flows.push(Flow {
+                as_of: as_of.to_owned(),
+                amount: snapshot.flow_since_previous,
+            });
+        }
+        let (index, drawdown) = step.map_or((f64::NAN, f64::NAN), |s| (s.index, s.drawdown));
+        if let Some(points) = self.every_point.as_mut() {
+            points.push((at, index));
+        }
+        self.chart.push(ChartPoint {
+            as_of: as_of.to_owned(),
+            at,
+            equity: snapshot.equity,
+            index,
+            drawdown,
+        });
+        self.through_seq = seq;
+    }
+
+    /// A point's value as shown: the baseline's always, later ones only
+    /// while the series' returns are defined; never a non-finite number.
+    fn shown(&self, position: usize, value: f64) -> Option<f64> {
+        if position == 0 || self.fold.returns_defined() {
+            finite(value)
+        } else {
+            None
+        }
+    }
+
+    /// The growth index by instant for the comparison: at every point when
+    /// they were kept, else at the charted points.
+    pub(crate) fn timeline(&self) -> BTreeMap<DateTime<Utc>, Option<f64>> {
+        match &self.every_point {
+            Some(points) => points
+                .iter()
+                .enumerate()
+                .map(|(i, (at, index))| (*at, self.shown(i, *index)))
+                .collect(),
+            None => self
+                .chart
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.at, self.shown(i, p.index)))
+                .collect(),
+        }
+    }
+
+    /// The series' dashboard entry; `latest` is its latest snapshot (the
+    /// last one taken), `end` the fund's latest instant.
+    pub(crate) fn view(
+        &self,
+        latest_seq: u64,
+        latest: &Snapshot,
+        end: DateTime<Utc>,
+    ) -> StrategyView {
+        let metrics = self.fold.metrics();
+        let (baseline_seq, baseline_as_of) = self
+            .baseline
+            .as_ref()
+            .map_or((latest_seq, latest.header.as_of.as_str()), |b| {
+                (b.seq, b.as_of.as_str())
+            });
+        let baseline_equity = self
+            .chart
+            .points
+            .first()
+            .map_or(latest.equity, |p| p.equity);
+        StrategyView {
+            strategy_id: latest.header.strategy_id.to_string(),
+            strategy_name: latest.header.strategy_name.clone(),
+            mode: latest.header.mode,
+            baseline: Point {
+                as_of: baseline_as_of.to_owned(),
+                equity: decimal_json(baseline_equity),
+                seq: baseline_seq,
+            },
+            latest: super::latest_view(latest_seq, latest),
+            metrics: MetricsView {
+                twr: metrics.twr,
+                annualized_return: metrics.annualized_return,
+                pnl: metrics.pnl.map(decimal_json),
+                net_flows: metrics.net_flows.map(decimal_json),
+                max_drawdown: metrics.max_drawdown,
+                volatility: metrics.volatility,
+                sharpe: metrics.sharpe,
+                sortino: metrics.sortino,
+                calmar: metrics.calmar,
+                best_day: metrics.best_day,
+                worst_day: metrics.worst_day,
+                current_drawdown: metrics.current_drawdown,
+                longest_drawdown_days: metrics.longest_drawdown_days,
+                intervals: metrics.intervals,
+            },
+            series: self
+                .chart
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| SeriesPoint {
+                    as_of: p.as_of.clone(),
+                    equity: decimal_json(p.equity),
+                    index: self.shown(i, p.index),
+                })
+                .collect(),
+            underwater: self
+                .chart
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| DrawdownPoint {
+                    as_of: p.as_of.clone(),
+                    drawdown: self.shown(i, p.drawdown),
+                })
+                .collect(),
+            monthly: metrics
+                .monthly
+                .iter()
+                .map(|&(month, r)| MonthReturn {
+                    month: month_label(month),
+                    r#return: r,
+                })
+                .collect(),
+            yearly: metrics
+                .yearly
+                .iter()
+                .map(|&(year, r)| YearReturn { year, r#return: r })
+                .collect(),
+            flows: self
+                .flows
+                .iter()
+                .map(|f| FlowPoint {
+                    as_of: f.as_of.clone(),
+                    amount: decimal_json(f.amount),
+                })
+                .collect(),
+            stale: analytics::is_stale(latest.header.as_of.instant(), end),
+            baseline_only: metrics.intervals == 0,
+        }
+    }
+}
+
+/// The first instant of `at`'s UTC calendar month: snapshots before it are
+/// in closed months once a snapshot at or after `at` exists.
+pub(crate) fn month_start(at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    NaiveDate::from_ymd_opt(at.year(), at.month(), 1)?
+        .and_hms_opt(0, 0, 0)
+        .map(|t| t.and_utc())
+}
+
+#[cfg(test)]
+mod tests;
