@@ -468,6 +468,26 @@ fn read_page(conn: &mut Connection, q: &PageQuery) -> Result<Page, StoreError> {
     Ok(page.finish(head))
 }
 
+/// One series' baseline (the last snapshot at or before ?3) and its
+/// snapshots after it up to ?4, oldest first. `INDEXED BY`: without
+/// statistics SQLite's planner takes the time index instead, reading every
+/// strategy's snapshots in the range (test `series_reads_use_the_series_index`).
+const SERIES_SQL: &str = "SELECT seq, leaf_hash, canonical FROM (
+         SELECT seq, leaf_hash, canonical, as_of_ns FROM (
+             SELECT seq, leaf_hash, canonical, as_of_ns FROM records INDEXED BY snapshot_slot
+             WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns <= ?3
+             ORDER BY as_of_ns DESC LIMIT 1)
+         UNION ALL
+         SELECT seq, leaf_hash, canonical, as_of_ns FROM records INDEXED BY snapshot_slot
+         WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns > ?3 AND as_of_ns <= ?4)
+     ORDER BY as_of_ns";
+
+/// One series' snapshots at or after ?3, oldest first.
+const SERIES_FROM_SQL: &str =
+    "SELECT seq, leaf_hash, canonical FROM records INDEXED BY snapshot_slot
+     WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns >= ?3
+     ORDER BY as_of_ns";
+
 fn read_series(
     conn: &Connection,
     strategy: &str,
@@ -475,19 +495,7 @@ fn read_series(
     start: i64,
     end: i64,
 ) -> Result<Vec<Entry>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT seq, leaf_hash, canonical FROM (
-                 SELECT seq, leaf_hash, canonical, as_of_ns FROM (
-                     SELECT seq, leaf_hash, canonical, as_of_ns FROM records
-                     WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns <= ?3
-                     ORDER BY as_of_ns DESC LIMIT 1)
-                 UNION ALL
-                 SELECT seq, leaf_hash, canonical, as_of_ns FROM records
-                 WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns > ?3 AND as_of_ns <= ?4)
-             ORDER BY as_of_ns",
-        )
-        .map_err(unavailable)?;
+    let mut statement = conn.prepare_cached(SERIES_SQL).map_err(unavailable)?;
     let rows = statement
         .query_map(params![strategy, mode, start, end], entry_from_row)
         .map_err(unavailable)?;
@@ -501,13 +509,7 @@ fn read_series_from(
     mode: &str,
     from: i64,
 ) -> Result<Vec<Entry>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT seq, leaf_hash, canonical FROM records
-             WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns >= ?3
-             ORDER BY as_of_ns",
-        )
-        .map_err(unavailable)?;
+    let mut statement = conn.prepare_cached(SERIES_FROM_SQL).map_err(unavailable)?;
     let rows = statement
         .query_map(params![strategy, mode, from], entry_from_row)
         .map_err(unavailable)?;
@@ -759,6 +761,39 @@ mod tests {
             async move { store }
         })
         .await;
+    }
+
+    /// A series' reads go through the series' own index, so they cost its
+    /// window, not every strategy's snapshots in that time range (SQLite's
+    /// planner, without statistics, otherwise takes the time index).
+    #[test]
+    fn series_reads_use_the_series_index() {
+        let dir = tempfile::tempdir().unwrap();
+        SqliteLedgerStore::open(dir.path()).unwrap();
+        let conn = Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+        for (name, sql, parameters) in [
+            ("window", SERIES_SQL, 4),
+            ("since a roll-up", SERIES_FROM_SQL, 3),
+        ] {
+            let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let values: Vec<rusqlite::types::Value> = (0..parameters)
+                .map(|i| match i {
+                    0 => "s".to_owned().into(),
+                    1 => "live".to_owned().into(),
+                    _ => 0i64.into(),
+                })
+                .collect();
+            let details: Vec<String> = plan
+                .query_map(rusqlite::params_from_iter(values), |r| r.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let searches: Vec<&String> = details.iter().filter(|d| d.contains("records")).collect();
+            assert!(!searches.is_empty(), "{name}: {details:?}");
+            for search in searches {
+                assert!(search.contains("snapshot_slot"), "{name}: {search}");
+            }
+        }
     }
 
     #[tokio::test]
