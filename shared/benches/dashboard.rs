@@ -10,8 +10,13 @@
 //! - `dashboard/cold/N`: period 63 computed from the store (cache miss);
 //! - `dashboard/warm/N`: the same head again (answered from memory after
 //!   the one read that tells the head);
-//! - `dashboard/all_cold/N`: `period=all` computed from the store: every
-//!   snapshot of every series (the goal is within 1.5× of period 63).
+//! - `dashboard/all_cold/N`: `period=all` computed from the store, with the
+//!   since-inception roll-ups in place (what every request after the first
+//!   finds): each series' roll-up and its open month (the goal is within
+//!   1.5× of period 63);
+//! - `dashboard/all_first/N`: `period=all` on a ledger without roll-ups:
+//!   every snapshot of every series is folded and the roll-ups stored (once
+//!   per ledger, and again only if the roll-up format changes).
 //!
 //! Ledgers are built once into `$CARGO_TARGET_DIR/bench-ledgers/` (the
 //! 1 M ledger takes a few minutes) and reused, by the `tlog` bench too.
@@ -44,18 +49,36 @@ fn dashboards(c: &mut Criterion) {
             b.to_async(&runtime)
                 .iter(|| async { warm.get(store, period).await.unwrap() })
         });
-    }
-    group.finish();
-    // Since inception reads every snapshot: few samples, or the 1 M ledger
-    // would take an hour.
-    let mut group = c.benchmark_group("dashboard");
-    group.sample_size(10);
-    for total in support::ledger_sizes() {
-        let store = bench_ledger(&runtime, total);
+        // The first reader stores the roll-ups; every later one uses them.
+        runtime
+            .block_on(Dashboards::default().get(&store, all))
+            .unwrap();
         group.bench_with_input(BenchmarkId::new("all_cold", total), &store, |b, store| {
             b.to_async(&runtime).iter(|| async {
                 let fresh = Dashboards::default();
                 fresh.get(store, all).await.unwrap()
+            })
+        });
+    }
+    group.finish();
+    // Without roll-ups, since inception folds every snapshot: few samples,
+    // or the 1 M ledger would take an hour.
+    let mut group = c.benchmark_group("dashboard");
+    group.sample_size(10);
+    for total in support::ledger_sizes() {
+        let store = bench_ledger(&runtime, total);
+        group.bench_with_input(BenchmarkId::new("all_first", total), &store, |b, store| {
+            b.iter_custom(|iterations| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iterations {
+                    support::forget_rollups(total);
+                    let started = std::time::Instant::now();
+                    runtime
+                        .block_on(Dashboards::default().get(store, all))
+                        .unwrap();
+                    spent += started.elapsed();
+                }
+                spent
             })
         });
     }

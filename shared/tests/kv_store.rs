@@ -104,6 +104,58 @@ async fn records_live_in_redis_under_the_prefix_and_a_second_store_sees_them() {
     );
 }
 
+/// Since inception on the KV store: the first reader after months close
+/// stores the roll-ups (one more round trip), later readers use them (two
+/// round trips, as for any period), and the answer is the same as a
+/// recomputation without them.
+#[tokio::test]
+async fn since_inception_keeps_roll_ups_in_one_more_round_trip_and_answers_the_same() {
+    let (_server, bridge) = bridge().await;
+    let writer = store(&bridge, "ff:");
+    // 70 days from 5 January: January and February close, March is open.
+    for day in 0..70 {
+        for strategy in ["s", "t"] {
+            let equity = 1000 + (day * 7 + i64::from(strategy == "t") * 3) % 50;
+            writer
+                .append(snapshot(
+                    &format!("{strategy}{day}"),
+                    strategy,
+                    "paper",
+                    day,
+                    equity,
+                ))
+                .await
+                .unwrap();
+        }
+    }
+    let all = freedom_shared::dashboard::Period::All;
+    let reader = store(&bridge, "ff:");
+    let since_inception = |expected_round_trips: u64, why: &'static str| {
+        let reader = &reader;
+        let bridge = &bridge;
+        async move {
+            let before = bridge.requests();
+            let dashboard = freedom_shared::dashboard::Dashboards::default()
+                .get(reader, all)
+                .await
+                .unwrap();
+            assert_eq!(bridge.requests() - before, expected_round_trips, "{why}");
+            dashboard.json
+        }
+    };
+    let first = since_inception(3, "the first reader stores the roll-ups").await;
+    let mut redis = bridge.redis();
+    let mut rollups: Vec<String> = redis.keys("ff:rollup:*").await.unwrap();
+    rollups.sort();
+    assert_eq!(rollups, ["ff:rollup:paper:s", "ff:rollup:paper:t"]);
+    assert_eq!(since_inception(2, "a later reader uses them").await, first);
+    let _: () = redis.del(&rollups).await.unwrap();
+    assert_eq!(
+        since_inception(3, "without them, all is recomputed").await,
+        first
+    );
+}
+
 #[tokio::test]
 async fn appends_take_two_round_trips_cold_one_warm_and_reads_one() {
     let (_server, bridge) = bridge().await;

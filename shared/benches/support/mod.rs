@@ -62,12 +62,28 @@ pub fn ledger_sizes() -> Vec<usize> {
         .unwrap_or_else(|| vec![1_000, 100_000, 1_000_000])
 }
 
-/// Opens (building on first use) a ledger of `total` snapshots.
-pub fn bench_ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteLedgerStore {
+/// Where the ledger of `total` snapshots is kept.
+fn ledger_dir(total: usize) -> PathBuf {
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from("target"));
-    let dir = target.join("bench-ledgers").join(format!("ledger-{total}"));
+    target.join("bench-ledgers").join(format!("ledger-{total}"))
+}
+
+/// Deletes the dashboard's since-inception roll-ups of the ledger of
+/// `total` snapshots, as on a ledger no reader has asked for them yet.
+#[allow(dead_code)] // Only the dashboard bench uses it.
+pub fn forget_rollups(total: usize) {
+    let path =
+        ledger_dir(total).join(freedom_shared::adapters::embedded::ledger_store::DATABASE_FILE);
+    rusqlite::Connection::open(path)
+        .and_then(|db| db.execute("DELETE FROM rollups", []))
+        .expect("delete the roll-ups");
+}
+
+/// Opens (building on first use) a ledger of `total` snapshots.
+pub fn bench_ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteLedgerStore {
+    let dir = ledger_dir(total);
     let store = SqliteLedgerStore::open(&dir).expect("open bench ledger");
     if runtime.block_on(store.head()).expect("head").size == total as u64 {
         return store;

@@ -1,10 +1,14 @@
 //! The dashboard read model (DESIGN.md "Dashboard").
 //!
-//! [`Dashboards::get`] makes at most two store calls on a miss and one on a
+//! [`Dashboards::get`] makes at most two store reads on a miss and one on a
 //! repeat: (1) the latest snapshot of every strategy with the head, which
 //! fixes the window's end; (2) [`LedgerStore::window`]: each strategy's
-//! baseline and window snapshots plus the window's decisions. Nothing else
-//! is read, so the cost follows the window, not the ledger's length. A warm
+//! baseline and window snapshots plus the window's decisions, or, since
+//! inception, [`LedgerStore::since_inception`]: each series' roll-up (see
+//! [`rollup`]) and its snapshots from the open month on, plus the latest
+//! decisions (and, after a month closed, one write of the new roll-ups).
+//! Nothing else is read, so the cost follows the window (or the open
+//! month), not the ledger's length. A warm
 //! process answers the same head and period from memory, and the same head
 //! always gives byte-identical JSON (everything is sorted, and entries
 //! appended after the head are left out).
@@ -36,7 +40,9 @@ pub const UNIT: &str = "tradingDays";
 /// Most decisions a dashboard lists (newest first).
 pub const MAX_DECISIONS: usize = 200;
 /// Beyond this many points a chart series is thinned to the last point of
-/// each UTC day (with the baseline kept); the metrics never are.
+/// each UTC day (with the baseline kept), beyond this many days to each ISO
+/// week's last, beyond this many weeks to each month's; the metrics never
+/// are.
 pub const MAX_CHART_POINTS: usize = 500;
 
 /// The `period` value that selects the record since inception.
@@ -415,7 +421,7 @@ pub struct StrategyView {
     /// Metrics over the window.
     pub metrics: MetricsView,
     /// The growth index at each snapshot from the baseline (beyond
-    /// [`MAX_CHART_POINTS`] points, the last of each UTC day).
+    /// [`MAX_CHART_POINTS`] points, the last of each UTC day, week or month).
     pub series: Vec<SeriesPoint>,
     /// The drawdown at the same points as `series`.
     pub underwater: Vec<DrawdownPoint>,
@@ -456,7 +462,7 @@ pub struct SeriesKey {
     pub mode: Mode,
 }
 
-/// How the strategies line up.
+/// How the strategies line up (since inception, at their charted points).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -6,9 +6,12 @@
 //! writes record, leaf and head in one step. Reads: ledger pages newest
 //! first, one strategy's snapshots around a time window, the latest snapshot
 //! of each strategy (with the head it was read at), decisions in a time
-//! range, and the dashboard's whole window in one call
-//! ([`LedgerStore::window`]). Every read the dashboard makes costs
-//! O(window + strategies), never O(history).
+//! range, the dashboard's whole window in one call
+//! ([`LedgerStore::window`]), and since inception each series' stored
+//! roll-up with the snapshots after it ([`LedgerStore::since_inception`],
+//! kept by [`LedgerStore::put_rollups`]). Every read the dashboard makes
+//! costs O(window + strategies), or O(open month + strategies) since
+//! inception, never O(history).
 //!
 //! Adapters: `adapters::embedded::SqliteLedgerStore` (feature `embedded`)
 //! and `adapters::kv_rest::KvLedgerStore` (feature `kv`).

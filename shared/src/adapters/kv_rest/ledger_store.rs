@@ -19,6 +19,7 @@
 //! | `P strategies` | hash | `"{mode} {strategy}"` → seq of its latest snapshot |
 //! | `P idx:{kind}:{mode}:{strategy}` | sorted set | seq (score = seq) |
 //! | `P idx:{kind}:{mode}` | sorted set | seq (score = seq) |
+//! | `P rollup:{mode}:{strategy}` | hash | the dashboard's since-inception roll-up: `version`, `from` (an `asOf` code: the state folds every snapshot before it), `through` (the last seq it folds), `state` |
 //!
 //! So no read scans the ledger: an unfiltered page is a range of seqs below
 //! the head; a filtered page merges at most four `idx` ranges (kind × mode);
@@ -51,6 +52,12 @@
 //!   dashboard is two; page: one run of `kv_page.lua` (the head, the
 //!   page's seqs merged from its indexes, and the records in order up to
 //!   the page's byte budget).
+//! - since inception: one run of `kv_since.lua` (each series' roll-up, when
+//!   its version is the reader's and it folds nothing beyond the reader's
+//!   head, with the series' members from its `from` code on, else the whole
+//!   series; and the latest decisions), so a cold `period=all` is two like
+//!   any period; storing roll-ups after a month closes is one run of
+//!   `kv_rollups.lua`, which never moves a roll-up back.
 
 use super::client::{Command, CommandResult, KvClient, KvError, Script, as_array, as_string};
 use crate::merkle::{Digest, Frontier, Head};
