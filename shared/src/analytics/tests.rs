@@ -577,3 +577,27 @@ proptest! {
         prop_assert!(same_metrics(&resumed.metrics(), &whole.metrics()));
     }
 }
+
+/// `trading_days_between` as first written: one calendar day at a time.
+fn trading_days_stepping(from: DateTime<Utc>, to: DateTime<Utc>) -> u32 {
+    let mut at = to;
+    let mut counted = 0;
+    while at - Duration::days(1) >= from {
+        at -= Duration::days(1);
+        if is_trading_day(at) {
+            counted += 1;
+        }
+    }
+    counted
+}
+
+proptest! {
+    #[test]
+    fn trading_days_between_counts_as_stepping_day_by_day(
+        from_minutes in 0i64..6_000_000, span_minutes in -20_000i64..3_000_000
+    ) {
+        let from = at("2020-01-01T00:00:00Z") + Duration::minutes(from_minutes);
+        let to = from + Duration::minutes(span_minutes);
+        prop_assert_eq!(trading_days_between(from, to), trading_days_stepping(from, to));
+    }
+}

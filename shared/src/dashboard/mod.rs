@@ -210,7 +210,11 @@ impl Dashboards {
         }
         let inception = latest.first.as_ref().map(inception_of).transpose()?;
         let dashboard = compute(store, period, head, latest.entries, inception).await?;
-        let json = Bytes::from(serde_json::to_vec(&dashboard).expect("the dashboard serialises"));
+        // Room for every point at once: growing the buffer copies it.
+        let points: usize = dashboard.strategies.iter().map(|s| s.series.len()).sum();
+        let mut json = Vec::with_capacity(16 * 1024 + 160 * points);
+        serde_json::to_writer(&mut json, &dashboard).expect("the dashboard serialises");
+        let json = Bytes::from(json);
         let view = Arc::new(dashboard);
         self.latest
             .put(head.root_hash, period, (Arc::clone(&view), json.clone()));
@@ -621,11 +625,9 @@ async fn compute(
         if fold.is_empty() {
             fold.push(latest_entry.seq, latest_snapshot);
         }
-        strategies.push(fold.view(latest_entry.seq, latest_snapshot, end));
-        timelines.push(Timeline {
-            start,
-            instants: fold.timeline(),
-        });
+        let (view, instants) = fold.finish(latest_entry.seq, latest_snapshot, end);
+        strategies.push(view);
+        timelines.push(Timeline { start, instants });
     }
     let comparison = compare(&strategies, &timelines);
     let decisions = decisions
@@ -704,9 +706,11 @@ async fn fold_since_inception(
             .state
             .as_deref()
             .map(serde_json::from_str::<SeriesFold>);
+        let unreadable = matches!(stored, Some(Err(_)));
         let (mut fold, entries) = match stored {
             Some(Ok(fold)) => (fold, series.entries),
-            // A state this version cannot read: start over from the series' first snapshot.
+            // A state this version cannot read: start over from the series'
+            // first snapshot, and replace it.
             Some(Err(_)) => (
                 SeriesFold::default(),
                 store
@@ -738,6 +742,7 @@ async fn fold_since_inception(
                 from_nanos: nanos(start),
                 through_seq: fold.through_seq(),
                 state: serde_json::to_string(&fold).expect("a fold serialises"),
+                overwrite: unreadable,
             });
         }
         for (seq, snapshot) in &snapshots[closed..] {

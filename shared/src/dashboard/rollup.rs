@@ -19,11 +19,12 @@ use super::{
     DrawdownPoint, FlowPoint, MAX_CHART_POINTS, MetricsView, MonthReturn, Point, SeriesPoint,
     StrategyView, YearReturn, month_label,
 };
-use crate::analytics::{self, Fold, Valuation, bits, finite};
+use crate::analytics::{self, Fold, Valuation, finite};
 use crate::record::{Snapshot, decimal_json};
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The format of a stored roll-up's state: a change to [`SeriesFold`], the
@@ -67,18 +68,17 @@ impl Grain {
 }
 
 /// A point of the chart.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 struct ChartPoint {
     /// `asOf` as written.
     as_of: String,
-    #[serde(with = "chrono::serde::ts_nanoseconds")]
     at: DateTime<Utc>,
-    equity: Decimal,
+    /// The equity as the dashboard shows it ([`decimal_json`]), converted
+    /// once when the point is taken.
+    equity: Value,
     /// The growth index (NaN once the series' returns are undefined).
-    #[serde(with = "bits")]
     index: f64,
     /// Its drawdown from the running peak (NaN likewise).
-    #[serde(with = "bits")]
     drawdown: f64,
 }
 
@@ -89,6 +89,7 @@ struct ChartPoint {
 /// and the result is the same whether the points come in one pass or in
 /// several.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(into = "StoredChart", try_from = "StoredChart")]
 struct Chart {
     grain: Grain,
     /// How many groups the series has at each grain (snapshots, days,
@@ -133,6 +134,99 @@ impl Chart {
             }
             first = false;
         }
+    }
+}
+
+/// A chart as a roll-up stores it, by column: every since-inception
+/// request reads hundreds of points per series, so the numbers go as hex
+/// of their bits (exact, NaN included, and quick to read back) and the
+/// instants as one space-separated text, not as an object per point.
+#[derive(Serialize, Deserialize)]
+struct StoredChart {
+    grain: Grain,
+    groups: [u64; 4],
+    /// Each point's `asOf` as written, separated by spaces (an `asOf` has none).
+    as_of: String,
+    /// Each point's instant: nanoseconds as 16 hex digits of their bits.
+    at: String,
+    /// Each point's equity as shown.
+    equity: Vec<Value>,
+    /// Each point's growth index: 16 hex digits of its bits.
+    index: String,
+    /// Each point's drawdown: 16 hex digits of its bits.
+    drawdown: String,
+}
+
+fn hex_of_bits(values: impl Iterator<Item = u64>) -> String {
+    values.map(|bits| format!("{bits:016x}")).collect()
+}
+
+fn bits_of_hex(text: &str) -> Result<Vec<u64>, String> {
+    let bytes = hex::decode(text).map_err(|e| e.to_string())?;
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|chunk| u64::from_be_bytes(chunk.try_into().expect("eight bytes")))
+        .collect())
+}
+
+impl From<Chart> for StoredChart {
+    fn from(chart: Chart) -> StoredChart {
+        let points = &chart.points;
+        StoredChart {
+            grain: chart.grain,
+            groups: chart.groups,
+            as_of: points
+                .iter()
+                .map(|p| p.as_of.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            // Every accepted `asOf` fits i64 nanoseconds (`AsOf::nanos`).
+            at: hex_of_bits(
+                points
+                    .iter()
+                    .map(|p| p.at.timestamp_nanos_opt().unwrap_or(i64::MAX) as u64),
+            ),
+            equity: points.iter().map(|p| p.equity.clone()).collect(),
+            index: hex_of_bits(points.iter().map(|p| p.index.to_bits())),
+            drawdown: hex_of_bits(points.iter().map(|p| p.drawdown.to_bits())),
+        }
+    }
+}
+
+impl TryFrom<StoredChart> for Chart {
+    type Error = String;
+
+    fn try_from(stored: StoredChart) -> Result<Chart, String> {
+        let at = bits_of_hex(&stored.at)?;
+        let index = bits_of_hex(&stored.index)?;
+        let drawdown = bits_of_hex(&stored.drawdown)?;
+        let as_of: Vec<&str> = if stored.as_of.is_empty() {
+            Vec::new()
+        } else {
+            stored.as_of.split(' ').collect()
+        };
+        let count = as_of.len();
+        if [at.len(), stored.equity.len(), index.len(), drawdown.len()] != [count; 4] {
+            return Err("the chart's columns differ in length".into());
+        }
+        let points = as_of
+            .into_iter()
+            .zip(at)
+            .zip(stored.equity)
+            .zip(index.into_iter().zip(drawdown))
+            .map(|(((as_of, at), equity), (index, drawdown))| ChartPoint {
+                as_of: as_of.to_owned(),
+                at: DateTime::from_timestamp_nanos(at as i64),
+                equity,
+                index: f64::from_bits(index),
+                drawdown: f64::from_bits(drawdown),
+            })
+            .collect();
+        Ok(Chart {
+            grain: stored.grain,
+            groups: stored.groups,
+            points,
+        })
     }
 }
 
@@ -217,7 +311,7 @@ impl SeriesFold {
         self.chart.push(ChartPoint {
             as_of: as_of.to_owned(),
             at,
-            equity: snapshot.equity,
+            equity: decimal_json(snapshot.equity),
             index,
             drawdown,
         });
@@ -236,7 +330,7 @@ impl SeriesFold {
 
     /// The growth index by instant for the comparison: at every point when
     /// they were kept, else at the charted points.
-    pub(crate) fn timeline(&self) -> BTreeMap<DateTime<Utc>, Option<f64>> {
+    fn timeline(&self) -> BTreeMap<DateTime<Utc>, Option<f64>> {
         match &self.every_point {
             Some(points) => points
                 .iter()
@@ -253,33 +347,58 @@ impl SeriesFold {
         }
     }
 
-    /// The series' dashboard entry; `latest` is its latest snapshot (the
-    /// last one taken), `end` the fund's latest instant.
-    pub(crate) fn view(
-        &self,
+    /// The series' dashboard entry, and its growth index by instant for the
+    /// comparison; `latest` is its latest snapshot (the last one taken),
+    /// `end` the fund's latest instant.
+    pub(crate) fn finish(
+        self,
         latest_seq: u64,
         latest: &Snapshot,
         end: DateTime<Utc>,
-    ) -> StrategyView {
+    ) -> (StrategyView, BTreeMap<DateTime<Utc>, Option<f64>>) {
+        let timeline = self.timeline();
         let metrics = self.fold.metrics();
-        let (baseline_seq, baseline_as_of) = self
-            .baseline
-            .as_ref()
-            .map_or((latest_seq, latest.header.as_of.as_str()), |b| {
-                (b.seq, b.as_of.as_str())
-            });
+        let shown: Vec<(Option<f64>, Option<f64>)> = self
+            .chart
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (self.shown(i, p.index), self.shown(i, p.drawdown)))
+            .collect();
+        let (baseline_seq, baseline_as_of) = match self.baseline {
+            Some(baseline) => (baseline.seq, baseline.as_of),
+            None => (latest_seq, latest.header.as_of.as_str().to_owned()),
+        };
         let baseline_equity = self
             .chart
             .points
             .first()
-            .map_or(latest.equity, |p| p.equity);
-        StrategyView {
+            .map_or_else(|| decimal_json(latest.equity), |p| p.equity.clone());
+        let (series, underwater) = self
+            .chart
+            .points
+            .into_iter()
+            .zip(shown)
+            .map(|(p, (index, drawdown))| {
+                let drawdown = DrawdownPoint {
+                    as_of: p.as_of.clone(),
+                    drawdown,
+                };
+                let point = SeriesPoint {
+                    as_of: p.as_of,
+                    equity: p.equity,
+                    index,
+                };
+                (point, drawdown)
+            })
+            .unzip();
+        let view = StrategyView {
             strategy_id: latest.header.strategy_id.to_string(),
             strategy_name: latest.header.strategy_name.clone(),
             mode: latest.header.mode,
             baseline: Point {
-                as_of: baseline_as_of.to_owned(),
-                equity: decimal_json(baseline_equity),
+                as_of: baseline_as_of,
+                equity: baseline_equity,
                 seq: baseline_seq,
             },
             latest: super::latest_view(latest_seq, latest),
@@ -299,27 +418,8 @@ impl SeriesFold {
                 longest_drawdown_days: metrics.longest_drawdown_days,
                 intervals: metrics.intervals,
             },
-            series: self
-                .chart
-                .points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| SeriesPoint {
-                    as_of: p.as_of.clone(),
-                    equity: decimal_json(p.equity),
-                    index: self.shown(i, p.index),
-                })
-                .collect(),
-            underwater: self
-                .chart
-                .points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| DrawdownPoint {
-                    as_of: p.as_of.clone(),
-                    drawdown: self.shown(i, p.drawdown),
-                })
-                .collect(),
+            series,
+            underwater,
             monthly: metrics
                 .monthly
                 .iter()
@@ -335,15 +435,16 @@ impl SeriesFold {
                 .collect(),
             flows: self
                 .flows
-                .iter()
+                .into_iter()
                 .map(|f| FlowPoint {
-                    as_of: f.as_of.clone(),
+                    as_of: f.as_of,
                     amount: decimal_json(f.amount),
                 })
                 .collect(),
             stale: analytics::is_stale(latest.header.as_of.instant(), end),
             baseline_only: metrics.intervals == 0,
-        }
+        };
+        (view, timeline)
     }
 }
 

@@ -688,6 +688,7 @@ fn rollup(strategy_id: &str, version: u32, from_day: i64, through_seq: u64, stat
         from_nanos: day_nanos(from_day),
         through_seq,
         state: state.to_owned(),
+        overwrite: false,
     }
 }
 
@@ -754,6 +755,16 @@ async fn rollups_move_forward_and_only_serve_their_version_and_head<S: LedgerSto
     let since = read(2, 8).await;
     assert_eq!(since.state.as_deref(), Some("version 2"));
     assert_eq!(ids(&since.entries).len(), 5);
+    // A reader that could not read the stored one replaces it, even with
+    // an older start.
+    let overwrite = Rollup {
+        overwrite: true,
+        ..rollup("a", 2, 0, 0, "readable again")
+    };
+    store.put_rollups(&[overwrite]).await.unwrap();
+    let since = read(2, 8).await;
+    assert_eq!(since.state.as_deref(), Some("readable again"));
+    assert_eq!(ids(&since.entries).len(), 6);
     store.put_rollups(&[]).await.unwrap();
 }
 

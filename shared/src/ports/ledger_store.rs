@@ -263,6 +263,10 @@ pub struct Rollup {
     pub through_seq: u64,
     /// The state, as the dashboard serialised it.
     pub state: String,
+    /// Replace the stored roll-up whatever it holds: the reader could not
+    /// read it (a format changed without a new version), and the rule that
+    /// never moves a roll-up back would otherwise keep it for good.
+    pub overwrite: bool,
 }
 
 /// One series as [`LedgerStore::since_inception`] reads it.
@@ -443,7 +447,8 @@ pub trait LedgerStore: Send + Sync + 'static {
 
     /// Keeps each roll-up unless the stored one of the same version starts
     /// at or after its `from_nanos` (so concurrent readers never move a
-    /// roll-up back). The default keeps nothing.
+    /// roll-up back) and it does not ask to `overwrite`. The default keeps
+    /// nothing.
     async fn put_rollups(&self, rollups: &[Rollup]) -> Result<(), StoreError> {
         let _ = rollups;
         Ok(())

@@ -725,7 +725,7 @@ impl LedgerStore for SqliteLedgerStore {
                                  version = excluded.version, from_ns = excluded.from_ns,
                                  through_seq = excluded.through_seq, state = excluded.state
                              WHERE excluded.version != rollups.version
-                                OR excluded.from_ns > rollups.from_ns",
+                                OR excluded.from_ns > rollups.from_ns OR ?7",
                         )
                         .map_err(unavailable)?;
                     for rollup in &rollups {
@@ -737,6 +737,7 @@ impl LedgerStore for SqliteLedgerStore {
                                 rollup.from_nanos,
                                 rollup.through_seq as i64,
                                 rollup.state,
+                                rollup.overwrite,
                             ])
                             .map_err(unavailable)?;
                     }

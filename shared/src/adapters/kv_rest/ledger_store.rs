@@ -803,6 +803,7 @@ impl LedgerStore for KvLedgerStore {
                     time_code(r.from_nanos),
                     r.through_seq.to_string(),
                     r.state.clone(),
+                    if r.overwrite { "1" } else { "0" }.to_owned(),
                 ]
             })
             .collect();
