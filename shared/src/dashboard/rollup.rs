@@ -21,6 +21,8 @@ use super::{
 };
 use crate::analytics::{self, Fold, Valuation, finite};
 use crate::record::{Snapshot, decimal_json};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -138,31 +140,36 @@ impl Chart {
 }
 
 /// A chart as a roll-up stores it, by column: every since-inception
-/// request reads hundreds of points per series, so the numbers go as hex
-/// of their bits (exact, NaN included, and quick to read back) and the
-/// instants as one space-separated text, not as an object per point.
+/// request reads hundreds of points per series, so each column of numbers
+/// is one base64 text of their bits, big-endian (exact, NaN included, and
+/// quick to read back), and the `asOf`s one space-separated text, not an
+/// object per point.
 #[derive(Serialize, Deserialize)]
 struct StoredChart {
     grain: Grain,
     groups: [u64; 4],
     /// Each point's `asOf` as written, separated by spaces (an `asOf` has none).
     as_of: String,
-    /// Each point's instant: nanoseconds as 16 hex digits of their bits.
+    /// Each point's instant in nanoseconds.
     at: String,
     /// Each point's equity as shown.
     equity: Vec<Value>,
-    /// Each point's growth index: 16 hex digits of its bits.
+    /// Each point's growth index.
     index: String,
-    /// Each point's drawdown: 16 hex digits of its bits.
+    /// Each point's drawdown.
     drawdown: String,
 }
 
-fn hex_of_bits(values: impl Iterator<Item = u64>) -> String {
-    values.map(|bits| format!("{bits:016x}")).collect()
+fn text_of_bits(values: impl Iterator<Item = u64>) -> String {
+    let bytes: Vec<u8> = values.flat_map(u64::to_be_bytes).collect();
+    BASE64.encode(bytes)
 }
 
-fn bits_of_hex(text: &str) -> Result<Vec<u64>, String> {
-    let bytes = hex::decode(text).map_err(|e| e.to_string())?;
+fn bits_of_text(text: &str) -> Result<Vec<u64>, String> {
+    let bytes = BASE64.decode(text).map_err(|e| e.to_string())?;
+    if bytes.len() % 8 != 0 {
+        return Err("a column is not whole numbers".into());
+    }
     Ok(bytes
         .chunks_exact(8)
         .map(|chunk| u64::from_be_bytes(chunk.try_into().expect("eight bytes")))
@@ -181,14 +188,14 @@ impl From<Chart> for StoredChart {
                 .collect::<Vec<_>>()
                 .join(" "),
             // Every accepted `asOf` fits i64 nanoseconds (`AsOf::nanos`).
-            at: hex_of_bits(
+            at: text_of_bits(
                 points
                     .iter()
                     .map(|p| p.at.timestamp_nanos_opt().unwrap_or(i64::MAX) as u64),
             ),
             equity: points.iter().map(|p| p.equity.clone()).collect(),
-            index: hex_of_bits(points.iter().map(|p| p.index.to_bits())),
-            drawdown: hex_of_bits(points.iter().map(|p| p.drawdown.to_bits())),
+            index: text_of_bits(points.iter().map(|p| p.index.to_bits())),
+            drawdown: text_of_bits(points.iter().map(|p| p.drawdown.to_bits())),
         }
     }
 }
@@ -197,9 +204,9 @@ impl TryFrom<StoredChart> for Chart {
     type Error = String;
 
     fn try_from(stored: StoredChart) -> Result<Chart, String> {
-        let at = bits_of_hex(&stored.at)?;
-        let index = bits_of_hex(&stored.index)?;
-        let drawdown = bits_of_hex(&stored.drawdown)?;
+        let at = bits_of_text(&stored.at)?;
+        let index = bits_of_text(&stored.index)?;
+        let drawdown = bits_of_text(&stored.drawdown)?;
         let as_of: Vec<&str> = if stored.as_of.is_empty() {
             Vec::new()
         } else {
