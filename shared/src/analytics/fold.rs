@@ -25,13 +25,29 @@ use serde::{Deserialize, Serialize};
 
 /// A group of intervals (a day, month or year) and its chained growth
 /// Π(1 + r_i) so far.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Group<K> {
     /// The day, month or year.
     pub key: K,
     /// Π(1 + r_i) over the group's intervals.
-    #[serde(with = "bits")]
     pub growth: f64,
+}
+
+/// Stored as `[key, growth's bits]`: a roll-up holds one per month.
+impl<K: Serialize> Serialize for Group<K> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.key, self.growth.to_bits()).serialize(serializer)
+    }
+}
+
+impl<'de, K: Deserialize<'de>> Deserialize<'de> for Group<K> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Group<K>, D::Error> {
+        let (key, bits) = <(K, u64)>::deserialize(deserializer)?;
+        Ok(Group {
+            key,
+            growth: f64::from_bits(bits),
+        })
+    }
 }
 
 /// Running statistics of the closed days' returns.
