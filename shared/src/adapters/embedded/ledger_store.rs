@@ -109,6 +109,33 @@ impl SqliteLedgerStore {
         Ok(SqliteLedgerStore { writer, reader })
     }
 
+    /// In one read transaction: `read_one(tx, strategy, mode)` for each
+    /// series, then the decisions after `start` up to `end`, newest first,
+    /// at most `limit` (`decisions` = (start, end, limit)).
+    async fn per_series_and_decisions<T: Send + 'static>(
+        &self,
+        strategies: &[(StrategyId, Mode)],
+        (start, end, limit): (i64, i64, usize),
+        read_one: impl Fn(&Connection, &str, &str) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<(Vec<T>, Vec<Entry>), StoreError> {
+        let keys: Vec<(String, Mode)> = strategies
+            .iter()
+            .map(|(id, mode)| (id.as_str().to_owned(), *mode))
+            .collect();
+        self.reader
+            .run(move |conn| {
+                let tx = conn.transaction().map_err(unavailable)?;
+                let series = keys
+                    .iter()
+                    .map(|(id, mode)| read_one(&tx, id, mode.as_str()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let decisions = read_decisions(&tx, start, end, limit)?;
+                tx.commit().map_err(unavailable)?;
+                Ok((series, decisions))
+            })
+            .await
+    }
+
     /// Appends many records in one transaction (one fsync), each with the
     /// same checks as [`LedgerStore::append`], in order: for imports and
     /// benchmarks. Either all outcomes are durable or none is.
@@ -661,22 +688,13 @@ impl LedgerStore for SqliteLedgerStore {
         end_nanos: i64,
         decision_limit: usize,
     ) -> Result<WindowEntries, StoreError> {
-        let keys: Vec<(String, Mode)> = strategies
-            .iter()
-            .map(|(id, mode)| (id.as_str().to_owned(), *mode))
-            .collect();
-        self.reader
-            .run(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
-                let series = keys
-                    .iter()
-                    .map(|(id, mode)| read_series(&tx, id, mode.as_str(), start_nanos, end_nanos))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let decisions = read_decisions(&tx, start_nanos, end_nanos, decision_limit)?;
-                tx.commit().map_err(unavailable)?;
-                Ok(WindowEntries { series, decisions })
+        let decisions = (start_nanos, end_nanos, decision_limit);
+        let (series, decisions) = self
+            .per_series_and_decisions(strategies, decisions, move |tx, id, mode| {
+                read_series(tx, id, mode, start_nanos, end_nanos)
             })
-            .await
+            .await?;
+        Ok(WindowEntries { series, decisions })
     }
 
     /// One read transaction: each series' roll-up and the snapshots after
@@ -688,22 +706,13 @@ impl LedgerStore for SqliteLedgerStore {
         head_size: u64,
         decision_limit: usize,
     ) -> Result<SinceInception, StoreError> {
-        let keys: Vec<(String, Mode)> = strategies
-            .iter()
-            .map(|(id, mode)| (id.as_str().to_owned(), *mode))
-            .collect();
-        self.reader
-            .run(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
-                let series = keys
-                    .iter()
-                    .map(|(id, mode)| read_series_since(&tx, id, mode.as_str(), version, head_size))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let decisions = read_decisions(&tx, i64::MIN, i64::MAX, decision_limit)?;
-                tx.commit().map_err(unavailable)?;
-                Ok(SinceInception { series, decisions })
+        let decisions = (i64::MIN, i64::MAX, decision_limit);
+        let (series, decisions) = self
+            .per_series_and_decisions(strategies, decisions, move |tx, id, mode| {
+                read_series_since(tx, id, mode, version, head_size)
             })
-            .await
+            .await?;
+        Ok(SinceInception { series, decisions })
     }
 
     /// One write transaction; a stored roll-up of the same version that
