@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The track record checked from outside, against freedom-local:
 
-- the since-inception dashboard (`period=all`) against quantstats on the
+- the since-inception dashboard (`period=all`), computed from every snapshot
+  and again from the stored roll-ups, against quantstats on the
   same daily returns: monthly and yearly returns (`monthly_returns`), max
   drawdown, best and worst day, the longest drawdown (`drawdown_details`),
   and Calmar's drawdown half. Where quantstats' conventions differ, the
@@ -29,6 +30,7 @@ import json
 import math
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -189,6 +191,20 @@ def check_dashboard(base, daily):
     days = {p["asOf"][:10] for p in intraday["series"]}
     check(len(intraday["series"]) <= len(days) + 1, f"the 7 500-point series is thinned to a point a day ({len(intraday['series'])} points, {len(days)} days)")
     check(intraday["metrics"]["intervals"] == 7499, "metrics use every snapshot")
+    return {s["strategyId"]: s for s in dashboard["strategies"]}
+
+
+def check_rolled_up(base, data_dir, daily, first):
+    """A new head makes the service compute `period=all` again, now from the
+    roll-ups the first request stored: the same figures, checked against
+    quantstats again, and the same entries as the first answer."""
+    with sqlite3.connect(os.path.join(data_dir, "ledger.sqlite3")) as db:
+        kept = sorted(row[0] for row in db.execute("SELECT strategy_id FROM rollups"))
+    check(kept == ["daily", "intraday"], f"the first request stored the roll-ups: {kept}")
+    post(base, snapshot("other", "2026-09-01T00:00:00Z", 1000.0, 0))
+    again = check_dashboard(base, daily)
+    for strategy in ("daily", "intraday"):
+        check(again[strategy] == first[strategy], f"{strategy}: from the roll-ups, the same entry as from every snapshot")
 
 
 def ledger_snapshots(base, strategy):
@@ -277,7 +293,8 @@ def main():
         local, base = start_local(binaries, data_dir)
         try:
             daily = seed(base)
-            check_dashboard(base, daily)
+            first = check_dashboard(base, daily)
+            check_rolled_up(base, data_dir, daily, first)
             check_exports(base, "daily")
             check_exports(base, "intraday")
             check_feed(base)
