@@ -6,7 +6,7 @@
 //! cases ([`freedom_shared::ledger`], [`freedom_shared::dashboard`]) and its
 //! errors back through [`freedom_shared::web::ApiError`].
 //!
-//! - [`routes`]: the handlers for GET (dashboard, ledger, contract, OpenAPI)
+//! - [`routes`](mod@routes): the handlers for GET (dashboard, ledger, contract, OpenAPI)
 //!   and POST (append).
 //! - [`contract`]: the contract view and the OpenAPI 3.1 document.
 //! - [`lambda`]: the same router under AWS Lambda.

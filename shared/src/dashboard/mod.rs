@@ -5,7 +5,7 @@
 //! fixes the window's end; (2) [`LedgerStore::window`]: each strategy's
 //! baseline and window snapshots plus the window's decisions, or, since
 //! inception, [`LedgerStore::since_inception`]: each series' roll-up (see
-//! [`rollup`]) and its snapshots from the open month on, plus the latest
+//! the `rollup` module) and its snapshots from the open month on, plus the latest
 //! decisions (and, after a month closed, one write of the new roll-ups).
 //! Nothing else is read, so the cost follows the window (or the open
 //! month), not the ledger's length. A warm
@@ -686,7 +686,7 @@ async fn fold_window(
     Ok((folds, decisions))
 }
 
-/// The since-inception series: each stored roll-up (see [`rollup`]) with
+/// The since-inception series: each stored roll-up (see the `rollup` module) with
 /// the snapshots after it, and the latest decisions, up to `head`. Months
 /// that closed since a series' roll-up are folded into it and the roll-up
 /// is stored again; a store that cannot keep it only costs the next reader

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The format of a stored roll-up's state: a change to [`SeriesFold`], the
+/// The format of a stored roll-up's state: a change to `SeriesFold`, the
 /// analytics' fold or the chart's rule gets a new number, and states of
 /// another number are ignored (and replaced by the next reader).
 pub const ROLLUP_VERSION: u32 = 1;

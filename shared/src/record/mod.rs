@@ -412,7 +412,7 @@ impl Record {
 
     /// Reads back a record the ledger stored (its canonical text) with the
     /// rules of its shape only: no guard, no clock, and none of the
-    /// admission rules added after records were stored (see [`Parser`]).
+    /// admission rules added after records were stored (see the `parse` module's `Parser`).
     /// It was checked when it was written, and whatever the ledger ever
     /// accepted must always read back: it can never be removed.
     pub fn from_canonical(text: &str) -> Result<Record, RecordError> {

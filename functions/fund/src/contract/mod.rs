@@ -7,7 +7,7 @@
 //! - [`operations`]: every operation with every answer it gives (errors as
 //!   [`ApiError`]s, so statuses and codes come from the one mapping);
 //! - [`rules`]: the rules, limits and scanner declaration, from constants;
-//! - [`openapi`]: the OpenAPI document, with the response types' schemas
+//! - [`openapi`](mod@openapi): the OpenAPI document, with the response types' schemas
 //!   generated from the structs the handlers serialise.
 //!
 //! Both documents are built once per process and served from memory.
