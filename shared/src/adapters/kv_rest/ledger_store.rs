@@ -788,28 +788,49 @@ impl LedgerStore for KvLedgerStore {
     /// One round trip: `kv_rollups.lua` keeps each roll-up that moves its
     /// series forward (or is of another version).
     async fn put_rollups(&self, rollups: &[Rollup]) -> Result<(), StoreError> {
-        if rollups.is_empty() {
-            return Ok(());
+        for batch in rollup_batches(rollups, MAX_ROLLUP_REQUEST_BYTES) {
+            let keys: Vec<String> = batch
+                .iter()
+                .map(|r| self.rollup_key(r.strategy_id.as_str(), r.mode))
+                .collect();
+            let args: Vec<String> = batch
+                .iter()
+                .flat_map(|r| {
+                    [
+                        r.version.to_string(),
+                        time_code(r.from_nanos),
+                        r.through_seq.to_string(),
+                        r.state.clone(),
+                        if r.overwrite { "1" } else { "0" }.to_owned(),
+                    ]
+                })
+                .collect();
+            ROLLUPS_SCRIPT.run(&self.client, &keys, &args).await?;
         }
-        let keys: Vec<String> = rollups
-            .iter()
-            .map(|r| self.rollup_key(r.strategy_id.as_str(), r.mode))
-            .collect();
-        let args: Vec<String> = rollups
-            .iter()
-            .flat_map(|r| {
-                [
-                    r.version.to_string(),
-                    time_code(r.from_nanos),
-                    r.through_seq.to_string(),
-                    r.state.clone(),
-                    if r.overwrite { "1" } else { "0" }.to_owned(),
-                ]
-            })
-            .collect();
-        ROLLUPS_SCRIPT.run(&self.client, &keys, &args).await?;
         Ok(())
     }
+}
+
+/// The most state bytes one `kv_rollups.lua` request carries (Upstash
+/// refuses requests over 10 MB); more roll-ups take more requests.
+const MAX_ROLLUP_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// `rollups` cut into consecutive runs of at most `limit` state bytes each
+/// (a single larger state is a run of its own).
+fn rollup_batches(rollups: &[Rollup], limit: usize) -> Vec<&[Rollup]> {
+    let mut batches = Vec::new();
+    let (mut start, mut bytes) = (0, 0usize);
+    for (i, rollup) in rollups.iter().enumerate() {
+        if i > start && bytes.saturating_add(rollup.state.len()) > limit {
+            batches.push(&rollups[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes = bytes.saturating_add(rollup.state.len());
+    }
+    if start < rollups.len() {
+        batches.push(&rollups[start..]);
+    }
+    batches
 }
 
 /// Entries from a script's flat `{seq, record, seq, record, ...}` answer; a
@@ -838,6 +859,32 @@ fn seq_record_pairs(values: &[Value]) -> Result<Vec<Entry>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn roll_ups_are_written_in_requests_of_bounded_size() {
+        let rollup = |bytes: usize| Rollup {
+            strategy_id: StrategyId::parse("s").unwrap(),
+            mode: Mode::Paper,
+            version: 1,
+            from_nanos: 0,
+            through_seq: 1,
+            state: "x".repeat(bytes),
+            overwrite: false,
+        };
+        let sizes = |rollups: &[Rollup], limit| {
+            rollup_batches(rollups, limit)
+                .iter()
+                .map(|batch| batch.iter().map(|r| r.state.len()).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
+        assert!(rollup_batches(&[], 10).is_empty());
+        let rollups = [rollup(4), rollup(5), rollup(2), rollup(12), rollup(1)];
+        assert_eq!(
+            sizes(&rollups, 10),
+            [vec![4, 5], vec![2], vec![12], vec![1]]
+        );
+        assert_eq!(sizes(&rollups, 100), [vec![4, 5, 2, 12, 1]]);
+    }
 
     #[test]
     fn time_codes_sort_as_the_instants_do() {
