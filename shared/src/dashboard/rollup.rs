@@ -6,7 +6,7 @@
 //! (thinned as they come, [`Chart`]) and the flows. Every period uses it.
 //! A windowed period folds its window on each miss. Since inception,
 //! the state after a series' last *closed* month is kept in the store (a
-//! [`Rollup`]): a month is closed once the series has a snapshot in a later
+//! [`Rollup`](crate::ports::ledger_store::Rollup)): a month is closed once the series has a snapshot in a later
 //! month, since the ledger refuses a snapshot older than its series' latest
 //! (`out_of_order`), so nothing can be added to it. A request then reads the
 //! stored state and the snapshots from the open month on, and the first
