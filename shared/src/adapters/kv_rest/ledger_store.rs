@@ -81,8 +81,18 @@ static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_st
 static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 static TILES_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tiles.lua")));
 static LATEST_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("latest.lua")));
-static WINDOW_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("window.lua")));
-static SINCE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("since.lua")));
+static WINDOW_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("records.lua"),
+        include_str!("window.lua")
+    ))
+});
+static SINCE_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("records.lua"),
+        include_str!("since.lua")
+    ))
+});
 static ROLLUPS_SCRIPT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("rollups.lua")));
 

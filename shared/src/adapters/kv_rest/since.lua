@@ -14,20 +14,11 @@
 -- ...}}; a missing record is false, for the caller to report.
 
 local prefix = ARGV[1]
-local function records(members)
-  local out = {}
-  for _, member in ipairs(members) do
-    local seq = string.format('%.0f', tonumber(string.sub(member, 18), 16))
-    table.insert(out, seq)
-    table.insert(out, redis.call('GET', prefix .. seq))
-  end
-  return out
-end
 
 local result = {}
 local limit = tonumber(ARGV[4])
 if limit > 0 then
-  table.insert(result, records(redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '-', 'LIMIT', 0, limit)))
+  table.insert(result, records(prefix, redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '-', 'LIMIT', 0, limit)))
 else
   table.insert(result, {})
 end
@@ -43,6 +34,6 @@ for i = 2, #KEYS, 2 do
   else
     members = redis.call('ZRANGEBYLEX', KEYS[i], '-', '+')
   end
-  table.insert(result, {state, records(members)})
+  table.insert(result, {state, records(prefix, members)})
 end
 return result

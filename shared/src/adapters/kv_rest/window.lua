@@ -13,15 +13,6 @@
 -- false, for the caller to report.
 
 local prefix = ARGV[1]
-local function records(members)
-  local out = {}
-  for _, member in ipairs(members) do
-    local seq = string.format('%.0f', tonumber(string.sub(member, 18), 16))
-    table.insert(out, seq)
-    table.insert(out, redis.call('GET', prefix .. seq))
-  end
-  return out
-end
 
 local result = {}
 for i = 2, #KEYS do
@@ -29,11 +20,11 @@ for i = 2, #KEYS do
   for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[i], ARGV[3], ARGV[4])) do
     table.insert(members, member)
   end
-  table.insert(result, records(members))
+  table.insert(result, records(prefix, members))
 end
 local limit = tonumber(ARGV[5])
 if limit > 0 then
-  table.insert(result, records(redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[4], ARGV[3], 'LIMIT', 0, limit)))
+  table.insert(result, records(prefix, redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[4], ARGV[3], 'LIMIT', 0, limit)))
 else
   table.insert(result, {})
 end
