@@ -1,3 +1,4 @@
+use super::reference::*;
 use super::*;
 use proptest::prelude::*;
 use rust_decimal::Decimal;
