@@ -28,6 +28,7 @@ use rollup::SeriesFold;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -602,12 +603,13 @@ async fn compute(
             fold_window(
                 store,
                 &keys,
+                &latest,
                 head,
                 nanos(analytics::window_start(end, days)),
             )
             .await?
         }
-        None => fold_since_inception(store, &keys, head).await?,
+        None => fold_since_inception(store, &keys, &latest, head).await?,
     };
     let start = match period.days() {
         Some(days) => analytics::window_start(end, days),
@@ -661,6 +663,7 @@ async fn compute(
 async fn fold_window(
     store: &dyn LedgerStore,
     keys: &[(StrategyId, Mode)],
+    latest: &[(Entry, Snapshot)],
     head: Head,
     read_from: i64,
 ) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
@@ -671,10 +674,10 @@ async fn fold_window(
         .window(keys, read_from, i64::MAX, MAX_DECISIONS)
         .await?;
     let mut folds = Vec::with_capacity(keys.len());
-    for entries in &window.series {
+    for (entries, latest) in window.series.iter().zip(latest) {
         let mut fold = SeriesFold::keeping_every_point();
         for entry in entries.iter().filter(|e| at_head(e, head)) {
-            fold.push(entry.seq, &snapshot_of(entry)?);
+            fold.push(entry.seq, &*snapshot_in(entry, latest)?);
         }
         folds.push(fold);
     }
@@ -694,6 +697,7 @@ async fn fold_window(
 async fn fold_since_inception(
     store: &dyn LedgerStore,
     keys: &[(StrategyId, Mode)],
+    latest: &[(Entry, Snapshot)],
     head: Head,
 ) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
     let since = store
@@ -701,7 +705,7 @@ async fn fold_since_inception(
         .await?;
     let mut folds = Vec::with_capacity(keys.len());
     let mut rollups = Vec::new();
-    for ((strategy_id, mode), series) in keys.iter().zip(since.series) {
+    for (((strategy_id, mode), series), latest) in keys.iter().zip(since.series).zip(latest) {
         let stored = series
             .state
             .as_deref()
@@ -719,10 +723,10 @@ async fn fold_since_inception(
             ),
             None => (SeriesFold::default(), series.entries),
         };
-        let snapshots: Vec<(u64, Snapshot)> = entries
+        let snapshots: Vec<(u64, Cow<Snapshot>)> = entries
             .iter()
             .filter(|e| at_head(e, head))
-            .map(|e| snapshot_of(e).map(|s| (e.seq, s)))
+            .map(|e| snapshot_in(e, latest).map(|s| (e.seq, s)))
             .collect::<Result<_, _>>()?;
         // Every month before the latest snapshot's is closed.
         let open_month = snapshots
@@ -759,6 +763,19 @@ async fn fold_since_inception(
         .filter(|e| at_head(e, head))
         .collect();
     Ok((folds, decisions))
+}
+
+/// The snapshot `entry` holds: the series' `latest`, parsed already, when it
+/// is that one (every series read ends with it).
+fn snapshot_in<'a>(
+    entry: &Entry,
+    latest: &'a (Entry, Snapshot),
+) -> Result<Cow<'a, Snapshot>, StoreError> {
+    if entry.seq == latest.0.seq {
+        Ok(Cow::Borrowed(&latest.1))
+    } else {
+        snapshot_of(entry).map(Cow::Owned)
+    }
 }
 
 /// Whether `entry` is part of the ledger at `head` (entries appended after
