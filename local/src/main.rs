@@ -16,8 +16,12 @@
 //! A configuration mistake stops it at start with one sentence naming the
 //! variable. The log's checkpoints are signed with `FF_LOG_SIGNING_KEY`, or
 //! with the key kept in `<data-dir>/log-signing.key` ([`signing_key`]); the
-//! verifier key is logged at start.
+//! verifier key is logged at start. The log remembers the largest
+//! checkpoint it signed in `<data-dir>/log-signing.key.signed` and never
+//! signs a head that does not extend it; a ledger that is gone while it
+//! remembers one stops start-up ([`custody`]).
 
+mod custody;
 mod signing_key;
 
 use clap::Parser;
@@ -87,10 +91,23 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let scanner_config = ScannerConfig::from_env(lookup)?;
     let events = events_from_env(lookup).await?;
     let log_config = config::log_config(lookup)?;
-    let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
     let log = signing_key::local_log(log_config, &options.data_dir)?;
+    let memory = custody::memory(&options.data_dir);
+    let remembered = custody::remembered_size(&memory, &log).await?;
+    custody::check_before_open(remembered, kv.as_ref(), &options.data_dir, &memory)?;
+    let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
+    custody::check_after_open(
+        remembered,
+        stores.ledger.as_ref(),
+        &stores.description,
+        &memory,
+    )
+    .await?;
+    let log = log
+        .with_memory(Arc::new(memory))
+        .with_events(events.clone());
     if let Some(verifier) = log.verifier_key() {
-        tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), "log checkpoints are signed");
+        tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), memory = %log.memory(), "log checkpoints are signed");
     }
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");

@@ -6,12 +6,14 @@
 use freedom_shared::config::LogConfig;
 use freedom_shared::tlog::Log;
 use freedom_shared::tlog::note::SigningKey;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// The key file's name in the data dir.
 pub const KEY_FILE: &str = "log-signing.key";
+/// The largest key file read (a signer key's text is about 100 bytes).
+pub const MAX_KEY_FILE_BYTES: u64 = 4096;
 
 /// Why the log's key could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +35,15 @@ pub enum KeyFileError {
         path: PathBuf,
         /// What is wrong, in words.
         reason: String,
+    },
+    /// The key file is not a small private regular file (a FIFO would hang
+    /// start-up; a link to a device could be read without end).
+    #[error("{} {problem}: the log's signing key file must be a regular file of at most {MAX_KEY_FILE_BYTES} bytes readable only by its owner", path.display())]
+    NotAKeyFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, in words.
+        problem: &'static str,
     },
     /// The file's key names another log than `FF_LOG_ORIGIN`.
     #[error("{} holds the key of the log {key_name}, but FF_LOG_ORIGIN is {origin}: unset FF_LOG_ORIGIN, or move the file away to start a new log", path.display())]
@@ -68,7 +79,7 @@ fn key_from_file(
         path: path.clone(),
         source,
     };
-    match std::fs::read_to_string(&path) {
+    match read_key_file(&path) {
         Ok(text) => {
             let key = SigningKey::parse(&text).map_err(|error| KeyFileError::Unreadable {
                 path: path.clone(),
@@ -81,14 +92,9 @@ fn key_from_file(
                     origin: origin.to_owned(),
                 });
             }
-            if let Ok(metadata) = std::fs::metadata(&path)
-                && metadata.permissions().mode() & 0o077 != 0
-            {
-                tracing::warn!(file = %path.display(), "the log's signing key file is readable by others: chmod 600 it");
-            }
             Ok(key)
         }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+        Err(KeyFileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             let key = SigningKey::generate(origin).map_err(|error| KeyFileError::Unreadable {
                 path: path.clone(),
                 reason: error.to_string(),
@@ -106,8 +112,45 @@ fn key_from_file(
             tracing::info!(file = %path.display(), "generated the log's signing key; keep it (and back it up): a new key is a new log");
             Ok(key)
         }
-        Err(error) => Err(io("read", error)),
+        Err(error) => Err(error),
     }
+}
+
+/// The key file's text, once it is known to be a regular file of at most
+/// [`MAX_KEY_FILE_BYTES`] that only its owner can read (checked before it
+/// is opened, so a FIFO never blocks start-up, and on the opened file).
+fn read_key_file(path: &Path) -> Result<String, KeyFileError> {
+    let io = |action, source| KeyFileError::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    };
+    let refuse = |problem| KeyFileError::NotAKeyFile {
+        path: path.to_owned(),
+        problem,
+    };
+    let check = |metadata: &std::fs::Metadata| {
+        if !metadata.is_file() {
+            Err(refuse("is not a regular file"))
+        } else if metadata.len() > MAX_KEY_FILE_BYTES {
+            Err(refuse("is larger than a key"))
+        } else if metadata.permissions().mode() & 0o077 != 0 {
+            Err(refuse("is readable by group or others (chmod 600 it)"))
+        } else {
+            Ok(())
+        }
+    };
+    check(&std::fs::metadata(path).map_err(|e| io("read", e))?)?;
+    let file = std::fs::File::open(path).map_err(|e| io("read", e))?;
+    check(&file.metadata().map_err(|e| io("read", e))?)?;
+    let mut text = String::new();
+    std::io::Read::take(file, MAX_KEY_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| io("read", e))?;
+    if text.len() as u64 > MAX_KEY_FILE_BYTES {
+        return Err(refuse("is larger than a key"));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -137,6 +180,7 @@ mod tests {
         let error = local_log(config(Some("other.example/log")), dir.path()).unwrap_err();
         assert!(matches!(error, KeyFileError::AnotherOrigin { .. }));
         std::fs::write(&path, "PRIVATE+KEY+broken-secret-text").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let error = local_log(config(None), dir.path()).unwrap_err().to_string();
         assert!(!error.contains("broken-secret-text"), "{error}");
     }

@@ -10,93 +10,13 @@
 
 use freedom_shared::canonical::canonical_json;
 use freedom_shared::merkle::{leaf_hash, root_of};
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-const TOKEN: &str = "local-test-token-0123456789";
+mod support;
 
-struct Running {
-    child: Child,
-    base: String,
-}
-
-/// A command for `freedom-local` with no KV variables from the environment.
-fn local_command() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_freedom-local"));
-    for (url, token) in freedom_shared::config::KV_PAIRS {
-        command.env_remove(url).env_remove(token);
-    }
-    command.env_remove("FF_KV_PREFIX");
-    command
-}
-
-/// Starts `freedom-local` on a free port and waits for its "listening" line.
-fn start(data_dir: &Path) -> Running {
-    start_with(data_dir, &[]).0
-}
-
-/// Starts it with extra environment; also returns the "listening" line.
-fn start_with(data_dir: &Path, env: &[(&str, &str)]) -> (Running, String) {
-    start_with_args(data_dir, env, &[])
-}
-
-/// Starts it with extra environment and options.
-fn start_with_args(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Running, String) {
-    let mut child = local_command()
-        .args(["--addr", "127.0.0.1:0", "--no-schedule", "--data-dir"])
-        .arg(data_dir)
-        .args(args)
-        .env("FF_AGENT_WRITE_TOKEN", TOKEN)
-        .env("RUST_LOG", "info")
-        .envs(env.iter().copied())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("freedom-local starts");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (addr, listening) = loop {
-        let line = lines
-            .next()
-            .expect("freedom-local logs before exiting")
-            .unwrap();
-        if line.contains("freedom-local listening") {
-            let at = line
-                .find("addr=")
-                .expect("the listening line names the address")
-                + 5;
-            break (
-                line[at..].split_whitespace().next().unwrap().to_owned(),
-                line,
-            );
-        }
-    };
-    // Keep draining the log so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    let running = Running {
-        child,
-        base: format!("http://{addr}"),
-    };
-    (running, listening)
-}
-
-fn record(i: usize) -> Value {
-    json!({
-        "id": format!("rec-{i}"), "type": "snapshot", "visibility": "public", "mode": "paper",
-        "strategyId": format!("strategy-{i}"), "strategyName": "Crash test",
-        "asOf": "2026-05-04T16:00:00Z", "source": {"name": "test", "url": "https://example.com/t"},
-        "currency": "USD", "equity": 1000 + i, "flowSincePrevious": 0
-    })
-}
-
-async fn ledger(base: &str) -> Value {
-    reqwest::get(format!("{base}/api/freedom-fund?view=ledger&limit=1000"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
+use support::{TOKEN, ledger, local_command, record, start, start_with, start_with_args, stop};
 
 #[tokio::test]
 async fn acknowledged_appends_survive_kill_9_and_the_root_re_derives() {
@@ -162,19 +82,6 @@ async fn acknowledged_appends_survive_kill_9_and_the_root_re_derives() {
     );
     assert!(String::from_utf8_lossy(&verifier.stdout).starts_with("OK 40 records"));
     stop(server);
-}
-
-fn stop(mut server: Running) {
-    let status = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = server.child.wait().unwrap();
-    assert!(
-        exit.success(),
-        "freedom-local exits cleanly on SIGTERM: {exit:?}"
-    );
 }
 
 #[tokio::test]

@@ -37,14 +37,20 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
     };
     let stores = Stores::kv_rest(&kv)?;
     tracing::info!(store = %stores.description, "fund on Lambda");
-    let log = config::log_config(&lookup)?.into_log();
+    let events = events::from_env(&lookup).await;
+    let mut log = config::log_config(&lookup)?
+        .into_log()
+        .with_events(events.clone());
+    if let Some(memory) = stores.signer_memory {
+        log = log.with_memory(memory);
+    }
     if log.verifier_key().is_none() {
         tracing::warn!(
             "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
         );
     }
     let state = AppState::new(stores.ledger, config::write_token(&lookup)?)
-        .with_events(events::from_env(&lookup).await)
+        .with_events(events)
         .with_log(log);
     Ok(crate::routes(state).fallback(not_found))
 }

@@ -191,3 +191,95 @@ async fn stored_data_the_service_cannot_read_is_500_not_503() {
             .unwrap();
     }
 }
+
+/// As under Lambda: the signer remembers under its own KV key. A lost
+/// `head` key makes appends and head reads answer 500 (never an empty
+/// ledger that the next append would write over), and the log refuses to
+/// sign, once in the log and once as a `log.refused_to_sign` event.
+#[tokio::test]
+async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
+    use freedom_shared::adapters::kv_rest::KvSignerMemory;
+    use freedom_shared::ports::event_sink::Recorded;
+    use freedom_shared::tlog::{Log, note::SigningKey};
+    let server = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&server.url(), KV_TOKEN).await.unwrap();
+    let client = || KvClient::new(&bridge.kv_config("ff:"));
+    let events = Arc::new(Recorded::default());
+    let key = SigningKey::from_seed("fund.example/log", [4; 32]).unwrap();
+    let log = Log::new("fund.example/log", Some(key))
+        .unwrap()
+        .with_memory(Arc::new(KvSignerMemory::new(client(), "ff:")))
+        .with_events(events.clone());
+    let state = fund::AppState::new(
+        Arc::new(KvLedgerStore::new(client(), "ff:")),
+        WriteToken::new(TOKEN),
+    )
+    .with_log(log);
+    let router = fund::app(state);
+    let mut redis = bridge.redis();
+    let mut head_at_one: Vec<u8> = Vec::new();
+    for day in 1..=3 {
+        assert_eq!(
+            send(&router, post(&snapshot(&format!("s{day}"), day)))
+                .await
+                .0,
+            StatusCode::CREATED
+        );
+        if day == 1 {
+            head_at_one = redis::cmd("DUMP")
+                .arg("ff:head")
+                .query_async(&mut redis)
+                .await
+                .unwrap();
+        }
+    }
+    let checkpoint = router
+        .clone()
+        .oneshot(Request::get("/log/checkpoint").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(checkpoint.status(), StatusCode::OK);
+
+    let _: () = redis::cmd("DEL")
+        .arg("ff:head")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    let record_one: String = redis::cmd("GET")
+        .arg("ff:rec:1")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    for request in [
+        post(&snapshot("s4", 4)),
+        get("view=ledger"),
+        get("view=proof&seq=1"),
+    ] {
+        let (status, body) = send(&router, request).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+        assert_eq!(body["error"]["code"], "internal_error");
+        assert!(!body.to_string().contains("head"), "no internals: {body}");
+    }
+    let after: String = redis::cmd("GET")
+        .arg("ff:rec:1")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(after, record_one, "record 1 is never written again");
+
+    // The head restored from an older backup: the log refuses to sign it.
+    let _: () = redis::cmd("RESTORE")
+        .arg("ff:head")
+        .arg(0)
+        .arg(head_at_one)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    let (status, _) = send(&router, get("view=proof&seq=1")).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    let kinds: Vec<_> = events.events().iter().map(|e| e.detail_type).collect();
+    assert!(
+        kinds.contains(&freedom_shared::tlog::REFUSED_TO_SIGN),
+        "{kinds:?}"
+    );
+}

@@ -534,10 +534,20 @@ async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() 
         .map(|i| decision(&format!("other-{i}"), "t", i))
         .collect();
     let (_second_dir, second) = sqlite_with(other).await;
-    // The log remembers the subtrees its proofs computed; put under another
-    // history, it must notice and prove from that history's tiles.
+    // One log signs one history: put under another store (a replaced
+    // ledger), it refuses; back on its own, its proofs (and the subtrees
+    // it remembered from them) are still its history's. A new log (a new
+    // memory) on the other store proves that history from its own tiles.
     let log = Log::new(ORIGIN, Some(signing_key())).unwrap();
-    for store in [&first, &second, &first] {
+    log.inclusion(first.as_ref(), 1, None).await.unwrap();
+    for seq in [1, 150] {
+        assert!(matches!(
+            log.inclusion(second.as_ref(), seq, None).await,
+            Err(freedom_shared::tlog::LogError::RefusedToSign(_))
+        ));
+    }
+    let other_log = Log::new(ORIGIN, Some(signing_key())).unwrap();
+    for (log, store) in [(&log, &first), (&other_log, &second), (&log, &first)] {
         let head = store.head().await.unwrap();
         for seq in [1, 150, 256, 300] {
             let (proof, _) = log.inclusion(store.as_ref(), seq, None).await.unwrap();

@@ -5,7 +5,7 @@
 //! configuration it is given refuses to start, saying which is missing.
 
 use crate::config::KvConfig;
-use crate::ports::{LedgerStore, ScanStore, StoreError};
+use crate::ports::{LedgerStore, ScanStore, SignerMemory, StoreError};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,6 +16,11 @@ pub struct Stores {
     pub ledger: Arc<dyn LedgerStore>,
     /// The scanner run's lock and state.
     pub scan: Arc<dyn ScanStore>,
+    /// Where the log's signer remembers the largest checkpoint it signed,
+    /// on the same store under a key of its own (the KV store; the
+    /// embedded store leaves it to the process: freedom-local keeps it in
+    /// a file beside the key).
+    pub signer_memory: Option<Arc<dyn SignerMemory>>,
     /// Which store this is, for the start-up log (never the token).
     pub description: String,
 }
@@ -41,11 +46,12 @@ impl Stores {
     /// The KV REST store described by `config`.
     #[cfg(feature = "kv")]
     pub fn kv_rest(config: &KvConfig) -> Result<Stores, StoreError> {
-        use super::kv_rest::{KvClient, KvLedgerStore, KvScanStore};
+        use super::kv_rest::{KvClient, KvLedgerStore, KvScanStore, KvSignerMemory};
         let client = KvClient::new(config);
         Ok(Stores {
             ledger: Arc::new(KvLedgerStore::new(client.clone(), &config.prefix)),
-            scan: Arc::new(KvScanStore::new(client, &config.prefix)),
+            scan: Arc::new(KvScanStore::new(client.clone(), &config.prefix)),
+            signer_memory: Some(Arc::new(KvSignerMemory::new(client, &config.prefix))),
             description: format!(
                 "KV REST store at {} (from {}, key prefix {:?})",
                 config.url, config.source, config.prefix
@@ -68,6 +74,7 @@ impl Stores {
         Ok(Stores {
             ledger: Arc::new(SqliteLedgerStore::open(data_dir)?),
             scan: Arc::new(SqliteScanStore::open(data_dir)?),
+            signer_memory: None,
             description: format!("embedded store (SQLite) in {}", data_dir.display()),
         })
     }

@@ -7,12 +7,14 @@
 //! concurrent appends (same id, same slot, different records), and the
 //! log's tiles against a recomputation from the leaves.
 //! `run_scanner(make_store)` does the same for the scanner's lock and fenced
-//! state ([`ScanStore`]).
+//! state ([`ScanStore`]), and `run_signer_memory(make_memory)` for the log
+//! signer's memory ([`SignerMemory`]).
 
 use super::ledger_store::{
     AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal, Rollup, SeriesSince,
 };
 use super::scan_store::{LockToken, ScanStore, StateEntry};
+use super::signer_memory::SignerMemory;
 use crate::merkle::{Digest, Head, root_of};
 use crate::record::guard::Guard;
 use crate::record::{Mode, Record, RecordKind, StrategyId};
@@ -882,4 +884,42 @@ pub async fn assert_stale_holder_is_fenced_out<S: ScanStore + ?Sized>(
     assert!(!store.release(stale).await.unwrap());
     assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
     assert!(store.release(fresh).await.unwrap());
+}
+
+/// Runs the signer memory's cases; `make_memory` must give a fresh, empty
+/// memory each call. A memory starts empty, is set only from what it holds
+/// (compare-and-swap, never moved by a stale writer), keeps the exact text,
+/// and a second handle on the same memory sees what the first wrote.
+pub async fn run_signer_memory<M, F, Fut>(make_memory: F)
+where
+    M: SignerMemory,
+    F: Fn() -> Fut,
+    Fut: Future<Output = (M, M)>,
+{
+    let (memory, other_handle) = make_memory().await;
+    assert_eq!(
+        memory.recall().await.unwrap(),
+        None,
+        "a new memory is empty"
+    );
+    let first = "log.example/x\n3\nAAAA\n\n\u{2014} log.example/x abc\n";
+    let second = "log.example/x\n5\nBBBB\n\n\u{2014} log.example/x def\n";
+    assert!(memory.remember(None, first).await.unwrap());
+    assert_eq!(memory.recall().await.unwrap().as_deref(), Some(first));
+    assert!(
+        !memory.remember(None, second).await.unwrap(),
+        "a writer that read nothing cannot overwrite a remembered checkpoint"
+    );
+    assert!(
+        !memory.remember(Some(second), first).await.unwrap(),
+        "a writer that read another checkpoint cannot overwrite"
+    );
+    assert!(memory.remember(Some(first), second).await.unwrap());
+    assert_eq!(
+        other_handle.recall().await.unwrap().as_deref(),
+        Some(second),
+        "another handle on the same memory reads it"
+    );
+    assert!(!other_handle.remember(Some(first), first).await.unwrap());
+    assert!(!memory.describe().is_empty());
 }

@@ -69,3 +69,32 @@ impl EventSink for NoEvents {
 pub fn no_events() -> Events {
     Arc::new(NoEvents)
 }
+
+/// A sink that keeps every event in memory, in order: for tests that check
+/// what a use case published.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    events: std::sync::Mutex<Vec<OutsideEvent>>,
+}
+
+impl Recorded {
+    /// Every event published so far.
+    pub fn events(&self) -> Vec<OutsideEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+#[async_trait]
+impl EventSink for Recorded {
+    async fn publish(&self, events: Vec<OutsideEvent>) -> usize {
+        let count = events.len();
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(events);
+        count
+    }
+}

@@ -6,12 +6,15 @@
 //! - [`ledger_store`]: the append-only Merkle ledger ([`LedgerStore`]).
 //! - [`scan_store`]: the scanner's run lock and fenced state ([`ScanStore`]).
 //! - [`event_sink`]: events to outside consumers ([`EventSink`]), best effort.
+//! - [`signer_memory`]: the largest checkpoint the log's signer has signed,
+//!   kept apart from the ledger ([`SignerMemory`]).
 //! - `conformance` (feature `conformance`): the one suite every store adapter
 //!   passes.
 
 pub mod event_sink;
 pub mod ledger_store;
 pub mod scan_store;
+pub mod signer_memory;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -19,3 +22,4 @@ pub mod conformance;
 pub use event_sink::{EventSink, Events, OutsideEvent};
 pub use ledger_store::{LedgerStore, StoreError};
 pub use scan_store::ScanStore;
+pub use signer_memory::SignerMemory;

@@ -8,19 +8,27 @@
 //!   their verification, and `.tlog-proof` files (c2sp.org/tlog-proof).
 //!
 //! [`Log`] is the use cases on one ledger store: the checkpoint, a tile, a
-//! proof. A proof reads the head, then the tiles its hashes live in that
+//! proof. It never signs two histories: before signing a head it checks
+//! that head extends the largest checkpoint it has signed, remembered
+//! apart from the ledger ([`crate::ports::signer_memory`]; the check is the
+//! `custody` module's). A proof reads the head, then the tiles its hashes live in that
 //! the log's memo of upper subtrees does not hold (two store reads, O(log
 //! n) hashes); it is tied to the stored head and verified before it is
 //! signed or served. A tile is one read.
 
 pub mod checkpoint;
+mod custody;
 pub mod note;
 pub mod proof;
 pub mod tiles;
 
 use crate::merkle::{Digest, Head};
+use crate::ports::event_sink::{Events, no_events};
 use crate::ports::ledger_store::{LedgerStore, StoreError};
+use crate::ports::signer_memory::{InProcess, SignerMemory};
 use checkpoint::CheckpointSigner;
+pub use custody::REFUSED_TO_SIGN;
+use custody::{Custody, Refusal, Relation, Vouch};
 use note::{NoteError, SigningKey, VerifierKey};
 use proof::{Consistency, Inclusion, ProofError, SubtreeMemo, SubtreeSource};
 use std::collections::BTreeMap;
@@ -62,6 +70,11 @@ pub enum LogError {
         /// What is wrong, in words.
         message: String,
     },
+    /// The ledger's head does not extend the largest checkpoint the log
+    /// has signed (the store went back, was replaced, or forked): nothing
+    /// is signed (a 500; the reason is logged and published).
+    #[error("the log refuses to sign: {0}")]
+    RefusedToSign(String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -83,6 +96,7 @@ pub struct Log {
     origin: String,
     signer: Option<CheckpointSigner>,
     memo: SubtreeMemo,
+    custody: Custody,
 }
 
 /// A signed checkpoint and the head it signs.
@@ -117,7 +131,26 @@ impl Log {
             origin: origin.to_owned(),
             signer: key.map(CheckpointSigner::new),
             memo: SubtreeMemo::default(),
+            custody: Custody::new(Arc::new(InProcess::default()), no_events()),
         })
+    }
+
+    /// The same log remembering the largest checkpoint it signed in
+    /// `memory` (by default it remembers only while the process lives).
+    pub fn with_memory(mut self, memory: Arc<dyn SignerMemory>) -> Log {
+        self.custody = self.custody.with_memory(memory);
+        self
+    }
+
+    /// The same log publishing a refusal to sign to `events`.
+    pub fn with_events(mut self, events: Events) -> Log {
+        self.custody = self.custody.with_events(events);
+        self
+    }
+
+    /// Where the log remembers the largest checkpoint it signed, in words.
+    pub fn memory(&self) -> String {
+        self.custody.describe()
     }
 
     /// The log's origin (the first line of its checkpoints).
@@ -138,24 +171,154 @@ impl Log {
             .unwrap_or_default()
     }
 
-    /// The signed checkpoint of `head`, when the log signs.
-    pub fn signed(&self, head: Head) -> Option<Arc<str>> {
-        self.signer.as_ref().map(|signer| signer.sign(head))
-    }
-
     fn signer(&self) -> Result<&CheckpointSigner, LogError> {
         self.signer.as_ref().ok_or(LogError::SigningUnavailable)
     }
 
-    /// The signed checkpoint of the current head (one store read; signed
-    /// once per head).
+    /// The signed checkpoint of the current head: one store read, and at a
+    /// new head one tile read more to check it extends what the log signed
+    /// before (then the signer's memory is written); signed once per head.
     pub async fn checkpoint(&self, store: &dyn LedgerStore) -> Result<SignedCheckpoint, LogError> {
         let signer = self.signer()?;
         let head = store.head().await?;
+        self.vouched(store, head, Nothing { head }).await?;
         Ok(SignedCheckpoint {
             head,
             note: signer.sign(head),
         })
+    }
+
+    /// The signed checkpoint of `head`, a head `store` has (or had): signed
+    /// only once the store's current head is vouched for and `head` proved
+    /// a prefix of it (one tile read for both).
+    pub async fn signed_checkpoint(
+        &self,
+        store: &dyn LedgerStore,
+        head: Head,
+    ) -> Result<Arc<str>, LogError> {
+        let signer = self.signer()?;
+        let current = store.head().await?;
+        if head.size > current.size {
+            return Err(StoreError::Corrupt("a head beyond the ledger's".into()).into());
+        }
+        let asked = ConsistencyOf {
+            from: head.size,
+            to: current.size,
+        };
+        let prefix = self.vouched(store, current, asked).await?;
+        if prefix.from_root != head.root_hash {
+            return Err(StoreError::Corrupt(
+                "a head asked to be signed is not part of the ledger".into(),
+            )
+            .into());
+        }
+        Ok(signer.sign(head))
+    }
+
+    /// Whether `head` (the store's current head) can be signed, before any
+    /// tile is read: already vouched for, or to be remembered (after a
+    /// consistency proof from the remembered checkpoint, when one is
+    /// needed); a refusal when it cannot extend what the log signed.
+    async fn precheck(&self, verifier: &VerifierKey, head: Head) -> Result<Vouch, LogError> {
+        if self.custody.vouched(head) {
+            return Ok(Vouch::Done);
+        }
+        let remembered = match self.custody.remembered(verifier, head).await? {
+            Ok(remembered) => remembered,
+            Err(refusal) => return Err(self.refuse(refusal).await),
+        };
+        let Some(kept) = remembered else {
+            return Ok(Vouch::Remember {
+                previous: None,
+                prove: false,
+            });
+        };
+        match custody::compare(head, &kept) {
+            Err(reason) => Err(self
+                .refuse(Refusal {
+                    head,
+                    remembered: Some(kept.head),
+                    reason,
+                })
+                .await),
+            Ok(Relation::Same) => {
+                self.custody.vouch(head);
+                Ok(Vouch::Done)
+            }
+            Ok(Relation::Larger { prove }) => Ok(Vouch::Remember {
+                previous: Some(kept),
+                prove,
+            }),
+        }
+    }
+
+    /// `asked`, computed at `stored` (the store's current head) once that
+    /// head is vouched for: checked to extend the largest checkpoint the
+    /// log has signed, with the consistency proof from it computed from the
+    /// same tile read as `asked`, and remembered before anything signed of
+    /// it is served. Once per head; a refusal is reported and answered.
+    async fn vouched<P: ProofKind + Copy>(
+        &self,
+        store: &dyn LedgerStore,
+        stored: Head,
+        asked: P,
+    ) -> Result<P::Proof, LogError> {
+        let signer = self.signer()?;
+        for _ in 0..custody::MAX_ATTEMPTS {
+            let vouch = self.precheck(&signer.verifier(), stored).await?;
+            let to_prove = match &vouch {
+                Vouch::Remember {
+                    previous: Some(kept),
+                    prove: true,
+                } => Some(kept),
+                _ => None,
+            };
+            let refused = |reason| Refusal {
+                head: stored,
+                remembered: to_prove.map(|kept| kept.head),
+                reason,
+            };
+            let (proof, tie) = match self
+                .prove(store, &stored, asked, to_prove.map(|kept| kept.head.size))
+                .await
+            {
+                Ok(answer) => answer,
+                Err(LogError::Store(error)) if error.is_transient() => return Err(error.into()),
+                Err(error) if to_prove.is_some() => {
+                    let reason = format!(
+                        "the ledger cannot prove it extends the checkpoint the log signed ({error})"
+                    );
+                    return Err(self.refuse(refused(reason)).await);
+                }
+                Err(error) => return Err(error),
+            };
+            if let (Some(kept), Some(from_root)) = (to_prove, tie)
+                && let Err(reason) = custody::proves(&from_root, kept)
+            {
+                return Err(self.refuse(refused(reason)).await);
+            }
+            let Vouch::Remember { previous, .. } = vouch else {
+                return Ok(proof);
+            };
+            let note = signer.sign(stored);
+            if self
+                .custody
+                .remember(previous.as_ref(), stored, &note)
+                .await?
+            {
+                return Ok(proof);
+            }
+        }
+        Err(
+            StoreError::unavailable_now("other signers kept moving the signer's memory; try again")
+                .into(),
+        )
+    }
+
+    /// Reports `refusal` (once) and gives the error every signing view answers.
+    async fn refuse(&self, refusal: Refusal) -> LogError {
+        self.custody.report(&self.origin, &refusal).await;
+        LogError::RefusedToSign(refusal.reason)
     }
 
     /// The tile `path` names, at the current head: one store read. A tile
@@ -219,16 +382,20 @@ impl Log {
 
     /// Computes `asked` from the memo and the tiles (one store read), ties
     /// its tree's root to `stored` and verifies it, then remembers the
-    /// subtrees it computed. Should that fail with subtrees from the memo
-    /// (a memo of another history: the store was replaced under the log),
-    /// the memo is dropped and the proof computed again from tiles alone;
-    /// failing then, the tiles are corrupt.
+    /// subtrees it computed. With `tie_from`, the same read also gives the
+    /// consistency proof from that size to `stored`, verified, whose older
+    /// root is returned (the signer's check that the head extends what it
+    /// signed). Should that fail with subtrees from the memo (a memo of
+    /// another history: the store was replaced under the log), the memo is
+    /// dropped and the proof computed again from tiles alone; failing then,
+    /// the tiles are corrupt.
     async fn prove<P: ProofKind>(
         &self,
         store: &dyn LedgerStore,
         stored: &Head,
         asked: P,
-    ) -> Result<P::Proof, LogError> {
+        tie_from: Option<u64>,
+    ) -> Result<(P::Proof, Option<Digest>), LogError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -237,16 +404,32 @@ impl Log {
             if asked.size() < stored.size {
                 proof::consistency(&mut plan, asked.size(), stored.size)?;
             }
+            if let Some(from) = tie_from {
+                proof::consistency(&mut plan, from, stored.size)?;
+            }
             let from_memo = plan.used_memo();
             let (planned, mut memory) = plan.finish();
             let tiles = read_tiles(store, &planned).await?;
             let mut source = memory.over(&tiles);
             let proof = asked.compute(&mut source)?;
-            if tie_to_head(&mut source, asked.size(), &P::root(&proof), stored)?
-                && P::verifies(&proof)
+            let tie = tie_from
+                .map(|from| proof::consistency(&mut source, from, stored.size))
+                .transpose()?
+                .filter(|tie| {
+                    proof::verify_consistency(
+                        tie.from,
+                        tie.to,
+                        &tie.from_root,
+                        &stored.root_hash,
+                        &tie.path,
+                    )
+                });
+            if tie_to_head(&mut source, asked.size(), &asked.root(&proof), stored)?
+                && asked.verifies(&proof)
+                && tie.is_some() == tie_from.is_some()
             {
                 self.memo.remember(memory.learned());
-                return Ok(proof);
+                return Ok((proof, tie.map(|tie| tie.from_root)));
             }
             if !from_memo || attempt > 1 {
                 return Err(LogError::Store(StoreError::Corrupt(
@@ -283,16 +466,11 @@ impl Log {
                 message: format!("seq must be from 1 to the tree's size ({size})"),
             });
         }
-        let proof = self
-            .prove(
-                store,
-                &stored,
-                InclusionOf {
-                    index: seq - 1,
-                    size,
-                },
-            )
-            .await?;
+        let asked = InclusionOf {
+            index: seq - 1,
+            size,
+        };
+        let proof = self.vouched(store, stored, asked).await?;
         let note = signer.sign(Head {
             size,
             root_hash: proof.root,
@@ -326,7 +504,7 @@ impl Log {
             });
         }
         let proof = self
-            .prove(store, &stored, ConsistencyOf { from, to })
+            .vouched(store, stored, ConsistencyOf { from, to })
             .await?;
         let note = signer.sign(Head {
             size: to,
@@ -380,12 +558,35 @@ trait ProofKind {
     /// The size of the tree the proof is for.
     fn size(&self) -> u64;
     /// The root of that tree, as the proof computed it.
-    fn root(proof: &Self::Proof) -> Digest;
+    fn root(&self, proof: &Self::Proof) -> Digest;
     /// Whether the proof verifies against its own root.
-    fn verifies(proof: &Self::Proof) -> bool;
+    fn verifies(&self, proof: &Self::Proof) -> bool;
+}
+
+/// No proof: what a checkpoint asks for besides the signer's own check.
+#[derive(Clone, Copy)]
+struct Nothing {
+    head: Head,
+}
+
+impl ProofKind for Nothing {
+    type Proof = ();
+    fn compute(&self, _: &mut impl SubtreeSource) -> Result<(), ProofError> {
+        Ok(())
+    }
+    fn size(&self) -> u64 {
+        self.head.size
+    }
+    fn root(&self, (): &()) -> Digest {
+        self.head.root_hash
+    }
+    fn verifies(&self, (): &()) -> bool {
+        true
+    }
 }
 
 /// An inclusion proof of leaf `index` in the tree of `size` leaves.
+#[derive(Clone, Copy)]
 struct InclusionOf {
     index: u64,
     size: u64,
@@ -399,15 +600,16 @@ impl ProofKind for InclusionOf {
     fn size(&self) -> u64 {
         self.size
     }
-    fn root(proof: &Inclusion) -> Digest {
+    fn root(&self, proof: &Inclusion) -> Digest {
         proof.root
     }
-    fn verifies(p: &Inclusion) -> bool {
+    fn verifies(&self, p: &Inclusion) -> bool {
         proof::verify_inclusion(p.leaf_index, p.tree_size, &p.leaf_hash, &p.path, &p.root)
     }
 }
 
 /// A consistency proof from the tree of `from` leaves to that of `to`.
+#[derive(Clone, Copy)]
 struct ConsistencyOf {
     from: u64,
     to: u64,
@@ -421,10 +623,10 @@ impl ProofKind for ConsistencyOf {
     fn size(&self) -> u64 {
         self.to
     }
-    fn root(proof: &Consistency) -> Digest {
+    fn root(&self, proof: &Consistency) -> Digest {
         proof.to_root
     }
-    fn verifies(p: &Consistency) -> bool {
+    fn verifies(&self, p: &Consistency) -> bool {
         proof::verify_consistency(p.from, p.to, &p.from_root, &p.to_root, &p.path)
     }
 }

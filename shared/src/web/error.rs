@@ -351,6 +351,8 @@ impl From<LogError> for ApiError {
                 ApiError::invalid_query(parameter, message)
             }
             LogError::Store(error) => error.into(),
+            // The reason is logged (and published) where the log refused.
+            refused @ LogError::RefusedToSign(_) => ApiError::Internal(Box::new(refused)),
         }
     }
 }

@@ -34,6 +34,7 @@ use base64::Engine as _;
 use freedom_shared::dashboard::{Dashboard, Period};
 use freedom_shared::errors::ErrorChain;
 use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
+use freedom_shared::tlog::LogError;
 use freedom_shared::web::{QueryParams, with_etag};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{
@@ -103,13 +104,25 @@ pub async fn show(
         Ok(page) => page.entries,
         Err(error) => return unavailable(&error),
     };
+    // A log that refuses to sign (its store went back) still shows the
+    // page, saying so; a store that fails now fails the page.
+    let checkpoint = match state
+        .log
+        .signed_checkpoint(store.as_ref(), dashboard.head)
+        .await
+    {
+        Ok(note) => Some(note.to_string()),
+        Err(LogError::Store(error)) => return unavailable(&error),
+        Err(LogError::SigningUnavailable | LogError::RefusedToSign(_)) => None,
+        Err(error) => {
+            tracing::error!(error = %ErrorChain(&error), "the page's checkpoint was not signed");
+            None
+        }
+    };
     let verification = Verification {
         origin: state.log.origin().to_owned(),
         verifier_key: state.log.verifier_key().map(|key| key.to_text()),
-        checkpoint: state
-            .log
-            .signed(dashboard.head)
-            .map(|note| note.to_string()),
+        checkpoint,
     };
     let html =
         axum::body::Bytes::from(render(&dashboard.view, &entries, &verification).into_string());

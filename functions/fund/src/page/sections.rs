@@ -759,6 +759,14 @@ pub(super) fn verify_section(verification: &super::Verification, size: u64) -> M
                     p { "The log's verifier key (keep it; a checkpoint signed by any other key is not this log's):" }
                     p { code.hash #verifier-key { (key) } }
                 }
+                (None, Some(key)) => {
+                    p.note.refused {
+                        "The log refuses to sign the ledger it now holds: its store does not extend the largest checkpoint this log has signed "
+                        "(the store went back or was replaced). Nothing shown here is vouched for until the operator restores it."
+                    }
+                    p { "The log's verifier key:" }
+                    p { code.hash #verifier-key { (key) } }
+                }
                 _ => {
                     p.note { "This deployment has no signing key configured, so it publishes no signed checkpoints: the tiles and proofs can be read, but nothing vouches for the root." }
                 }

@@ -11,9 +11,26 @@ use std::time::Duration;
 /// the moment it switches the file to WAL.
 const OPEN_RETRY: Duration = Duration::from_secs(10);
 
-/// A SQLite failure as a store failure, naming which store.
-pub(super) fn unavailable(store: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |error| StoreError::unavailable(store, error)
+/// A SQLite failure as a store failure, naming which store: a database
+/// whose pages are damaged, or a file that is not a database, is corrupt
+/// (no retry mends it: a 500); anything else (busy, locked, the disk full
+/// or failing) is unavailability, which may pass (a 503).
+pub(super) fn failed(store: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |error| {
+        if is_corruption(&error) {
+            StoreError::Corrupt(format!("{store}: {error}"))
+        } else {
+            StoreError::unavailable(store, error)
+        }
+    }
+}
+
+/// Whether SQLite says the database itself is damaged or not a database.
+fn is_corruption(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
 }
 
 /// One connection, used by one blocking task at a time.
@@ -48,7 +65,15 @@ impl SharedConnection {
                 error,
             )
         })?;
-        let connection = open_database(&data_dir.join(file), schema).map_err(unavailable(store))?;
+        let path = data_dir.join(file);
+        let connection = open_database(&path, schema).map_err(|error| {
+            let context = format!("{store} {}", path.display());
+            if is_corruption(&error) {
+                StoreError::Corrupt(format!("{context} is damaged or not a database: {error}"))
+            } else {
+                StoreError::unavailable(context, error)
+            }
+        })?;
         Ok(SharedConnection {
             connection: Arc::new(Mutex::new(connection)),
             store,
@@ -123,6 +148,24 @@ fn try_open(path: &Path, schema: &str) -> rusqlite::Result<Connection> {
     // Reads map the file instead of copying each page through a syscall
     // (a proof reads 8 KiB tiles, which span overflow pages).
     conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+    if !schema.is_empty() {
+        // The store's first connection (the one that runs its schema)
+        // checks the file; its others open the same file after it.
+        quick_check(&conn)?;
+    }
     conn.execute_batch(schema)?;
     Ok(conn)
+}
+
+/// `PRAGMA quick_check`: a database with a damaged page or index fails to
+/// open (as corrupt) rather than failing some later request.
+fn quick_check(conn: &Connection) -> rusqlite::Result<()> {
+    let verdict: String = conn.query_row("PRAGMA quick_check(1)", [], |row| row.get(0))?;
+    if verdict == "ok" {
+        return Ok(());
+    }
+    Err(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some(format!("quick_check: {verdict}")),
+    ))
 }

@@ -96,11 +96,59 @@ pub struct SqliteLedgerStore {
 /// How errors name this store.
 const STORE: &str = "embedded ledger store";
 
-fn unavailable(error: rusqlite::Error) -> StoreError {
-    connection::unavailable(STORE)(error)
+fn sqlite_failed(error: rusqlite::Error) -> StoreError {
+    connection::failed(STORE)(error)
+}
+
+/// What a data dir's ledger file is, looked at without changing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LedgerFile {
+    /// There is no ledger file.
+    Missing,
+    /// The file is empty (zero bytes).
+    Empty,
+    /// The file is not a ledger: not a SQLite database, or one without the
+    /// ledger's head.
+    NotALedger,
+    /// A ledger whose head has `size` records (0: none yet).
+    Ledger {
+        /// The head's size.
+        size: u64,
+    },
 }
 
 impl SqliteLedgerStore {
+    /// The ledger file in `data_dir`, looked at read-only (nothing is
+    /// created): what freedom-local checks before it opens a ledger whose
+    /// log has signed checkpoints.
+    pub fn inspect(data_dir: &Path) -> LedgerFile {
+        let path = data_dir.join(DATABASE_FILE);
+        match std::fs::metadata(&path) {
+            Err(_) => return LedgerFile::Missing,
+            Ok(metadata) if metadata.len() == 0 => return LedgerFile::Empty,
+            Ok(_) => {}
+        }
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let size = Connection::open_with_flags(&path, flags).and_then(|conn| {
+            conn.query_row("SELECT size FROM head WHERE singleton = 1", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()
+        });
+        match size {
+            Ok(size) => LedgerFile::Ledger {
+                size: size.map_or(0, |s| s.max(0) as u64),
+            },
+            Err(_) => LedgerFile::NotALedger,
+        }
+    }
+
+    /// The ledger file's path in `data_dir`.
+    pub fn path_in(data_dir: &Path) -> std::path::PathBuf {
+        data_dir.join(DATABASE_FILE)
+    }
+
     /// Opens (creating if needed) the ledger in `data_dir`.
     pub fn open(data_dir: &Path) -> Result<SqliteLedgerStore, StoreError> {
         let writer = SharedConnection::open(data_dir, DATABASE_FILE, SCHEMA, STORE)?;
@@ -124,13 +172,13 @@ impl SqliteLedgerStore {
             .collect();
         self.reader
             .run(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
+                let tx = conn.transaction().map_err(sqlite_failed)?;
                 let series = keys
                     .iter()
                     .map(|(id, mode)| read_one(&tx, id, mode.as_str()))
                     .collect::<Result<Vec<_>, _>>()?;
                 let decisions = read_decisions(&tx, start, end, limit)?;
-                tx.commit().map_err(unavailable)?;
+                tx.commit().map_err(sqlite_failed)?;
                 Ok((series, decisions))
             })
             .await
@@ -157,7 +205,7 @@ fn read_frontier(conn: &Connection) -> Result<Frontier, StoreError> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     match row {
         None => Ok(Frontier::empty()),
         Some((size, bytes)) => Frontier::from_bytes(size as u64, &bytes)
@@ -170,7 +218,7 @@ fn read_frontier(conn: &Connection) -> Result<Frontier, StoreError> {
 fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     let head = read_head(&tx)?;
     let covered: i64 = tx
         .query_row(
@@ -178,7 +226,7 @@ fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
             [],
             |r| r.get(0),
         )
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     if covered as u64 == head.size {
         return Ok(());
     }
@@ -186,15 +234,15 @@ fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
         leaves = head.size,
         "building the log's tiles from the ledger's leaves"
     );
-    tx.execute("DELETE FROM tiles", []).map_err(unavailable)?;
+    tx.execute("DELETE FROM tiles", []).map_err(sqlite_failed)?;
     let mut frontier = Frontier::empty();
     {
         let mut leaves = tx
             .prepare("SELECT leaf_hash FROM records ORDER BY seq")
-            .map_err(unavailable)?;
-        let mut rows = leaves.query([]).map_err(unavailable)?;
-        while let Some(row) = rows.next().map_err(unavailable)? {
-            let leaf = digest(row.get(0).map_err(unavailable)?)?;
+            .map_err(sqlite_failed)?;
+        let mut rows = leaves.query([]).map_err(sqlite_failed)?;
+        while let Some(row) = rows.next().map_err(sqlite_failed)? {
+            let leaf = digest(row.get(0).map_err(sqlite_failed)?)?;
             extend_tiles(&tx, &mut frontier, leaf)?;
         }
     }
@@ -203,7 +251,7 @@ fn complete_tiles(conn: &mut Connection) -> Result<(), StoreError> {
             "the ledger's leaves do not hash to its head".into(),
         ));
     }
-    tx.commit().map_err(unavailable)
+    tx.commit().map_err(sqlite_failed)
 }
 
 /// Appends `leaf` to `frontier` and the nodes it completes to the tiles.
@@ -219,7 +267,7 @@ fn extend_tiles(
             "INSERT INTO tiles (level, idx, hashes) VALUES (?1, ?2, ?3)
              ON CONFLICT (level, idx) DO UPDATE SET hashes = CAST(hashes || excluded.hashes AS BLOB)",
         )
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     for (height, hash) in created {
         if height % TILE_HEIGHT == 0 {
             let level = height / TILE_HEIGHT;
@@ -230,20 +278,20 @@ fn extend_tiles(
                     (position / TILE_WIDTH) as i64,
                     hash.0.as_slice()
                 ])
-                .map_err(unavailable)?;
+                .map_err(sqlite_failed)?;
         }
     }
     Ok(())
 }
 
 fn read_tiles(conn: &mut Connection, ids: &[TileId]) -> Result<TileRead, StoreError> {
-    let tx = conn.transaction().map_err(unavailable)?;
+    let tx = conn.transaction().map_err(sqlite_failed)?;
     let head = read_head(&tx)?;
     let mut tiles = std::collections::BTreeMap::new();
     {
         let mut statement = tx
             .prepare_cached("SELECT hashes FROM tiles WHERE level = ?1 AND idx = ?2")
-            .map_err(unavailable)?;
+            .map_err(sqlite_failed)?;
         for id in ids {
             let Ok(index) = i64::try_from(id.index) else {
                 continue;
@@ -251,18 +299,18 @@ fn read_tiles(conn: &mut Connection, ids: &[TileId]) -> Result<TileRead, StoreEr
             let bytes: Option<Vec<u8>> = statement
                 .query_row(params![i64::from(id.level), index], |r| r.get(0))
                 .optional()
-                .map_err(unavailable)?;
+                .map_err(sqlite_failed)?;
             if let Some(bytes) = bytes {
                 tiles.insert(*id, hashes_of_tile(&bytes)?);
             }
         }
     }
-    tx.commit().map_err(unavailable)?;
+    tx.commit().map_err(sqlite_failed)?;
     Ok(TileRead { head, tiles })
 }
 
 fn read_entry_run(conn: &mut Connection, first: u64, count: u64) -> Result<EntryRun, StoreError> {
-    let tx = conn.transaction().map_err(unavailable)?;
+    let tx = conn.transaction().map_err(sqlite_failed)?;
     let head = read_head(&tx)?;
     let first = i64::try_from(first).unwrap_or(i64::MAX);
     let last = first.saturating_add(count.min(TILE_WIDTH) as i64);
@@ -271,13 +319,13 @@ fn read_entry_run(conn: &mut Connection, first: u64, count: u64) -> Result<Entry
             .prepare_cached(
                 "SELECT seq, leaf_hash, canonical FROM records WHERE seq >= ?1 AND seq < ?2 ORDER BY seq",
             )
-            .map_err(unavailable)?;
+            .map_err(sqlite_failed)?;
         let rows = statement
             .query_map(params![first, last], entry_from_row)
-            .map_err(unavailable)?;
+            .map_err(sqlite_failed)?;
         collect_entries(rows)?
     };
-    tx.commit().map_err(unavailable)?;
+    tx.commit().map_err(sqlite_failed)?;
     Ok(EntryRun { head, entries })
 }
 
@@ -287,7 +335,7 @@ fn read_head(conn: &Connection) -> Result<Head, StoreError> {
             Ok((r.get(0)?, r.get(1)?))
         })
         .optional()
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     match row {
         None => Ok(Head::empty()),
         Some((size, root)) => Ok(Head {
@@ -330,7 +378,7 @@ fn to_entry((seq, hash, canonical): (i64, Vec<u8>, String)) -> Result<Entry, Sto
 fn collect_entries(
     rows: impl Iterator<Item = rusqlite::Result<(i64, Vec<u8>, String)>>,
 ) -> Result<Vec<Entry>, StoreError> {
-    rows.map(|row| to_entry(row.map_err(unavailable)?))
+    rows.map(|row| to_entry(row.map_err(sqlite_failed)?))
         .collect()
 }
 
@@ -340,7 +388,7 @@ fn append_in_transaction(
 ) -> Result<Vec<AppendOutcome>, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     let mut frontier = read_frontier(&tx)?;
     let before = frontier.size();
     let outcomes = candidates
@@ -354,8 +402,8 @@ fn append_in_transaction(
              ON CONFLICT (singleton) DO UPDATE SET size = excluded.size, root = excluded.root, frontier = excluded.frontier",
             params![head.size as i64, head.root_hash.0.as_slice(), frontier.to_bytes()],
         )
-        .map_err(unavailable)?;
-        tx.commit().map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
+        tx.commit().map_err(sqlite_failed)?;
     }
     Ok(outcomes)
 }
@@ -374,7 +422,7 @@ fn apply(
             entry_from_row,
         )
         .optional()
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     if let Some(row) = existing {
         let entry = to_entry(row)?;
         if entry.canonical != c.canonical {
@@ -395,7 +443,7 @@ fn apply(
                 |r| r.get(0),
             )
             .optional()
-            .map_err(unavailable)?;
+            .map_err(sqlite_failed)?;
         if let Some(seq) = same_instant {
             return Ok(AppendOutcome::Refused(Refusal::DuplicateSnapshot {
                 existing_seq: seq as u64,
@@ -409,7 +457,7 @@ fn apply(
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
-            .map_err(unavailable)?;
+            .map_err(sqlite_failed)?;
         if let Some((seq, as_of)) = latest
             && as_of > c.as_of_nanos
         {
@@ -435,7 +483,7 @@ fn apply(
             c.canonical
         ],
     )
-    .map_err(unavailable)?;
+    .map_err(sqlite_failed)?;
     if c.kind == RecordKind::Snapshot {
         // Appends are in asOf order per strategy and mode, so the new one is the latest.
         tx.execute(
@@ -443,7 +491,7 @@ fn apply(
              ON CONFLICT (strategy_id, mode) DO UPDATE SET latest_seq = excluded.latest_seq",
             params![c.strategy_id.as_str(), c.mode.as_str(), seq as i64],
         )
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     }
     let entry = Entry {
         seq,
@@ -455,7 +503,7 @@ fn apply(
 
 fn read_page(conn: &mut Connection, q: &PageQuery) -> Result<Page, StoreError> {
     // One read transaction: the head and the entries come from the same state.
-    let tx = conn.transaction().map_err(unavailable)?;
+    let tx = conn.transaction().map_err(sqlite_failed)?;
     let head = read_head(&tx)?;
     let before = q
         .before
@@ -470,7 +518,7 @@ fn read_page(conn: &mut Connection, q: &PageQuery) -> Result<Page, StoreError> {
                AND (?4 IS NULL OR mode = ?4)
              ORDER BY seq DESC LIMIT ?5",
         )
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     let rows = statement
         .query_map(
             params![
@@ -482,16 +530,16 @@ fn read_page(conn: &mut Connection, q: &PageQuery) -> Result<Page, StoreError> {
             ],
             entry_from_row,
         )
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     // Rows are read one at a time, and no further once the page is full.
     let mut page = PageBuilder::new(q.limit);
     for row in rows {
-        if !page.offer(to_entry(row.map_err(unavailable)?)?) {
+        if !page.offer(to_entry(row.map_err(sqlite_failed)?)?) {
             break;
         }
     }
     drop(statement);
-    tx.commit().map_err(unavailable)?;
+    tx.commit().map_err(sqlite_failed)?;
     Ok(page.finish(head))
 }
 
@@ -522,10 +570,10 @@ fn read_series(
     start: i64,
     end: i64,
 ) -> Result<Vec<Entry>, StoreError> {
-    let mut statement = conn.prepare_cached(SERIES_SQL).map_err(unavailable)?;
+    let mut statement = conn.prepare_cached(SERIES_SQL).map_err(sqlite_failed)?;
     let rows = statement
         .query_map(params![strategy, mode, start, end], entry_from_row)
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     collect_entries(rows)
 }
 
@@ -536,10 +584,12 @@ fn read_series_from(
     mode: &str,
     from: i64,
 ) -> Result<Vec<Entry>, StoreError> {
-    let mut statement = conn.prepare_cached(SERIES_FROM_SQL).map_err(unavailable)?;
+    let mut statement = conn
+        .prepare_cached(SERIES_FROM_SQL)
+        .map_err(sqlite_failed)?;
     let rows = statement
         .query_map(params![strategy, mode, from], entry_from_row)
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     collect_entries(rows)
 }
 
@@ -557,12 +607,12 @@ fn read_series_since(
             "SELECT from_ns, state FROM rollups
              WHERE strategy_id = ?1 AND mode = ?2 AND version = ?3 AND through_seq <= ?4",
         )
-        .map_err(unavailable)?
+        .map_err(sqlite_failed)?
         .query_row(params![strategy, mode, version, head_size as i64], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .optional()
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     Ok(match stored {
         Some((from, state)) => SeriesSince {
             state: Some(state),
@@ -587,10 +637,10 @@ fn read_decisions(
              WHERE kind = 'decision' AND as_of_ns > ?1 AND as_of_ns <= ?2
              ORDER BY as_of_ns DESC, seq DESC LIMIT ?3",
         )
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     let rows = statement
         .query_map(params![start, end, limit as i64], entry_from_row)
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     collect_entries(rows)
 }
 
@@ -628,15 +678,15 @@ impl LedgerStore for SqliteLedgerStore {
 
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
         self.reader.run(|conn| {
-            let tx = conn.transaction().map_err(unavailable)?;
+            let tx = conn.transaction().map_err(sqlite_failed)?;
             let head = read_head(&tx)?;
             let entries = {
                 let mut statement = tx
                     .prepare_cached(
                         "SELECT r.seq, r.leaf_hash, r.canonical FROM strategies s JOIN records r ON r.seq = s.latest_seq",
                     )
-                    .map_err(unavailable)?;
-                let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
+                    .map_err(sqlite_failed)?;
+                let rows = statement.query_map([], entry_from_row).map_err(sqlite_failed)?;
                 collect_entries(rows)?
             };
             let first = {
@@ -644,11 +694,11 @@ impl LedgerStore for SqliteLedgerStore {
                     .prepare_cached(
                         "SELECT seq, leaf_hash, canonical FROM records WHERE seq = 1",
                     )
-                    .map_err(unavailable)?;
-                let rows = statement.query_map([], entry_from_row).map_err(unavailable)?;
+                    .map_err(sqlite_failed)?;
+                let rows = statement.query_map([], entry_from_row).map_err(sqlite_failed)?;
                 collect_entries(rows)?.into_iter().next()
             };
-            tx.commit().map_err(unavailable)?;
+            tx.commit().map_err(sqlite_failed)?;
             Ok(LatestSnapshots {
                 head,
                 entries,
@@ -724,7 +774,7 @@ impl LedgerStore for SqliteLedgerStore {
         let rollups = rollups.to_vec();
         self.writer
             .run(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
+                let tx = conn.transaction().map_err(sqlite_failed)?;
                 {
                     let mut statement = tx
                         .prepare_cached(
@@ -736,7 +786,7 @@ impl LedgerStore for SqliteLedgerStore {
                              WHERE excluded.version != rollups.version
                                 OR excluded.from_ns > rollups.from_ns OR ?7",
                         )
-                        .map_err(unavailable)?;
+                        .map_err(sqlite_failed)?;
                     for rollup in &rollups {
                         statement
                             .execute(params![
@@ -748,10 +798,10 @@ impl LedgerStore for SqliteLedgerStore {
                                 rollup.state,
                                 rollup.overwrite,
                             ])
-                            .map_err(unavailable)?;
+                            .map_err(sqlite_failed)?;
                     }
                 }
-                tx.commit().map_err(unavailable)
+                tx.commit().map_err(sqlite_failed)
             })
             .await
     }

@@ -8,10 +8,14 @@
 //!   `ledger.sqlite3`.
 //! - [`scan_store`]: the scanner's lock and fenced state ([`SqliteScanStore`])
 //!   in `scanner.sqlite3`.
+//! - [`signed_file`]: the log's largest signed checkpoint in a file beside
+//!   the signing key ([`SignedFile`]).
 
 pub mod connection;
 pub mod ledger_store;
 pub mod scan_store;
+pub mod signed_file;
 
 pub use ledger_store::SqliteLedgerStore;
 pub use scan_store::SqliteScanStore;
+pub use signed_file::SignedFile;

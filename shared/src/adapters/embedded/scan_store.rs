@@ -46,8 +46,8 @@ impl std::fmt::Debug for SqliteScanStore {
 /// How errors name this store.
 const STORE: &str = "embedded scan store";
 
-fn unavailable(error: rusqlite::Error) -> StoreError {
-    connection::unavailable(STORE)(error)
+fn sqlite_failed(error: rusqlite::Error) -> StoreError {
+    connection::failed(STORE)(error)
 }
 
 impl SqliteScanStore {
@@ -73,9 +73,9 @@ impl SqliteScanStore {
             .run(move |conn| {
                 let tx = conn
                     .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(unavailable)?;
+                    .map_err(sqlite_failed)?;
                 let result = work(&tx, clock().timestamp_millis())?;
-                tx.commit().map_err(unavailable)?;
+                tx.commit().map_err(sqlite_failed)?;
                 Ok(result)
             })
             .await
@@ -91,7 +91,7 @@ fn holds(tx: &rusqlite::Transaction<'_>, token: &str, now: i64) -> Result<bool, 
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()
-        .map_err(unavailable)?;
+        .map_err(sqlite_failed)?;
     Ok(matches!(row, Some((held, expires)) if held == token && expires > now))
 }
 
@@ -108,7 +108,7 @@ impl ScanStore for SqliteScanStore {
                      WHERE lock.expires_ms <= ?3",
                     params![token.as_str(), now.saturating_add(ttl_ms), now],
                 )
-                .map_err(unavailable)?;
+                .map_err(sqlite_failed)?;
             Ok((taken == 1).then_some(token))
         })
         .await
@@ -119,7 +119,7 @@ impl ScanStore for SqliteScanStore {
         self.in_transaction(move |tx, _| {
             let deleted = tx
                 .execute("DELETE FROM lock WHERE token = ?1", [token.as_str()])
-                .map_err(unavailable)?;
+                .map_err(sqlite_failed)?;
             Ok(deleted == 1)
         })
         .await
@@ -142,7 +142,7 @@ impl ScanStore for SqliteScanStore {
                      ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                     params![name, value],
                 )
-                .map_err(unavailable)?;
+                .map_err(sqlite_failed)?;
             }
             Ok(true)
         })
@@ -159,7 +159,7 @@ impl ScanStore for SqliteScanStore {
                         r.get(0)
                     })
                     .optional()
-                    .map_err(unavailable)
+                    .map_err(sqlite_failed)
                 })
                 .collect()
         })

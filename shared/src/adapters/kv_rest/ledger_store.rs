@@ -67,7 +67,7 @@ use crate::ports::ledger_store::{
     SinceInception, StoreError, TileRead, WindowEntries,
 };
 use crate::record::{Mode, RecordKind, StrategyId};
-use crate::tlog::tiles::{TILE_WIDTH, TileId, tile_appends};
+use crate::tlog::tiles::{TILE_WIDTH, TileId, level_width, tile_appends};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -78,9 +78,15 @@ use std::sync::{LazyLock, Mutex};
 pub const MAX_APPEND_ATTEMPTS: usize = 200;
 
 static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("append.lua")));
-static PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
+static PAGE_SCRIPT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(concat!(include_str!("head.lua"), include_str!("page.lua"))));
 static TILES_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("tiles.lua")));
-static LATEST_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("latest.lua")));
+static LATEST_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("head.lua"),
+        include_str!("latest.lua")
+    ))
+});
 static WINDOW_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         include_str!("records.lua"),
@@ -96,6 +102,10 @@ static SINCE_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
 static ROLLUPS_SCRIPT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("rollups.lua")));
 
+/// What a read says of a head that was lost (missing while the ledger has
+/// records): the store is damaged, not empty.
+const LOST_HEAD: &str = "the head is missing while the ledger has records";
+
 /// How many tiles one call of the tile-building script stores (at most
 /// about 512 KiB of hex per request).
 const TILES_PER_BUILD_REQUEST: usize = 32;
@@ -110,6 +120,10 @@ impl From<KvError> for StoreError {
     /// limit; everything else about the store is unavailability.
     fn from(error: KvError) -> StoreError {
         match &error {
+            KvError::Command(message) if message.contains(DAMAGED) => {
+                let (_, why) = message.split_once(DAMAGED).unwrap_or_default();
+                StoreError::Corrupt(why.trim().to_owned())
+            }
             KvError::Command(message) if !is_transient_refusal(message) => StoreError::Fault {
                 context: "KV REST store".into(),
                 cause: Some(error.into()),
@@ -118,6 +132,10 @@ impl From<KvError> for StoreError {
         }
     }
 }
+
+/// How the scripts begin an error that says the ledger's keys disagree (a
+/// key was lost): the data breaks the ledger's invariants.
+const DAMAGED: &str = "ledger_damaged:";
 
 /// Redis and Upstash refusals that pass: a script still running, a server
 /// loading or out of memory, a replica, a request or rate limit.
@@ -281,6 +299,27 @@ impl KvLedgerStore {
             .arg("root")
     }
 
+    /// `head` (an `HMGET` of the head) and `more`, in one `multi-exec`
+    /// with `EXISTS` of the id index: a head that is missing while the
+    /// ledger has ids was lost, and reads as an error, never as an empty
+    /// ledger. Gives the head's fields and the results of `more`.
+    async fn head_with(
+        &self,
+        head: Command,
+        more: Vec<Command>,
+    ) -> Result<(Vec<Value>, Vec<CommandResult>), StoreError> {
+        let mut commands = vec![head, Command::new("EXISTS").arg(self.key("ids"))];
+        commands.extend(more);
+        let mut results = self.client.multi_exec(&commands).await?.into_iter();
+        let fields = command_result(results.next().expect("the head's result"))?;
+        let ids = command_result(results.next().expect("the id index's result"))?;
+        let fields = as_array(&fields)?.to_vec();
+        if optional_field(&fields, 0)?.is_none() && ids.as_u64() == Some(1) {
+            return Err(StoreError::Corrupt(LOST_HEAD.into()));
+        }
+        Ok((fields, results.collect()))
+    }
+
     fn cache(&self) -> std::sync::MutexGuard<'_, Option<Frontier>> {
         self.cached_frontier
             .lock()
@@ -359,6 +398,19 @@ fn parse_tile(text: &str) -> Result<Vec<Digest>, StoreError> {
                 .ok_or_else(corrupt)
         })
         .collect()
+}
+
+/// `text` as a literal in a Redis `MATCH` pattern (its glob characters
+/// escaped).
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '^' | '-') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The order-preserving code of an instant: sign bit flipped, 16 hex digits.
@@ -458,6 +510,7 @@ impl LedgerStore for KvLedgerStore {
                 self.key("strategies"),
                 self.index_key(c.kind, c.mode, Some(strategy)),
                 self.index_key(c.kind, c.mode, None),
+                self.record_key(1),
             ];
             keys.extend(tile_nodes.iter().map(|(tile, _)| self.tile_key(*tile)));
             let mut args = vec![
@@ -473,8 +526,16 @@ impl LedgerStore for KvLedgerStore {
                 seq.to_string(),
                 new_head.root_hash.to_hex(),
                 hex::encode(next.to_bytes()),
+                glob_escape(&self.prefix),
+                self.prefix.len().to_string(),
             ];
-            args.extend(tile_nodes.iter().map(|(_, hash)| hash.to_hex()));
+            // Each node goes at the end of its tile: the script checks the
+            // tile's length is the node's position (64 hex digits a hash).
+            args.extend(tile_nodes.iter().map(|(tile, hash)| {
+                let position =
+                    level_width(seq, u32::from(tile.level)) - 1 - tile.index * TILE_WIDTH;
+                format!("{}:{}", position * 64, hash.to_hex())
+            }));
             let reply = match APPEND_SCRIPT.run(&self.client, &keys, &args).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -542,8 +603,8 @@ impl LedgerStore for KvLedgerStore {
     }
 
     async fn head(&self) -> Result<Head, StoreError> {
-        let value = self.client.command(&self.head_command()).await?;
-        parse_head(as_array(&value)?)
+        let (fields, _) = self.head_with(self.head_command(), Vec::new()).await?;
+        parse_head(&fields)
     }
 
     /// One round trip: `kv_page.lua` reads the head, merges the page's
@@ -551,7 +612,7 @@ impl LedgerStore for KvLedgerStore {
     /// byte budget, at one moment.
     async fn page(&self, q: &PageQuery) -> Result<Page, StoreError> {
         let filtered = q.strategy_id.is_some() || q.kind.is_some() || q.mode.is_some();
-        let mut keys = vec![self.key("head")];
+        let mut keys = vec![self.key("head"), self.key("ids")];
         if filtered {
             let kinds = q
                 .kind
@@ -618,7 +679,7 @@ impl LedgerStore for KvLedgerStore {
     /// One round trip: `kv_latest.lua` reads the head, the first record and
     /// every strategy's latest snapshot at one moment.
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
-        let keys = [self.key("head"), self.key("strategies")];
+        let keys = [self.key("head"), self.key("strategies"), self.key("ids")];
         let value = LATEST_SCRIPT
             .run(&self.client, &keys, &[self.record_key_prefix()])
             .await?;
@@ -640,15 +701,14 @@ impl LedgerStore for KvLedgerStore {
     /// one `multi-exec`.
     async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
         for _ in 0..2 {
-            let mut commands = vec![self.head_and_tiles_command()];
+            let mut more = Vec::new();
             if !ids.is_empty() {
-                commands.push(Command::new("MGET").args(ids.iter().map(|id| self.tile_key(*id))));
+                more.push(Command::new("MGET").args(ids.iter().map(|id| self.tile_key(*id))));
             }
-            let mut results = self.client.multi_exec(&commands).await?.into_iter();
-            let head_value = command_result(results.next().expect("head command"))?;
-            let fields = as_array(&head_value)?;
-            let head = parse_head(fields)?;
-            if optional_field(fields, 2)?.unwrap_or("0") != head.size.to_string() {
+            let (fields, results) = self.head_with(self.head_and_tiles_command(), more).await?;
+            let mut results = results.into_iter();
+            let head = parse_head(&fields)?;
+            if optional_field(&fields, 2)?.unwrap_or("0") != head.size.to_string() {
                 self.complete_tiles().await?;
                 continue;
             }
@@ -671,12 +731,13 @@ impl LedgerStore for KvLedgerStore {
     /// One round trip: the head and the records in one `multi-exec`.
     async fn entry_run(&self, first_seq: u64, count: u64) -> Result<EntryRun, StoreError> {
         let seqs: Vec<u64> = (first_seq..first_seq.saturating_add(count.min(TILE_WIDTH))).collect();
-        let mut commands = vec![self.head_command()];
+        let mut more = Vec::new();
         if !seqs.is_empty() {
-            commands.push(Command::new("MGET").args(seqs.iter().map(|s| self.record_key(*s))));
+            more.push(Command::new("MGET").args(seqs.iter().map(|s| self.record_key(*s))));
         }
-        let mut results = self.client.multi_exec(&commands).await?.into_iter();
-        let head = parse_head(as_array(&command_result(results.next().expect("head"))?)?)?;
+        let (fields, results) = self.head_with(self.head_command(), more).await?;
+        let mut results = results.into_iter();
+        let head = parse_head(&fields)?;
         let mut entries = Vec::with_capacity(seqs.len());
         if let Some(result) = results.next() {
             let values = command_result(result)?;

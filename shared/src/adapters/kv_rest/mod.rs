@@ -7,11 +7,15 @@
 //!   and round trips are in its doc. `append.lua` and `page.lua` are its
 //!   server-side scripts.
 //! - [`scan_store`]: the scanner's lock and fenced state ([`KvScanStore`]).
+//! - [`signer_memory`]: the log's largest signed checkpoint, under a key of
+//!   its own ([`KvSignerMemory`]).
 
 pub mod client;
 pub mod ledger_store;
 pub mod scan_store;
+pub mod signer_memory;
 
 pub use client::{KvClient, KvError};
 pub use ledger_store::KvLedgerStore;
 pub use scan_store::KvScanStore;
+pub use signer_memory::KvSignerMemory;

@@ -2,9 +2,10 @@
 -- rule is store::PageBuilder's): the head, the page's seqs, and their
 -- records in order until the page's byte budget is spent. One round trip.
 --
--- KEYS: 1 head (hash: size, root, ...)   2... for a filtered page, the
---       page indexes to merge (sorted sets of seqs, score = seq); none for
---       an unfiltered page (every seq up to the head)
+-- KEYS: 1 head (hash: size, root, ...)   2 ids (only to tell a lost head
+--       from an empty ledger)   3... for a filtered page, the page indexes
+--       to merge (sorted sets of seqs, score = seq); none for an unfiltered
+--       page (every seq up to the head)
 -- ARGV: 1 the records' key prefix   2 byte budget
 --       3 bytes an entry adds besides its record
 --       4 the cursor bound: "+inf", or "(N" for seqs below N   5 limit
@@ -15,11 +16,11 @@
 -- every one while they fit, always at least one, stopping at the first that
 -- would pass the budget. A missing record is false, for the caller to report.
 
-local head = redis.call('HMGET', KEYS[1], 'size', 'root')
+local head = read_head(KEYS[1], KEYS[2])
 local size = tonumber(head[1] or '0')
 local limit = tonumber(ARGV[5])
 local seqs = {}
-if #KEYS == 1 then
+if #KEYS == 2 then
   local top = size
   if ARGV[4] ~= '+inf' then
     local below = tonumber(string.sub(ARGV[4], 2)) - 1
@@ -31,7 +32,7 @@ if #KEYS == 1 then
     seq = seq - 1
   end
 else
-  for i = 2, #KEYS do
+  for i = 3, #KEYS do
     for _, member in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[i], ARGV[4], '-inf', 'LIMIT', 0, limit + 1)) do
       table.insert(seqs, tonumber(member))
     end

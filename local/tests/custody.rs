@@ -1,0 +1,204 @@
+//! freedom-local never signs two histories with its key: the log remembers
+//! the largest checkpoint it signed in `<data-dir>/log-signing.key.signed`,
+//! a ledger that is gone while it remembers one stops start-up naming the
+//! file, a ledger restored from an older backup is served but never
+//! signed, and the key file itself is checked before it is read.
+
+mod support;
+
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use support::{Running, TOKEN, record, refused_start, start, start_with, stop};
+
+async fn append(server: &Running, i: usize) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{}/api/freedom-fund", server.base))
+        .bearer_auth(TOKEN)
+        .json(&record(i))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+async fn get(server: &Running, path: &str) -> (u16, String) {
+    let response = reqwest::get(format!("{}{path}", server.base))
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// A ledger of `records` records whose checkpoint was served (so the log
+/// remembers it), then stopped.
+async fn signed_ledger(dir: &Path, records: std::ops::Range<usize>) {
+    let server = start(dir);
+    for i in records {
+        assert_eq!(append(&server, i).await, 201);
+    }
+    let (status, checkpoint) = get(&server, "/log/checkpoint").await;
+    assert_eq!(status, 200, "{checkpoint}");
+    stop(server);
+    let remembered = std::fs::read_to_string(dir.join("log-signing.key.signed")).unwrap();
+    assert_eq!(
+        remembered, checkpoint,
+        "the memory holds the served checkpoint"
+    );
+}
+
+fn copy_ledger(from: &Path, to: &Path) {
+    for name in ["ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm"] {
+        let _ = std::fs::remove_file(to.join(name));
+        if from.join(name).exists() {
+            std::fs::copy(from.join(name), to.join(name)).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_missing_emptied_or_foreign_ledger_stops_start_up_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    signed_ledger(dir.path(), 0..3).await;
+    let ledger = dir.path().join("ledger.sqlite3");
+    let saved = tempfile::tempdir().unwrap();
+    copy_ledger(dir.path(), saved.path());
+    let cases: [(&str, &dyn Fn()); 3] = [
+        ("is missing", &|| {
+            for name in ["ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm"] {
+                let _ = std::fs::remove_file(dir.path().join(name));
+            }
+        }),
+        ("is an empty file", &|| {
+            std::fs::write(&ledger, b"").unwrap();
+        }),
+        ("is not a ledger", &|| {
+            std::fs::write(&ledger, b"a spreadsheet, not a database, of some length").unwrap();
+        }),
+    ];
+    for (what, damage) in cases {
+        copy_ledger(saved.path(), dir.path());
+        for name in ["ledger.sqlite3-wal", "ledger.sqlite3-shm"] {
+            let _ = std::fs::remove_file(dir.path().join(name));
+        }
+        damage();
+        let stderr = refused_start(dir.path(), &[]);
+        assert!(
+            stderr.contains(&ledger.display().to_string()),
+            "{what}: {stderr}"
+        );
+        assert!(stderr.contains(what), "{stderr}");
+        assert!(stderr.contains("3 records"), "{stderr}");
+        assert!(stderr.contains("log-signing.key.signed"), "{stderr}");
+    }
+}
+
+#[tokio::test]
+async fn a_restored_older_ledger_is_served_but_never_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    let backup = tempfile::tempdir().unwrap();
+    signed_ledger(dir.path(), 0..2).await;
+    copy_ledger(dir.path(), backup.path());
+    signed_ledger_more(dir.path()).await;
+    copy_ledger(backup.path(), dir.path());
+
+    let server = start(dir.path());
+    for path in [
+        "/log/checkpoint",
+        "/api/freedom-fund?view=proof&seq=1",
+        "/api/freedom-fund?view=consistency&from=1",
+    ] {
+        let (status, body) = get(&server, path).await;
+        assert_eq!(status, 500, "{path}: {body}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["error"]["code"], "internal_error");
+    }
+    assert!(server.logged("the log refuses to sign"));
+    assert_eq!(append(&server, 10).await, 201, "appends go on");
+    let (status, _) = get(&server, "/api/freedom-fund?view=ledger").await;
+    assert_eq!(status, 200, "reads go on");
+    let (status, page) = get(&server, "/").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("refuses to sign"), "the page says so");
+    let (status, _) = get(&server, "/log/tile/entries/000.p/3").await;
+    assert_eq!(status, 200, "tiles go on");
+    stop(server);
+}
+
+/// Two more records on top of the ledger in `dir`, signed.
+async fn signed_ledger_more(dir: &Path) {
+    signed_ledger(dir, 2..4).await;
+}
+
+// Multi-threaded: the bridge keeps answering while the test waits on a
+// process that is starting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_kv_store_a_flushed_database_or_a_new_prefix_stops_start_up() {
+    let redis = freedom_testkit::redis_server::RedisServer::start().unwrap();
+    let kv_token = "kv-bridge-secret-value";
+    let bridge = freedom_testkit::upstash_bridge::UpstashBridge::start(&redis.url(), kv_token)
+        .await
+        .unwrap();
+    let env = [
+        ("FF_KV_REST_API_URL", bridge.url()),
+        ("FF_KV_REST_API_TOKEN", kv_token),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = start_with(dir.path(), &env);
+    for i in 0..3 {
+        assert_eq!(append(&server, i).await, 201);
+    }
+    assert_eq!(get(&server, "/log/checkpoint").await.0, 200);
+    // Flushed while it runs: the next checkpoint is refused.
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(&mut bridge.redis())
+        .await
+        .unwrap();
+    assert_eq!(append(&server, 7).await, 201);
+    assert_eq!(get(&server, "/log/checkpoint").await.0, 500);
+    stop(server);
+
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(&mut bridge.redis())
+        .await
+        .unwrap();
+    let stderr = refused_start(dir.path(), &env);
+    assert!(stderr.contains("holds no ledger"), "{stderr}");
+    assert!(stderr.contains("KV REST store"), "{stderr}");
+    let mut other_prefix = env.to_vec();
+    other_prefix.push(("FF_KV_PREFIX", "new:"));
+    let stderr = refused_start(dir.path(), &other_prefix);
+    assert!(stderr.contains("new:"), "{stderr}");
+    assert!(!stderr.contains(kv_token), "never the token");
+}
+
+#[test]
+fn a_key_file_that_is_not_a_small_private_regular_file_stops_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("log-signing.key");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let stderr = refused_start(dir.path(), &[]);
+    assert!(stderr.contains("is not a regular file"), "{stderr}");
+
+    std::fs::remove_file(&key).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &key).unwrap();
+    let stderr = refused_start(dir.path(), &[]);
+    assert!(stderr.contains("is not a regular file"), "{stderr}");
+
+    std::fs::remove_file(&key).unwrap();
+    std::fs::write(&key, vec![b'A'; 5000]).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let stderr = refused_start(dir.path(), &[]);
+    assert!(stderr.contains("is larger than a key"), "{stderr}");
+
+    std::fs::write(&key, b"PRIVATE+KEY+x").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let stderr = refused_start(dir.path(), &[]);
+    assert!(stderr.contains("readable by group or others"), "{stderr}");
+    assert!(stderr.contains(&key.display().to_string()), "{stderr}");
+}
