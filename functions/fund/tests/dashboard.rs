@@ -393,3 +393,57 @@ async fn an_empty_ledger_has_an_empty_dashboard() {
     assert_eq!(dashboard["comparison"]["sharedTimestamps"], 0);
     assert_eq!(dashboard["head"]["size"], 0);
 }
+
+/// Many long decisions cannot make the dashboard large: the newest 50,
+/// each long text cut to 600 characters (599 and "…") with `truncated`,
+/// the record's `seq` pointing at it whole in the ledger view; a short
+/// decision is shown exactly as stored.
+#[tokio::test]
+async fn the_dashboard_shows_the_newest_fifty_decisions_with_long_text_cut() {
+    let app = App::new();
+    let day = weekdays(1)[0];
+    app.post(snapshot("core", "live", day, 1000.0, 0.0)).await;
+    let long = "é".repeat(4000);
+    for i in 0..80 {
+        app.post(json!({
+            "id": format!("long-{i:03}"), "type": "decision", "visibility": "public", "mode": "live",
+            "strategyId": "core", "strategyName": "Core",
+            "asOf": (day - Duration::minutes(100 - i)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "source": {"name": "agent", "url": "https://example.com/agent"},
+            "action": "research", "summary": long, "thesis": long, "counterEvidence": long, "nextCheck": long
+        }))
+        .await;
+    }
+    let short = json!({
+        "id": "short", "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": "core", "strategyName": "Core",
+        "asOf": (day - Duration::minutes(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "source": {"name": "agent", "url": "https://example.com/agent"},
+        "action": "hold", "summary": "Nothing to do."
+    });
+    app.post(short.clone()).await;
+
+    let (status, body) = app.get_raw("?period=63").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.len() < 1024 * 1024, "{} bytes", body.len());
+    let dashboard: Value = serde_json::from_slice(&body).unwrap();
+    let decisions = dashboard["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 50);
+    assert_eq!(decisions[0]["record"], short, "the newest first, as stored");
+    assert_eq!(decisions[0]["truncated"], false);
+    assert_eq!(decisions[1]["record"]["id"], "long-079");
+    for decision in &decisions[1..] {
+        assert_eq!(decision["truncated"], true);
+        for field in ["summary", "thesis", "counterEvidence", "nextCheck"] {
+            let text = decision["record"][field].as_str().unwrap();
+            assert_eq!(text.chars().count(), 600, "{field}");
+            assert!(text.ends_with("é…"), "{field}");
+        }
+        // The seq leads to the whole record.
+        let seq = decision["seq"].as_u64().unwrap();
+        let page = app
+            .get(&format!("?view=ledger&limit=1&before={}", seq + 1))
+            .await;
+        assert_eq!(page["entries"][0]["record"]["summary"], long);
+    }
+}

@@ -38,8 +38,16 @@ pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
 pub const DEFAULT_PERIOD: u32 = 63;
 /// The unit of `period`: trading days.
 pub const UNIT: &str = "tradingDays";
-/// Most decisions a dashboard lists (newest first).
-pub const MAX_DECISIONS: usize = 200;
+/// Most decisions a dashboard lists (newest first): with every text cut
+/// to [`MAX_DECISION_TEXT_CHARS`], 50 decisions stay well under a
+/// megabyte whatever the writer sent.
+pub const MAX_DECISIONS: usize = 50;
+/// Longest a decision's `summary`, `thesis`, `counterEvidence` or
+/// `nextCheck` is shown on the dashboard, in characters (the last being
+/// "…" when cut); the ledger view has the record whole.
+pub const MAX_DECISION_TEXT_CHARS: usize = 600;
+/// The decision fields the dashboard cuts.
+pub const CUT_DECISION_FIELDS: [&str; 4] = ["summary", "thesis", "counterEvidence", "nextCheck"];
 /// Beyond this many points a chart series is thinned to the last point of
 /// each UTC day (with the baseline kept), beyond this many days to each ISO
 /// week's last, beyond this many weeks to each month's; the metrics never
@@ -488,14 +496,53 @@ pub struct Comparison {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DecisionView {
-    /// Ledger position.
+    /// Ledger position: the ledger view (`view=ledger&before=<seq + 1>`)
+    /// and the proof view have the record whole.
     pub seq: u64,
-    /// The record as stored.
+    /// The record as stored, except that a `summary`, `thesis`,
+    /// `counterEvidence` or `nextCheck` longer than 600 characters is cut
+    /// to its first 599 and "…".
     #[cfg_attr(
         feature = "schema",
         schemars(schema_with = "crate::record::schema::decision_ref")
     )]
     pub record: Box<RawValue>,
+    /// Whether a text of the record was cut.
+    pub truncated: bool,
+}
+
+impl DecisionView {
+    /// The view of a stored decision: its text fields cut when long.
+    fn of(entry: &Entry) -> Result<DecisionView, StoreError> {
+        let long = |value: &Value| {
+            value
+                .as_str()
+                .is_some_and(|t| t.chars().nth(MAX_DECISION_TEXT_CHARS).is_some())
+        };
+        let mut record: Value =
+            serde_json::from_str(&entry.canonical).map_err(|e| corrupt(entry, e))?;
+        let mut truncated = false;
+        if let Value::Object(fields) = &mut record {
+            for name in CUT_DECISION_FIELDS {
+                if let Some(value) = fields.get_mut(name).filter(|v| long(v)) {
+                    let text = value.as_str().unwrap_or_default();
+                    let cut: String = text.chars().take(MAX_DECISION_TEXT_CHARS - 1).collect();
+                    *value = Value::String(cut + "\u{2026}");
+                    truncated = true;
+                }
+            }
+        }
+        let text = if truncated {
+            record.to_string()
+        } else {
+            entry.canonical.clone()
+        };
+        Ok(DecisionView {
+            seq: entry.seq,
+            record: RawValue::from_string(text).map_err(|e| corrupt(entry, e))?,
+            truncated,
+        })
+    }
 }
 
 impl Comparison {
@@ -632,14 +679,10 @@ async fn compute(
         timelines.push(Timeline { start, instants });
     }
     let comparison = compare(&strategies, &timelines);
+    // The store's query selects decisions; the text is checked to be JSON here.
     let decisions = decisions
-        .into_iter()
-        .map(|e| {
-            // The store's query selects decisions; the text is checked to be JSON here.
-            let record =
-                RawValue::from_string(e.canonical.clone()).map_err(|err| corrupt(&e, err))?;
-            Ok(DecisionView { seq: e.seq, record })
-        })
+        .iter()
+        .map(DecisionView::of)
         .collect::<Result<_, StoreError>>()?;
     Ok(Dashboard {
         schema_version: crate::SCHEMA_VERSION,

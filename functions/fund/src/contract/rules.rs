@@ -2,7 +2,7 @@
 //! the constants the code enforces.
 
 use freedom_shared::dashboard::{
-    ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISIONS, PERIODS, UNIT,
+    ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISION_TEXT_CHARS, MAX_DECISIONS, PERIODS, UNIT,
 };
 use freedom_shared::export::{CSV_HEADER, FEED_ENTRIES, MAX_EXPORT_PAGE_BYTES};
 use freedom_shared::json::MAX_NESTING;
@@ -100,7 +100,7 @@ pub fn dashboard_formulas() -> Value {
         "stale": "the strategy's latest snapshot is more than one trading day older than the fund's latest",
         "comparison": "a series is one (strategyId, mode). sharedTimestamps counts the instants in the window every series has; the reference times are the instants in the window used by at least half of the series; misaligned lists the series ({strategyId, mode}) that miss more than half of the reference times within their own span (baseline to latest snapshot); comparison.strategies[].twr is measured between the first and last shared instants. With period=all the instants are each series' charted points (see series)",
         "positions": "latest positions with value = quantity * mark and weight = value / equity (cashWeight = cash / equity)",
-        "decisions": format!("decisions with asOf after the window's start, including those after the latest snapshot, newest first, at most {MAX_DECISIONS}"),
+        "decisions": format!("decisions with asOf after the window's start, including those after the latest snapshot, newest first, at most {MAX_DECISIONS}; a summary, thesis, counterEvidence or nextCheck longer than {MAX_DECISION_TEXT_CHARS} characters is cut to its first {} and \"…\" with truncated: true (the ledger view at before = seq + 1 has the record whole)", MAX_DECISION_TEXT_CHARS - 1),
         "caching": "the same head always gives byte-identical JSON; ETag is the root hash"
     })
 }
