@@ -26,6 +26,8 @@
 //! - [`dashboard`]: the dashboard read model: period, window, response, cache.
 //! - [`export`]: a series' every snapshot as CSV or JSON pages, and the
 //!   Atom feed of the latest decisions.
+//! - [`head_cache`]: answers kept per ledger head, each computed once
+//!   however many ask at the same time (single flight).
 //! - [`scan`]: the scanner's domain: checks, fixed paper experiments, state
 //!   and report.
 //! - [`config`]: configuration from the environment, secrets wrapped.
@@ -53,6 +55,7 @@ pub mod config;
 pub mod dashboard;
 pub mod errors;
 pub mod export;
+pub mod head_cache;
 pub mod json;
 pub mod ledger;
 pub mod merkle;

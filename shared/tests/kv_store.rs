@@ -490,3 +490,60 @@ async fn tiles_take_one_round_trip_and_a_proof_two() {
     log.consistency(&store, 17, None).await.unwrap();
     assert_eq!(bridge.requests() - before, 2, "consistency");
 }
+
+/// Eight readers arriving together after a new head share one dashboard
+/// computation: each reads the head (with the latest snapshots), and the
+/// window is read once, not eight times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_cold_dashboards_share_one_computation() {
+    let (_server, bridge) = bridge().await;
+    let writer = store(&bridge, "ff:");
+    for day in 0..30 {
+        for strategy in ["s", "t", "u"] {
+            writer
+                .append(snapshot(
+                    &format!("{strategy}{day}"),
+                    strategy,
+                    "live",
+                    day,
+                    100 + day,
+                ))
+                .await
+                .unwrap();
+        }
+    }
+    let reader = Arc::new(store(&bridge, "ff:"));
+    let dashboards = Arc::new(freedom_shared::dashboard::Dashboards::default());
+    // Warm the scripts and the connection, then move the head.
+    dashboards
+        .get(reader.as_ref(), freedom_shared::dashboard::Period::All)
+        .await
+        .unwrap();
+    writer.append(decision("new-head", "s", 31)).await.unwrap();
+    let before = bridge.requests();
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let (reader, dashboards) = (Arc::clone(&reader), Arc::clone(&dashboards));
+            tokio::spawn(async move {
+                dashboards
+                    .get(
+                        reader.as_ref(),
+                        freedom_shared::dashboard::Period::TradingDays(63),
+                    )
+                    .await
+                    .unwrap()
+                    .json
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for reader in readers {
+        answers.push(reader.await.unwrap());
+    }
+    assert!(answers.windows(2).all(|pair| pair[0] == pair[1]));
+    assert_eq!(
+        bridge.requests() - before,
+        8 + 1,
+        "eight head reads, one window"
+    );
+}

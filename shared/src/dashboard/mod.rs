@@ -19,7 +19,8 @@ pub use rollup::ROLLUP_VERSION;
 
 use crate::analytics;
 use crate::clock::rfc3339;
-use crate::merkle::{Digest, Head};
+use crate::head_cache::HeadCache;
+use crate::merkle::Head;
 use crate::ports::ledger_store::{Entry, LedgerStore, Rollup, StoreError};
 use crate::record::{Mode, Record, Snapshot, StrategyId, decimal_json};
 use bytes::Bytes;
@@ -29,8 +30,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The allowed periods, in trading days.
 pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
@@ -161,43 +162,9 @@ pub struct RenderedDashboard {
 
 type Cached = (Arc<Dashboard>, Bytes);
 
-/// What was rendered for the latest head, by period: a new head replaces
-/// it all, so it holds at most one value per period. The dashboard's JSON
-/// and the page are cached this way.
-#[derive(Debug)]
-pub struct PeriodCache<V> {
-    latest: Mutex<Option<(Digest, HashMap<Period, V>)>>,
-}
-
-impl<V> Default for PeriodCache<V> {
-    fn default() -> PeriodCache<V> {
-        PeriodCache {
-            latest: Mutex::new(None),
-        }
-    }
-}
-
-impl<V: Clone> PeriodCache<V> {
-    /// What was kept for `period` at the head whose root is `root`.
-    pub fn get(&self, root: &Digest, period: Period) -> Option<V> {
-        let guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        guard
-            .as_ref()
-            .filter(|(r, _)| r == root)
-            .and_then(|(_, by_period)| by_period.get(&period).cloned())
-    }
-
-    /// Keeps `value` for `period` at `root`, dropping other heads' values.
-    pub fn put(&self, root: Digest, period: Period, value: V) {
-        let mut guard = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        match guard.as_mut() {
-            Some((r, by_period)) if *r == root => {
-                by_period.insert(period, value);
-            }
-            _ => *guard = Some((root, HashMap::from([(period, value)]))),
-        }
-    }
-}
+/// What was rendered for the latest head, by period (the dashboard's JSON
+/// and the page are kept this way), each computed once however many ask.
+pub type PeriodCache<V> = HeadCache<Period, V>;
 
 /// The dashboards of the latest head, kept in memory by period.
 #[derive(Debug, Default)]
@@ -206,7 +173,10 @@ pub struct Dashboards {
 }
 
 impl Dashboards {
-    /// The dashboard for `period` at the store's current head.
+    /// The dashboard for `period` at the store's current head: one read
+    /// for the head (with every latest snapshot), then, unless this head's
+    /// answer is kept, its computation, shared by every request that asks
+    /// for the same head and period at the same time.
     pub async fn get(
         &self,
         store: &dyn LedgerStore,
@@ -214,19 +184,18 @@ impl Dashboards {
     ) -> Result<RenderedDashboard, StoreError> {
         let latest = store.latest_snapshots().await?;
         let head = latest.head;
-        if let Some((view, json)) = self.latest.get(&head.root_hash, period) {
-            return Ok(RenderedDashboard { head, view, json });
-        }
-        let inception = latest.first.as_ref().map(inception_of).transpose()?;
-        let dashboard = compute(store, period, head, latest.entries, inception).await?;
-        // Room for every point at once: growing the buffer copies it.
-        let points: usize = dashboard.strategies.iter().map(|s| s.series.len()).sum();
-        let mut json = Vec::with_capacity(16 * 1024 + 160 * points);
-        serde_json::to_writer(&mut json, &dashboard).expect("the dashboard serialises");
-        let json = Bytes::from(json);
-        let view = Arc::new(dashboard);
-        self.latest
-            .put(head.root_hash, period, (Arc::clone(&view), json.clone()));
+        let (view, json) = self
+            .latest
+            .get_or_compute(head.root_hash, period, || async {
+                let inception = latest.first.as_ref().map(inception_of).transpose()?;
+                let dashboard = compute(store, period, head, latest.entries, inception).await?;
+                // Room for every point at once: growing the buffer copies it.
+                let points: usize = dashboard.strategies.iter().map(|s| s.series.len()).sum();
+                let mut json = Vec::with_capacity(16 * 1024 + 160 * points);
+                serde_json::to_writer(&mut json, &dashboard).expect("the dashboard serialises");
+                Ok::<_, StoreError>((Arc::new(dashboard), Bytes::from(json)))
+            })
+            .await?;
         Ok(RenderedDashboard { head, view, json })
     }
 }

@@ -31,9 +31,9 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use freedom_shared::dashboard::{Dashboard, Period};
+use freedom_shared::dashboard::{Dashboard, Period, RenderedDashboard};
 use freedom_shared::errors::ErrorChain;
-use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
+use freedom_shared::ports::ledger_store::{Entry, LedgerStore, PageQuery, StoreError};
 use freedom_shared::tlog::LogError;
 use freedom_shared::web::{QueryParams, with_etag};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -85,14 +85,30 @@ pub async fn show(
         Ok(dashboard) => dashboard,
         Err(error) => return unavailable(&error),
     };
-    if let Some(html) = state.pages.get(&dashboard.head.root_hash, period) {
-        let response = with_etag(
+    // Rendered once per head and period, however many ask at once.
+    let html = state
+        .pages
+        .get_or_compute(dashboard.head.root_hash, period, || {
+            render_page(&state, store.as_ref(), &dashboard)
+        })
+        .await;
+    match html {
+        Ok(html) => secure(with_etag(
             &headers,
             &dashboard.head,
             html_response(StatusCode::OK, html),
-        );
-        return secure(response);
+        )),
+        Err(error) => unavailable(&error),
     }
+}
+
+/// The page of `dashboard`: with the newest ledger entries and the signed
+/// checkpoint of the head it shows.
+async fn render_page(
+    state: &AppState,
+    store: &dyn LedgerStore,
+    dashboard: &RenderedDashboard,
+) -> Result<axum::body::Bytes, StoreError> {
     let latest = PageQuery {
         before: Some(dashboard.head.size + 1),
         limit: LATEST_ENTRIES,
@@ -100,19 +116,12 @@ pub async fn show(
         kind: None,
         mode: None,
     };
-    let entries = match store.page(&latest).await {
-        Ok(page) => page.entries,
-        Err(error) => return unavailable(&error),
-    };
+    let entries = store.page(&latest).await?.entries;
     // A log that refuses to sign (its store went back) still shows the
     // page, saying so; a store that fails now fails the page.
-    let checkpoint = match state
-        .log
-        .signed_checkpoint(store.as_ref(), dashboard.head)
-        .await
-    {
+    let checkpoint = match state.log.signed_checkpoint(store, dashboard.head).await {
         Ok(note) => Some(note.to_string()),
-        Err(LogError::Store(error)) => return unavailable(&error),
+        Err(LogError::Store(error)) => return Err(error),
         Err(LogError::SigningUnavailable | LogError::RefusedToSign(_)) => None,
         Err(error) => {
             tracing::error!(error = %ErrorChain(&error), "the page's checkpoint was not signed");
@@ -124,17 +133,9 @@ pub async fn show(
         verifier_key: state.log.verifier_key().map(|key| key.to_text()),
         checkpoint,
     };
-    let html =
-        axum::body::Bytes::from(render(&dashboard.view, &entries, &verification).into_string());
-    state
-        .pages
-        .put(dashboard.head.root_hash, period, html.clone());
-    let response = with_etag(
-        &headers,
-        &dashboard.head,
-        html_response(StatusCode::OK, html),
-    );
-    secure(response)
+    Ok(axum::body::Bytes::from(
+        render(&dashboard.view, &entries, &verification).into_string(),
+    ))
 }
 
 /// The page for a store that failed: `503` with `Retry-After` when it is
