@@ -8,6 +8,9 @@
 //! cost follows the window costs the same on all three.
 //!
 //! - `dashboard/cold/N`: period 63 computed from the store (cache miss);
+//! - `dashboard/cold_8_at_once/N`: eight concurrent readers of period 63 at
+//!   a head nobody has read (one computation shared; goal within 1.5× of
+//!   `cold`);
 //! - `dashboard/warm/N`: the same head again (answered from memory after
 //!   the one read that tells the head);
 //! - `dashboard/all_cold/N`: `period=all` computed from the store, with the
@@ -43,6 +46,19 @@ fn dashboards(c: &mut Criterion) {
                 fresh.get(store, period).await.unwrap()
             })
         });
+        // Eight readers arriving together at a head nobody has read: they
+        // share one computation (the goal is within 1.5x of one reader).
+        group.bench_with_input(
+            BenchmarkId::new("cold_8_at_once", total),
+            &store,
+            |b, store| {
+                b.to_async(&runtime).iter(|| async {
+                    let fresh = Dashboards::default();
+                    let readers = (0..8).map(|_| fresh.get(store, period));
+                    futures_util::future::join_all(readers).await
+                })
+            },
+        );
         let warm = Dashboards::default();
         runtime.block_on(warm.get(&store, period)).unwrap();
         group.bench_with_input(BenchmarkId::new("warm", total), &store, |b, store| {

@@ -5,20 +5,31 @@
 //!
 //! A row's `index` and `drawdown` are the series' growth index since its
 //! first snapshot and the drawdown from its running peak: the same figures
-//! as the dashboard's `period=all`, computed by the same functions. They
-//! depend on every earlier snapshot, so each page is computed from the
-//! series' start rather than from a client-supplied state: a cursor can
-//! only say where a page starts, never what a figure is.
+//! as the dashboard's `period=all`, computed by the same fold. They depend
+//! on every earlier snapshot, yet a page costs the same wherever its
+//! cursor is ([`SeriesExports`]): the series' since-inception roll-up keeps
+//! where the index stood at the end of every month, so a page reads its
+//! own rows, the snapshots of its first row's month before that row, and,
+//! once per head and series, the roll-up with the open month's snapshots
+//! (also to know whether the series' returns stay defined to its end). A
+//! cursor only says where a page starts, never what a figure is.
+//!
+//! At most [`MAX_CONCURRENT_EXPORTS`] pages are computed at once per
+//! process; beyond that the answer is "busy" (503 with `Retry-After: 1`).
 
-use crate::analytics::{self, Valuation};
+use crate::analytics::{Fold, Valuation, finite};
 use crate::clock::rfc3339;
-use crate::dashboard::{corrupt, snapshot_of};
+use crate::dashboard::rollup::{SeriesFold, month_of, month_start};
+use crate::dashboard::{ROLLUP_VERSION, corrupt, fold_series, keep_rollups, snapshot_of};
+use crate::head_cache::HeadCache;
 use crate::merkle::{Digest, Head};
-use crate::ports::ledger_store::{Entry, MAX_PAGE_BYTES, StoreError};
+use crate::ports::ledger_store::{Entry, LedgerStore, MAX_PAGE_BYTES, StoreError};
 use crate::record::{Decision, Mode, Record, Snapshot, StrategyId, decimal_json};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The CSV export's header line (DESIGN.md, fixed).
 pub const CSV_HEADER: &str = "asOf,equity,flowSincePrevious,cash,index,drawdown,seq,leafHash";
@@ -93,35 +104,6 @@ pub struct SeriesRow {
     pub leaf_hash: Digest,
 }
 
-/// The rows of a whole series, from its stored snapshots in time order.
-pub fn series_rows(entries: &[Entry]) -> Result<Vec<SeriesRow>, StoreError> {
-    let snapshots: Vec<Snapshot> = entries.iter().map(snapshot_of).collect::<Result<_, _>>()?;
-    let valuations: Vec<Valuation> = snapshots
-        .iter()
-        .map(|s| Valuation {
-            at: s.header.as_of.instant(),
-            equity: s.equity,
-            flow: s.flow_since_previous,
-        })
-        .collect();
-    let metrics = analytics::metrics(&valuations);
-    Ok(entries
-        .iter()
-        .zip(&snapshots)
-        .enumerate()
-        .map(|(i, (entry, snapshot))| SeriesRow {
-            as_of: snapshot.header.as_of.as_str().to_owned(),
-            equity: decimal_json(snapshot.equity),
-            flow_since_previous: decimal_json(snapshot.flow_since_previous),
-            cash: snapshot.cash.map(decimal_json),
-            index: metrics.index.get(i).copied().flatten(),
-            drawdown: metrics.underwater.get(i).copied().flatten(),
-            seq: entry.seq,
-            leaf_hash: entry.leaf_hash,
-        })
-        .collect())
-}
-
 /// One page of an export: its body and, while rows remain, the cursor of
 /// the next page (the last row's seq).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,61 +148,271 @@ fn csv_line(row: &SeriesRow) -> String {
 /// What a JSON page holds besides its rows.
 const JSON_ENVELOPE_BYTES: usize = 512;
 
-impl SeriesExport<'_> {
-    /// The page of `rows` (the whole series, in order) that starts after
-    /// seq `after` (from the first row when `None`), cut before its body
-    /// passes [`MAX_EXPORT_PAGE_BYTES`] (always at least one row).
-    pub fn page(&self, rows: &[SeriesRow], after: Option<u64>, format: ExportFormat) -> ExportPage {
-        let first = after.map_or(0, |after| rows.partition_point(|row| row.seq <= after));
-        let remaining = rows.get(first..).unwrap_or_default();
-        let mut lines: Vec<String> = Vec::new();
-        let mut used = match format {
-            ExportFormat::Csv => CSV_HEADER.len() + 2,
-            ExportFormat::Json => JSON_ENVELOPE_BYTES,
-        };
-        for row in remaining {
-            let line = match format {
-                ExportFormat::Csv => csv_line(row),
-                ExportFormat::Json => serde_json::to_string(row).expect("a row serialises"),
-            };
-            // A comma between JSON rows.
-            let cost = line.len() + 1;
-            if !lines.is_empty() && used + cost > MAX_EXPORT_PAGE_BYTES {
-                break;
-            }
-            used += cost;
-            lines.push(line);
+/// Most pages computed at once per process: beyond, an export is busy.
+pub const MAX_CONCURRENT_EXPORTS: usize = 4;
+/// Snapshots read from the store at a time while a page fills.
+const READ_CHUNK: usize = 1024;
+/// Series whose month ends are kept per head.
+const KEPT_SERIES: usize = 64;
+
+/// Builds one page from rows offered in order, cut before its body would
+/// pass [`MAX_EXPORT_PAGE_BYTES`] (always at least one row).
+struct PageBuilder {
+    format: ExportFormat,
+    used: usize,
+    lines: Vec<String>,
+    last_seq: Option<u64>,
+}
+
+impl PageBuilder {
+    fn new(format: ExportFormat) -> PageBuilder {
+        PageBuilder {
+            format,
+            used: match format {
+                ExportFormat::Csv => CSV_HEADER.len() + 2,
+                ExportFormat::Json => JSON_ENVELOPE_BYTES,
+            },
+            lines: Vec::new(),
+            last_seq: None,
         }
-        let shown = lines.len();
-        // More remain: the next page starts after this one's last row.
-        let next = (shown < remaining.len())
-            .then(|| shown.checked_sub(1).and_then(|last| remaining.get(last)))
-            .flatten()
-            .map(|row| row.seq);
-        let body = match format {
+    }
+
+    /// Takes `row` if it fits; `false` when the page is full.
+    fn offer(&mut self, row: &SeriesRow) -> bool {
+        let line = match self.format {
+            ExportFormat::Csv => csv_line(row),
+            ExportFormat::Json => serde_json::to_string(row).expect("a row serialises"),
+        };
+        // A comma between JSON rows.
+        let cost = line.len() + 1;
+        if !self.lines.is_empty() && self.used + cost > MAX_EXPORT_PAGE_BYTES {
+            return false;
+        }
+        self.used += cost;
+        self.lines.push(line);
+        self.last_seq = Some(row.seq);
+        true
+    }
+
+    /// The page; `more`: rows remain after it.
+    fn finish(self, export: &SeriesExport<'_>, more: bool) -> ExportPage {
+        let next = if more { self.last_seq } else { None };
+        let body = match self.format {
             ExportFormat::Csv => {
-                let mut body = String::with_capacity(used);
+                let mut body = String::with_capacity(self.used);
                 body.push_str(CSV_HEADER);
                 body.push_str("\r\n");
-                lines.iter().for_each(|line| body.push_str(line));
+                self.lines.iter().for_each(|line| body.push_str(line));
                 body
             }
             ExportFormat::Json => {
                 let envelope = serde_json::json!({
                     "schemaVersion": crate::SCHEMA_VERSION,
-                    "strategyId": self.strategy_id.as_str(),
-                    "mode": self.mode.as_str(),
-                    "head": self.head,
+                    "strategyId": export.strategy_id.as_str(),
+                    "mode": export.mode.as_str(),
+                    "head": export.head,
                     "next": next,
                 });
                 let mut body = envelope.to_string();
                 // Insert the rows, already serialised, before the closing brace.
                 body.pop();
-                write!(body, ",\"rows\":[{}]}}", lines.join(",")).expect("writing to a String");
+                write!(body, ",\"rows\":[{}]}}", self.lines.join(","))
+                    .expect("writing to a String");
                 body
             }
         };
         ExportPage { body, next }
+    }
+}
+
+/// Why an export page was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// [`MAX_CONCURRENT_EXPORTS`] pages are being computed already.
+    #[error("too many exports are being computed; try again in a second")]
+    Busy,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a series' pages start from, at one head: where the growth index
+/// stood at the end of each month, and whether the series' returns are
+/// defined to its end (else only its first row shows an index).
+#[derive(Debug)]
+struct SeriesIndex {
+    fold: SeriesFold,
+}
+
+/// The series export use case: pages from any cursor at a cost that does
+/// not grow with the series, and a bound on how many are computed at once.
+#[derive(Debug)]
+pub struct SeriesExports {
+    indexes: HeadCache<(StrategyId, Mode), Arc<SeriesIndex>>,
+    running: AtomicUsize,
+}
+
+impl Default for SeriesExports {
+    fn default() -> SeriesExports {
+        SeriesExports {
+            indexes: HeadCache::new(KEPT_SERIES),
+            running: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// One of the [`MAX_CONCURRENT_EXPORTS`] places, given back when dropped.
+struct Place<'a>(&'a AtomicUsize);
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl SeriesExports {
+    fn place(&self) -> Option<Place<'_>> {
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_CONCURRENT_EXPORTS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Place(&self.running))
+    }
+
+    /// The page of `export`'s series that starts after seq `after` (from
+    /// its first snapshot when `None`), read at `export.head`.
+    pub async fn page(
+        &self,
+        store: &dyn LedgerStore,
+        export: &SeriesExport<'_>,
+        after: Option<u64>,
+        format: ExportFormat,
+    ) -> Result<ExportPage, ExportError> {
+        let _place = self.place().ok_or(ExportError::Busy)?;
+        let key = (export.strategy_id.clone(), export.mode);
+        let index = self
+            .indexes
+            .get_or_compute(export.head.root_hash, key.clone(), || {
+                series_index(store, export.head, key)
+            })
+            .await?;
+        Ok(page_from(store, export, &index, after, format).await?)
+    }
+}
+
+/// The series' fold at `head` from its since-inception roll-up and the
+/// snapshots after it (storing a new roll-up when months have closed).
+async fn series_index(
+    store: &dyn LedgerStore,
+    head: Head,
+    key: (StrategyId, Mode),
+) -> Result<Arc<SeriesIndex>, StoreError> {
+    let since = store
+        .since_inception(std::slice::from_ref(&key), ROLLUP_VERSION, head.size, 0)
+        .await?;
+    let series = since.series.into_iter().next().unwrap_or_default();
+    let mut rollups = Vec::new();
+    let fold = fold_series(store, &key, series, None, head, &mut rollups).await?;
+    keep_rollups(store, &rollups).await;
+    Ok(Arc::new(SeriesIndex { fold }))
+}
+
+/// The valuation a snapshot gives the fold.
+fn valuation(snapshot: &Snapshot) -> Valuation {
+    Valuation {
+        at: snapshot.header.as_of.instant(),
+        equity: snapshot.equity,
+        flow: snapshot.flow_since_previous,
+    }
+}
+
+/// The fold just before `first`: from where the index stood at the start
+/// of `first`'s month, through that month's snapshots before it.
+async fn fold_before(
+    store: &dyn LedgerStore,
+    export: &SeriesExport<'_>,
+    index: &SeriesIndex,
+    first: &Snapshot,
+) -> Result<Fold, StoreError> {
+    let at = first.header.as_of.instant();
+    let mut fold = index
+        .fold
+        .start_of(month_of(at))
+        .map_or_else(Fold::default, |point| Fold::resuming(&point));
+    let start = month_start(at).unwrap_or(at);
+    let nanos = |t: chrono::DateTime<chrono::Utc>| t.timestamp_nanos_opt().unwrap_or(i64::MAX);
+    // The snapshot at or before the month's start comes first: skipped.
+    let lead = store
+        .snapshot_series(
+            export.strategy_id,
+            export.mode,
+            nanos(start).saturating_sub(1),
+            nanos(at).saturating_sub(1),
+        )
+        .await?;
+    for entry in lead.iter().filter(|e| e.seq <= export.head.size) {
+        let snapshot = snapshot_of(entry)?;
+        if snapshot.header.as_of.instant() >= start {
+            fold.push(valuation(&snapshot));
+        }
+    }
+    Ok(fold)
+}
+
+/// The page after `after`, built from the rows read in chunks.
+async fn page_from(
+    store: &dyn LedgerStore,
+    export: &SeriesExport<'_>,
+    index: &SeriesIndex,
+    after: Option<u64>,
+    format: ExportFormat,
+) -> Result<ExportPage, StoreError> {
+    let shown_beyond_first = index.fold.returns_shown();
+    let mut page = PageBuilder::new(format);
+    let mut fold: Option<Fold> = None;
+    let mut cursor = after.unwrap_or(0);
+    loop {
+        let chunk = store
+            .series_after(export.strategy_id, export.mode, cursor, READ_CHUNK)
+            .await?;
+        let full_chunk = chunk.len() == READ_CHUNK;
+        for entry in chunk {
+            // Entries appended after the head read are left for the next read.
+            if entry.seq > export.head.size {
+                return Ok(page.finish(export, false));
+            }
+            let snapshot = snapshot_of(&entry)?;
+            let fold = match &mut fold {
+                Some(fold) => fold,
+                None if after.is_none() => fold.insert(Fold::default()),
+                None => fold.insert(fold_before(store, export, index, &snapshot).await?),
+            };
+            let first_of_series = fold.last().is_none();
+            let step = fold.push(valuation(&snapshot));
+            let shown = |value: Option<f64>| {
+                value
+                    .filter(|_| first_of_series || shown_beyond_first)
+                    .and_then(finite)
+            };
+            let row = SeriesRow {
+                as_of: snapshot.header.as_of.as_str().to_owned(),
+                equity: decimal_json(snapshot.equity),
+                flow_since_previous: decimal_json(snapshot.flow_since_previous),
+                cash: snapshot.cash.map(decimal_json),
+                index: shown(step.map(|s| s.index)),
+                drawdown: shown(step.map(|s| s.drawdown)),
+                seq: entry.seq,
+                leaf_hash: entry.leaf_hash,
+            };
+            if !page.offer(&row) {
+                return Ok(page.finish(export, true));
+            }
+            cursor = entry.seq;
+        }
+        if !full_chunk {
+            return Ok(page.finish(export, false));
+        }
     }
 }
 
@@ -352,20 +544,44 @@ mod tests {
         }
     }
 
-    #[test]
-    fn pages_stay_under_a_mebibyte_and_visit_every_row_once() {
-        let rows: Vec<SeriesRow> = (1..=20_000).map(|seq| row(seq * 2)).collect();
+    /// Pages as `page_from` cuts them: rows after the cursor offered in
+    /// order until one does not fit.
+    fn pages(rows: &[SeriesRow], format: ExportFormat) -> Vec<ExportPage> {
         let id = StrategyId::parse("core").unwrap();
         let export = SeriesExport {
             strategy_id: &id,
             mode: Mode::Live,
             head: Head::empty(),
         };
+        let mut pages = Vec::new();
+        let mut after = None;
+        loop {
+            let mut builder = PageBuilder::new(format);
+            let remaining = rows.iter().filter(|r| after.is_none_or(|a| r.seq > a));
+            let mut more = false;
+            for row in remaining {
+                if !builder.offer(row) {
+                    more = true;
+                    break;
+                }
+            }
+            let page = builder.finish(&export, more);
+            after = page.next;
+            pages.push(page);
+            if after.is_none() {
+                return pages;
+            }
+        }
+    }
+
+    #[test]
+    fn pages_stay_under_a_mebibyte_and_visit_every_row_once() {
+        let rows: Vec<SeriesRow> = (1..=20_000).map(|seq| row(seq * 2)).collect();
         for format in [ExportFormat::Csv, ExportFormat::Json] {
-            let (mut after, mut seen, mut pages) = (None, Vec::new(), 0);
-            loop {
-                let page = export.page(&rows, after, format);
-                pages += 1;
+            let mut seen = Vec::new();
+            let pages = pages(&rows, format);
+            assert!(pages.len() > 1, "{format:?} pages");
+            for page in pages {
                 assert!(page.body.len() <= MAX_EXPORT_PAGE_BYTES, "{format:?}");
                 let seqs: Vec<u64> = match format {
                     ExportFormat::Csv => page
@@ -387,26 +603,20 @@ mod tests {
                 };
                 assert_eq!(page.next, page.next.and(seqs.last().copied()));
                 seen.extend(seqs);
-                match page.next {
-                    Some(next) => after = Some(next),
-                    None => break,
-                }
             }
-            assert!(pages > 1, "{format:?} pages");
             assert_eq!(seen, rows.iter().map(|r| r.seq).collect::<Vec<_>>());
         }
-        // A cursor between seqs, and past the end.
-        assert!(
-            export
-                .page(&rows, Some(40_001), ExportFormat::Csv)
-                .body
-                .lines()
-                .count()
-                == 1
-        );
-        let from_odd = export.page(&rows, Some(3), ExportFormat::Json);
-        assert!(from_odd.body.contains("\"seq\":4,"));
-        assert!(!from_odd.body.contains("\"seq\":2,"));
+    }
+
+    #[test]
+    fn at_most_four_pages_are_computed_at_once() {
+        let exports = SeriesExports::default();
+        let places: Vec<_> = (0..MAX_CONCURRENT_EXPORTS)
+            .map(|_| exports.place().expect("a place"))
+            .collect();
+        assert!(exports.place().is_none(), "the fifth is busy");
+        drop(places);
+        assert!(exports.place().is_some(), "places are given back");
     }
 
     #[test]

@@ -167,6 +167,8 @@ struct Plan {
     requests: HashMap<Provider, usize>,
     largest_batch: HashMap<Provider, usize>,
     authorization_seen: bool,
+    /// Extra time one provider's answers take.
+    latency: HashMap<Provider, Duration>,
 }
 
 struct Shared {
@@ -259,6 +261,12 @@ impl ProviderStandIn {
             .store(latency.as_millis() as u64, Ordering::SeqCst);
     }
 
+    /// Every answer of `provider` alone waits `latency` (on top of
+    /// [`ProviderStandIn::set_latency`]'s).
+    pub fn set_latency_of(&self, provider: Provider, latency: Duration) {
+        self.plan().latency.insert(provider, latency);
+    }
+
     /// The next request to `provider` fails with `fault`.
     pub fn inject(&self, provider: Provider, fault: Fault) {
         self.plan()
@@ -309,11 +317,16 @@ impl Shared {
             let largest = plan.largest_batch.entry(provider).or_default();
             *largest = (*largest).max(batch);
             let once = plan.once.get_mut(&provider).and_then(VecDeque::pop_front);
-            once.or_else(|| plan.always.get(&provider).copied())
+            let fault = once.or_else(|| plan.always.get(&provider).copied());
+            (
+                fault,
+                plan.latency.get(&provider).copied().unwrap_or_default(),
+            )
         };
-        let latency = self.latency_ms.load(Ordering::SeqCst);
-        if latency > 0 {
-            tokio::time::sleep(Duration::from_millis(latency)).await;
+        let (fault, own_latency) = fault;
+        let latency = Duration::from_millis(self.latency_ms.load(Ordering::SeqCst)) + own_latency;
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
         }
         match fault? {
             Fault::Hang => std::future::pending().await,

@@ -11,7 +11,7 @@ use crate::{AppState, FUND_PATH};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
-use freedom_shared::export::{self, ExportFormat, FEED_ENTRIES, SeriesExport};
+use freedom_shared::export::{self, ExportError, ExportFormat, FEED_ENTRIES, SeriesExport};
 use freedom_shared::ports::ledger_store::PageQuery;
 use freedom_shared::record::RecordKind;
 use freedom_shared::web::{ApiError, QueryParams, client_has, with_etag};
@@ -60,18 +60,19 @@ pub(crate) async fn series(
         // 304: the series is not read at all.
         return Ok(with_etag(headers, &head, ()));
     }
-    let entries = store
-        .snapshot_series(&strategy_id, mode, i64::MIN, i64::MAX)
-        .await?;
-    // Entries appended after the head read are left for the next read.
-    let entries: Vec<_> = entries.into_iter().filter(|e| e.seq <= head.size).collect();
-    let rows = export::series_rows(&entries)?;
     let export = SeriesExport {
         strategy_id: &strategy_id,
         mode,
         head,
     };
-    let page = export.page(&rows, after, format);
+    let page = state
+        .exports
+        .page(store.as_ref(), &export, after, format)
+        .await
+        .map_err(|error| match error {
+            ExportError::Busy => ApiError::Busy,
+            ExportError::Store(error) => error.into(),
+        })?;
     let mut response = with_etag(
         headers,
         &head,

@@ -28,6 +28,7 @@ use axum::Router;
 use axum::body::Bytes;
 use freedom_shared::config::WriteToken;
 use freedom_shared::dashboard::{Dashboards, PeriodCache};
+use freedom_shared::export::SeriesExports;
 use freedom_shared::ledger::Ledger;
 use freedom_shared::ports::event_sink::{Events, no_events};
 use freedom_shared::ports::ledger_store::LedgerStore;
@@ -53,6 +54,8 @@ pub struct AppState {
     pub events: Events,
     /// The ledger as a C2SP transparency log: origin and signing key.
     pub log: Arc<Log>,
+    /// Series exports: pages from any cursor, a few computed at once.
+    pub exports: Arc<SeriesExports>,
 }
 
 impl AppState {
@@ -66,6 +69,7 @@ impl AppState {
             pages: Arc::new(PeriodCache::default()),
             events: no_events(),
             log: Arc::new(Log::new(DEFAULT_ORIGIN, None).expect("an unsigned log")),
+            exports: Arc::new(SeriesExports::default()),
         }
     }
 

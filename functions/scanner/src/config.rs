@@ -38,7 +38,8 @@ pub struct ScannerConfig {
     /// Fresh RugCheck reports fetched per run at most (the rest stay cached
     /// or unknown until a later run).
     pub max_risk_fetches: usize,
-    /// Time allowed for collecting from the providers.
+    /// Time allowed for collecting from the providers: no provider's
+    /// deadline goes beyond it.
     pub collect_budget: Duration,
     /// The lock's expiry: longer than a run may last.
     pub lock_ttl: Duration,
@@ -77,7 +78,12 @@ pub enum ScannerConfigError {
     },
 }
 
-fn provider(base_url: String, concurrency: usize, spacing: Duration) -> ProviderConfig {
+fn provider(
+    base_url: String,
+    concurrency: usize,
+    spacing: Duration,
+    deadline: Duration,
+) -> ProviderConfig {
     ProviderConfig {
         base_url: base_url.trim_end_matches('/').to_owned(),
         timeout: Duration::from_secs(8),
@@ -85,6 +91,7 @@ fn provider(base_url: String, concurrency: usize, spacing: Duration) -> Provider
         backoff: Duration::from_millis(500),
         concurrency,
         spacing,
+        deadline,
     }
 }
 
@@ -183,11 +190,13 @@ impl ScannerConfig {
                 url(&lookup, "FF_DEXSCREENER_URL", "https://api.dexscreener.com")?,
                 4,
                 Duration::from_millis(200),
+                Duration::from_secs(20),
             ),
             rugcheck: provider(
                 url(&lookup, "FF_RUGCHECK_URL", "https://api.rugcheck.xyz")?,
                 4,
                 Duration::from_millis(250),
+                Duration::from_secs(30),
             ),
             solana: provider(
                 url(
@@ -197,6 +206,7 @@ impl ScannerConfig {
                 )?,
                 4,
                 Duration::from_millis(250),
+                Duration::from_secs(20),
             ),
             max_risk_fetches: 40,
             collect_budget: Duration::from_secs(40),

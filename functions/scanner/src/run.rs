@@ -318,7 +318,10 @@ impl ScanRunner {
         Ok(report)
     }
 
-    /// Asks the three providers at once, within the collection budget.
+    /// Asks the three providers at once, each until its own deadline within
+    /// the collection budget: what each has answered by then is kept (a
+    /// slow RugCheck leaves prices and accounts known), and every risk
+    /// report that arrived is cached, so the cache fills across runs.
     async fn collect(&self, state: &mut ScannerState, now: DateTime<Utc>) -> Collected {
         let mints: Vec<String> = self
             .config
@@ -339,34 +342,24 @@ impl ScanRunner {
             .take(self.config.max_risk_fetches)
             .cloned()
             .collect();
-        let risks = join_all(
-            stale
-                .iter()
-                .map(|mint| async move { (mint.clone(), self.rugcheck.report(mint).await) }),
-        );
-        let all = async {
-            tokio::join!(
-                self.dexscreener.quotes(&mints),
-                risks,
-                self.solana.accounts(&keys)
+        let started = tokio::time::Instant::now();
+        let deadline = |provider: &crate::providers::ProviderConfig| {
+            started + provider.deadline.min(self.config.collect_budget)
+        };
+        let rugcheck_deadline = deadline(&self.config.rugcheck);
+        let risks = join_all(stale.iter().map(|mint| async move {
+            (
+                mint.clone(),
+                self.rugcheck.report(mint, rugcheck_deadline).await,
             )
-        };
+        }));
+        let (market, risks, accounts) = tokio::join!(
+            self.dexscreener
+                .quotes(&mints, deadline(&self.config.dexscreener)),
+            risks,
+            self.solana.accounts(&keys, deadline(&self.config.solana))
+        );
         let mut degraded = Vec::new();
-        let Ok((market, risks, accounts)) =
-            tokio::time::timeout(self.config.collect_budget, all).await
-        else {
-            let message = format!(
-                "providers did not finish within {:?}",
-                self.config.collect_budget
-            );
-            state.push_event(now, "provider", message.clone());
-            degraded.push(message);
-            return Collected {
-                market: MarketData::default(),
-                accounts: Accounts::default(),
-                degraded,
-            };
-        };
         let mut risk_failures = Vec::new();
         for (mint, answer) in risks {
             match answer {

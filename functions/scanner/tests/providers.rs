@@ -25,7 +25,13 @@ fn config(base_url: String) -> ProviderConfig {
         backoff: Duration::from_millis(1),
         concurrency: 4,
         spacing: Duration::ZERO,
+        deadline: Duration::from_secs(30),
     }
+}
+
+/// Far enough away for any of these calls.
+fn later() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(30)
 }
 
 fn mints(tokens: &[freedom_testkit::provider_standin::StandInToken]) -> Vec<String> {
@@ -37,7 +43,7 @@ async fn dexscreener_batches_by_30_and_reads_either_side_of_a_pair() {
     let tokens = synthetic_tokens(65);
     let stand_in = ProviderStandIn::start(tokens.clone()).await.unwrap();
     let client = DexScreener::new(Http::new(config(stand_in.url().into())));
-    let data = client.quotes(&mints(&tokens)).await;
+    let data = client.quotes(&mints(&tokens), later()).await;
     assert!(data.failures.is_empty(), "{:?}", data.failures);
     assert_eq!(stand_in.requests(Provider::DexScreener), 3);
     assert_eq!(stand_in.largest_batch(Provider::DexScreener), 30);
@@ -63,7 +69,7 @@ async fn dexscreener_batches_by_30_and_reads_either_side_of_a_pair() {
 async fn a_token_without_pairs_is_answered_as_not_indexed() {
     let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
     let client = DexScreener::new(Http::new(config(stand_in.url().into())));
-    let data = client.quotes(&mints(&fixture_tokens())).await;
+    let data = client.quotes(&mints(&fixture_tokens()), later()).await;
     assert_eq!(
         data.quotes["FakeCharMintNoPairsTestTestTestTestTestTestT"],
         None
@@ -98,7 +104,7 @@ async fn a_429_is_retried_and_persistent_failures_are_reported() {
     let stand_in = ProviderStandIn::start(tokens.clone()).await.unwrap();
     let client = DexScreener::new(Http::new(config(stand_in.url().into())));
     stand_in.inject(Provider::DexScreener, Fault::Status(429));
-    let data = client.quotes(&mints(&tokens)).await;
+    let data = client.quotes(&mints(&tokens), later()).await;
     assert!(data.failures.is_empty());
     assert_eq!(data.quotes.len(), 5);
     assert_eq!(
@@ -108,7 +114,7 @@ async fn a_429_is_retried_and_persistent_failures_are_reported() {
     );
 
     stand_in.fail_always(Provider::DexScreener, Some(Fault::Status(500)));
-    let data = client.quotes(&mints(&tokens)).await;
+    let data = client.quotes(&mints(&tokens), later()).await;
     assert!(
         matches!(data.failures[..], [ProviderError::Status(500)]),
         "{:?}",
@@ -122,7 +128,7 @@ async fn a_429_is_retried_and_persistent_failures_are_reported() {
     );
 
     stand_in.fail_always(Provider::DexScreener, Some(Fault::Malformed));
-    let data = client.quotes(&mints(&tokens)).await;
+    let data = client.quotes(&mints(&tokens), later()).await;
     assert!(
         matches!(data.failures[..], [ProviderError::Malformed(_)]),
         "{:?}",
@@ -139,7 +145,7 @@ async fn a_hanging_provider_times_out() {
     quick.retries = 1;
     let client = DexScreener::new(Http::new(quick));
     stand_in.fail_always(Provider::DexScreener, Some(Fault::Hang));
-    let data = client.quotes(&mints(&tokens)).await;
+    let data = client.quotes(&mints(&tokens), later()).await;
     assert!(
         matches!(
             data.failures[..],
@@ -156,7 +162,7 @@ async fn rugcheck_reports_no_report_and_no_credentials() {
     let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
     let client = RugCheck::new(Http::new(config(stand_in.url().into())));
     let RiskAnswer::Report(bravo) = client
-        .report("FakeBravoMintTestTestTestTestTestTestTestTes")
+        .report("FakeBravoMintTestTestTestTestTestTestTestTes", later())
         .await
         .unwrap()
     else {
@@ -168,7 +174,7 @@ async fn rugcheck_reports_no_report_and_no_credentials() {
     );
     assert_eq!(
         client
-            .report("FakeCharMintNoPairsTestTestTestTestTestTestT")
+            .report("FakeCharMintNoPairsTestTestTestTestTestTestT", later())
             .await
             .unwrap(),
         RiskAnswer::NoReport
@@ -177,7 +183,7 @@ async fn rugcheck_reports_no_report_and_no_credentials() {
     stand_in.inject(Provider::RugCheck, Fault::Status(503));
     stand_in.inject(Provider::RugCheck, Fault::Status(503));
     let failed = client
-        .report("FakeBravoMintTestTestTestTestTestTestTestTes")
+        .report("FakeBravoMintTestTestTestTestTestTestTestTes", later())
         .await;
     assert!(
         matches!(failed, Err(ProviderError::Status(503))),
@@ -194,7 +200,7 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
     let client = SolanaRpc::new(Http::new(config(format!("{}/rpc", stand_in.url()))));
     let mut keys = mints(&tokens);
     keys.push("FakeTokenAcctA1phaTestTestTestTestTestTestTe".into());
-    let accounts = client.accounts(&keys).await;
+    let accounts = client.accounts(&keys, later()).await;
     assert!(accounts.failures.is_empty(), "{:?}", accounts.failures);
     assert_eq!(stand_in.requests(Provider::Solana), 2);
     assert_eq!(stand_in.largest_batch(Provider::Solana), 100);
@@ -240,7 +246,10 @@ async fn an_rpc_error_envelope_is_a_failure() {
     );
     stand_in.fail_always(Provider::Solana, Some(Fault::Status(500)));
     let accounts = client
-        .accounts(&["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()])
+        .accounts(
+            &["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()],
+            later(),
+        )
         .await;
     assert!(
         matches!(accounts.failures[..], [ProviderError::Status(500)]),

@@ -119,3 +119,37 @@ pub fn bench_ledger(runtime: &tokio::runtime::Runtime, total: usize) -> SqliteLe
     assert_eq!(runtime.block_on(store.head()).unwrap().size, total as u64);
     store
 }
+
+/// Opens (building on first use) a ledger holding one series,
+/// `strategy-00` in paper, of `points` hourly snapshots ending in May 2026:
+/// what the exports bench pages through.
+#[allow(dead_code)] // Only the exports bench uses it.
+pub fn series_ledger(runtime: &tokio::runtime::Runtime, points: usize) -> SqliteLedgerStore {
+    let dir = ledger_dir(points).with_file_name(format!("series-{points}"));
+    let store = SqliteLedgerStore::open(&dir).expect("open bench ledger");
+    if runtime.block_on(store.head()).expect("head").size == points as u64 {
+        return store;
+    }
+    drop(store);
+    std::fs::remove_dir_all(&dir).ok();
+    let store = SqliteLedgerStore::open(&dir).expect("create bench ledger");
+    let end: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
+    runtime.block_on(async {
+        let mut equity = Decimal::new(1_000_000, 2);
+        let mut batch = Vec::new();
+        for i in 0..points {
+            let at = end - Duration::hours((points - 1 - i) as i64);
+            let step = Decimal::new((i * 7 % 11) as i64 - 5, 3);
+            equity = (equity * (Decimal::ONE + step)).round_dp(2);
+            batch.push(candidate(0, at, equity));
+            if batch.len() == 20_000 {
+                store
+                    .append_batch(std::mem::take(&mut batch))
+                    .await
+                    .expect("batch");
+            }
+        }
+        store.append_batch(batch).await.expect("batch");
+    });
+    store
+}

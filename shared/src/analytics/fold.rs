@@ -144,6 +144,20 @@ pub struct Step {
     pub drawdown: f64,
 }
 
+/// Where a fold's growth index stands after a valuation: everything the
+/// steps (index and drawdown) of later valuations depend on. Kept at each
+/// month's end, it lets a series export start a page in any month without
+/// folding the series from its first snapshot ([`Fold::resuming`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IndexPoint {
+    last: Valuation,
+    defined: bool,
+    #[serde(with = "bits")]
+    level: f64,
+    #[serde(with = "bits")]
+    peak: f64,
+}
+
 /// The state of one pass over a series (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fold {
@@ -296,6 +310,36 @@ impl Fold {
     /// Whether every interval return so far is defined.
     pub fn returns_defined(&self) -> bool {
         self.defined
+    }
+
+    /// How many intervals (valuations after the baseline) it has taken.
+    pub fn intervals(&self) -> usize {
+        self.intervals
+    }
+
+    /// Where the growth index stands now; `None` before any valuation.
+    pub fn index_point(&self) -> Option<IndexPoint> {
+        Some(IndexPoint {
+            last: self.last?,
+            defined: self.defined,
+            level: self.level,
+            peak: self.peak,
+        })
+    }
+
+    /// A fold that goes on from `point`: for every later valuation it gives
+    /// the same step (index and drawdown) as the one pass over the whole
+    /// series, bit for bit. Its other metrics cover only what it takes
+    /// after `point`.
+    pub fn resuming(point: &IndexPoint) -> Fold {
+        Fold {
+            baseline: Some(point.last),
+            last: Some(point.last),
+            defined: point.defined,
+            level: point.level,
+            peak: point.peak,
+            ..Fold::default()
+        }
     }
 
     /// The latest valuation taken.

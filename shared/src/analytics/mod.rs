@@ -42,7 +42,7 @@ pub(crate) mod bits {
 
 mod fold;
 
-pub use fold::{Fold, Group, Step};
+pub use fold::{Fold, Group, IndexPoint, Step};
 
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use rust_decimal::Decimal;

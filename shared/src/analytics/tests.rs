@@ -579,6 +579,30 @@ proptest! {
     }
 }
 
+proptest! {
+    /// A fold resumed from the index point after any valuation (what a
+    /// series export starts a page from) gives every later valuation the
+    /// step one pass over the whole series gives it, bit for bit, NaN and
+    /// infinities included.
+    #[test]
+    fn a_fold_resumed_from_an_index_point_steps_as_one_pass(
+        series in prop_oneof![long_series_strategy(), wild_series_strategy()],
+        at_fraction in 0.0f64..=1.0
+    ) {
+        let split = ((series.len() as f64 * at_fraction) as usize).clamp(1, series.len());
+        let mut whole = Fold::default();
+        let steps: Vec<Option<Step>> = series.iter().map(|v| whole.push(*v)).collect();
+        let mut head = Fold::default();
+        series[..split].iter().for_each(|v| { head.push(*v); });
+        let point = head.index_point().expect("a valuation was taken");
+        let stored: IndexPoint = serde_json::from_str(&serde_json::to_string(&point).unwrap()).unwrap();
+        let mut resumed = Fold::resuming(&stored);
+        let resumed_steps: Vec<Option<Step>> = series[split..].iter().map(|v| resumed.push(*v)).collect();
+        prop_assert_eq!(format!("{resumed_steps:?}"), format!("{:?}", &steps[split..]));
+        prop_assert_eq!(resumed.returns_defined(), whole.returns_defined());
+    }
+}
+
 /// `trading_days_between` as first written: one calendar day at a time.
 fn trading_days_stepping(from: DateTime<Utc>, to: DateTime<Utc>) -> u32 {
     let mut at = to;

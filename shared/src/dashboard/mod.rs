@@ -13,7 +13,7 @@
 //! always gives byte-identical JSON (everything is sorted, and entries
 //! appended after the head are left out).
 
-mod rollup;
+pub(crate) mod rollup;
 
 pub use rollup::ROLLUP_VERSION;
 
@@ -21,7 +21,7 @@ use crate::analytics;
 use crate::clock::rfc3339;
 use crate::head_cache::HeadCache;
 use crate::merkle::Head;
-use crate::ports::ledger_store::{Entry, LedgerStore, Rollup, StoreError};
+use crate::ports::ledger_store::{Entry, LedgerStore, Rollup, SeriesSince, StoreError};
 use crate::record::{Mode, Record, Snapshot, StrategyId, decimal_json};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -689,7 +689,7 @@ async fn fold_window(
     for (entries, latest) in window.series.iter().zip(latest) {
         let mut fold = SeriesFold::keeping_every_point();
         for entry in entries.iter().filter(|e| at_head(e, head)) {
-            fold.push(entry.seq, &*snapshot_in(entry, latest)?);
+            fold.push(entry.seq, &*snapshot_in(entry, Some(latest))?);
         }
         folds.push(fold);
     }
@@ -717,58 +717,10 @@ async fn fold_since_inception(
         .await?;
     let mut folds = Vec::with_capacity(keys.len());
     let mut rollups = Vec::new();
-    for (((strategy_id, mode), series), latest) in keys.iter().zip(since.series).zip(latest) {
-        let stored = series
-            .state
-            .as_deref()
-            .map(serde_json::from_str::<SeriesFold>);
-        let unreadable = matches!(stored, Some(Err(_)));
-        let (mut fold, entries) = match stored {
-            Some(Ok(fold)) => (fold, series.entries),
-            // A state this version cannot read: start over from the series'
-            // first snapshot, and replace it.
-            Some(Err(_)) => (
-                SeriesFold::default(),
-                store
-                    .snapshot_series(strategy_id, *mode, i64::MIN, i64::MAX)
-                    .await?,
-            ),
-            None => (SeriesFold::default(), series.entries),
-        };
-        let snapshots: Vec<(u64, Cow<Snapshot>)> = entries
-            .iter()
-            .filter(|e| at_head(e, head))
-            .map(|e| snapshot_in(e, latest).map(|s| (e.seq, s)))
-            .collect::<Result<_, _>>()?;
-        // Every month before the latest snapshot's is closed.
-        let open_month = snapshots
-            .last()
-            .and_then(|(_, s)| rollup::month_start(s.header.as_of.instant()));
-        let closed = open_month.map_or(0, |start| {
-            snapshots.partition_point(|(_, s)| s.header.as_of.instant() < start)
-        });
-        for (seq, snapshot) in &snapshots[..closed] {
-            fold.push(*seq, snapshot);
-        }
-        if let (true, Some(start)) = (closed > 0, open_month) {
-            rollups.push(Rollup {
-                strategy_id: strategy_id.clone(),
-                mode: *mode,
-                version: ROLLUP_VERSION,
-                from_nanos: nanos(start),
-                through_seq: fold.through_seq(),
-                state: serde_json::to_string(&fold).expect("a fold serialises"),
-                overwrite: unreadable,
-            });
-        }
-        for (seq, snapshot) in &snapshots[closed..] {
-            fold.push(*seq, snapshot);
-        }
-        folds.push(fold);
+    for ((key, series), latest) in keys.iter().zip(since.series).zip(latest) {
+        folds.push(fold_series(store, key, series, Some(latest), head, &mut rollups).await?);
     }
-    if let Err(error) = store.put_rollups(&rollups).await {
-        tracing::warn!(%error, "the since-inception roll-ups were not kept");
-    }
+    keep_rollups(store, &rollups).await;
     let decisions = since
         .decisions
         .into_iter()
@@ -777,16 +729,87 @@ async fn fold_since_inception(
     Ok((folds, decisions))
 }
 
+/// Stores `rollups`; a store that cannot keep them only costs the next
+/// reader the same work.
+pub(crate) async fn keep_rollups(store: &dyn LedgerStore, rollups: &[Rollup]) {
+    if let Err(error) = store.put_rollups(rollups).await {
+        tracing::warn!(%error, "the since-inception roll-ups were not kept");
+    }
+}
+
+/// One series since inception, up to `head`: its stored roll-up (`series`
+/// as [`LedgerStore::since_inception`] read it) with the snapshots after
+/// it. When months closed since the roll-up, the new roll-up (the fold
+/// through the last closed month) is added to `rollups`. `latest` is the
+/// series' latest snapshot when the caller has it parsed already.
+pub(crate) async fn fold_series(
+    store: &dyn LedgerStore,
+    (strategy_id, mode): &(StrategyId, Mode),
+    series: SeriesSince,
+    latest: Option<&(Entry, Snapshot)>,
+    head: Head,
+    rollups: &mut Vec<Rollup>,
+) -> Result<SeriesFold, StoreError> {
+    let stored = series
+        .state
+        .as_deref()
+        .map(serde_json::from_str::<SeriesFold>);
+    let unreadable = matches!(stored, Some(Err(_)));
+    let (mut fold, entries) = match stored {
+        Some(Ok(fold)) => (fold, series.entries),
+        // A state this version cannot read: start over from the series'
+        // first snapshot, and replace it.
+        Some(Err(_)) => (
+            SeriesFold::default(),
+            store
+                .snapshot_series(strategy_id, *mode, i64::MIN, i64::MAX)
+                .await?,
+        ),
+        None => (SeriesFold::default(), series.entries),
+    };
+    let snapshots: Vec<(u64, Cow<Snapshot>)> = entries
+        .iter()
+        .filter(|e| at_head(e, head))
+        .map(|e| snapshot_in(e, latest).map(|s| (e.seq, s)))
+        .collect::<Result<_, _>>()?;
+    // Every month before the latest snapshot's is closed.
+    let open_month = snapshots
+        .last()
+        .and_then(|(_, s)| rollup::month_start(s.header.as_of.instant()));
+    let closed = open_month.map_or(0, |start| {
+        snapshots.partition_point(|(_, s)| s.header.as_of.instant() < start)
+    });
+    for (seq, snapshot) in &snapshots[..closed] {
+        fold.push(*seq, snapshot);
+    }
+    if let (true, Some(start)) = (closed > 0, open_month) {
+        rollups.push(Rollup {
+            strategy_id: strategy_id.clone(),
+            mode: *mode,
+            version: ROLLUP_VERSION,
+            from_nanos: nanos(start),
+            through_seq: fold.through_seq(),
+            state: serde_json::to_string(&fold).expect("a fold serialises"),
+            overwrite: unreadable,
+        });
+    }
+    for (seq, snapshot) in &snapshots[closed..] {
+        fold.push(*seq, snapshot);
+    }
+    Ok(fold)
+}
+
 /// The snapshot `entry` holds: the series' `latest`, parsed already, when it
 /// is that one (every series read ends with it).
 fn snapshot_in<'a>(
     entry: &Entry,
-    latest: &'a (Entry, Snapshot),
+    latest: Option<&'a (Entry, Snapshot)>,
 ) -> Result<Cow<'a, Snapshot>, StoreError> {
-    if entry.seq == latest.0.seq {
-        Ok(Cow::Borrowed(&latest.1))
-    } else {
-        snapshot_of(entry).map(Cow::Owned)
+    match latest {
+        Some((latest_entry, snapshot)) if entry.seq == latest_entry.seq => {
+            Ok(Cow::Borrowed(snapshot))
+        }
+        _ => snapshot_of(entry).map(Cow::Owned),
     }
 }
 

@@ -19,7 +19,7 @@ use super::{
     DrawdownPoint, FlowPoint, MAX_CHART_POINTS, MetricsView, MonthReturn, Point, SeriesPoint,
     StrategyView, YearReturn, month_label,
 };
-use crate::analytics::{self, Fold, Valuation, finite};
+use crate::analytics::{self, Fold, IndexPoint, Valuation, finite};
 use crate::record::{Snapshot, decimal_json};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 /// The format of a stored roll-up's state: a change to `SeriesFold`, the
 /// analytics' fold or the chart's rule gets a new number, and states of
 /// another number are ignored (and replaced by the next reader).
-pub const ROLLUP_VERSION: u32 = 1;
+pub const ROLLUP_VERSION: u32 = 2;
 
 /// How finely a chart keeps points: every snapshot, or the last of each UTC
 /// day, ISO week or calendar month (the baseline is always kept).
@@ -251,6 +251,15 @@ struct Flow {
     amount: Decimal,
 }
 
+/// Where the growth index stood at the end of a calendar month (after the
+/// month's last snapshot): a series export starts a page in the next month
+/// from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct MonthEnd {
+    month: analytics::Month,
+    point: IndexPoint,
+}
+
 /// One series' dashboard entry as a pass over its snapshots (see the module
 /// documentation); serialised, it is the since-inception roll-up's state.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -259,6 +268,8 @@ pub(crate) struct SeriesFold {
     baseline: Option<Baseline>,
     chart: Chart,
     flows: Vec<Flow>,
+    /// The index point at the end of each month that has a later one.
+    month_ends: Vec<MonthEnd>,
     /// The seq of the latest snapshot taken.
     through_seq: u64,
     /// Every point's instant and growth index, for a windowed period's
@@ -291,10 +302,33 @@ impl SeriesFold {
         self.through_seq
     }
 
+    /// Whether the series' returns are defined to its end (every interval
+    /// so far, and at least one): otherwise only the baseline's index is
+    /// shown.
+    pub(crate) fn returns_shown(&self) -> bool {
+        self.fold.returns_defined() && self.fold.intervals() > 0
+    }
+
+    /// The index point at the start of `month`: the end of the latest month
+    /// before it that has a snapshot (`None`: the series starts in or after
+    /// `month`). Complete for every month up to the last one taken.
+    pub(crate) fn start_of(&self, month: analytics::Month) -> Option<IndexPoint> {
+        let before = self.month_ends.partition_point(|end| end.month < month);
+        before
+            .checked_sub(1)
+            .map(|last| self.month_ends[last].point)
+    }
+
     /// Takes the series' next snapshot (later than every one before).
     pub(crate) fn push(&mut self, seq: u64, snapshot: &Snapshot) {
         let at = snapshot.header.as_of.instant();
         let as_of = snapshot.header.as_of.as_str();
+        if let Some(last) = self.fold.last().map(|v| month_of(v.at))
+            && last != month_of(at)
+            && let Some(point) = self.fold.index_point()
+        {
+            self.month_ends.push(MonthEnd { month: last, point });
+        }
         let step = self.fold.push(Valuation {
             at,
             equity: snapshot.equity,
@@ -453,6 +487,11 @@ impl SeriesFold {
         };
         (view, timeline)
     }
+}
+
+/// The UTC calendar month of `at`.
+pub(crate) fn month_of(at: DateTime<Utc>) -> analytics::Month {
+    (at.year(), at.month())
 }
 
 /// The first instant of `at`'s UTC calendar month: snapshots before it are

@@ -114,6 +114,7 @@ where
     pages_are_newest_first_with_cursor_and_filters(make_store().await).await;
     pages_stop_at_the_byte_budget_and_next_reaches_every_entry(make_store().await).await;
     series_starts_at_the_baseline(make_store().await).await;
+    series_after_reads_from_the_cursor(make_store().await).await;
     latest_snapshots_has_one_per_strategy_and_mode(make_store().await).await;
     decisions_in_range_are_newest_first(make_store().await).await;
     window_reads_every_series_and_the_decisions(make_store().await).await;
@@ -165,6 +166,43 @@ async fn tiles_and_entry_runs_follow_the_tree<S: LedgerStore>(store: S) {
             .await
             .unwrap()
             .entries
+            .is_empty()
+    );
+}
+
+async fn series_after_reads_from_the_cursor<S: LedgerStore>(store: S) {
+    // The series "s" live, interleaved with another series, its paper
+    // twin and decisions.
+    let mut own = Vec::new();
+    for day in 0..8 {
+        let (entry, _) = created(
+            &store,
+            snapshot(&format!("s{day}"), "s", "live", day, 100 + day),
+        )
+        .await;
+        own.push(entry.seq);
+        created(&store, snapshot(&format!("t{day}"), "t", "live", day, 50)).await;
+        created(&store, snapshot(&format!("p{day}"), "s", "paper", day, 70)).await;
+        created(&store, decision(&format!("d{day}"), "s", day)).await;
+    }
+    let seqs = |entries: Vec<Entry>| entries.iter().map(|e| e.seq).collect::<Vec<_>>();
+    let s = strategy("s");
+    let after = |cursor, limit| store.series_after(&s, Mode::Live, cursor, limit);
+    assert_eq!(seqs(after(0, 3).await.unwrap()), own[..3]);
+    assert_eq!(seqs(after(own[2], 100).await.unwrap()), own[3..]);
+    // A cursor that is not one of the series' seqs (another series', a
+    // decision's) starts at the series' first seq above it.
+    assert_eq!(seqs(after(own[4] + 1, 2).await.unwrap()), own[5..7]);
+    assert!(after(own[7], 10).await.unwrap().is_empty());
+    assert!(after(u64::MAX, 10).await.unwrap().is_empty());
+    assert!(after(0, 0).await.unwrap().is_empty());
+    let first = &after(0, 1).await.unwrap()[0];
+    assert!(first.canonical.contains("\"id\":\"s0\""));
+    assert!(
+        store
+            .series_after(&strategy("nobody"), Mode::Live, 0, 10)
+            .await
+            .unwrap()
             .is_empty()
     );
 }

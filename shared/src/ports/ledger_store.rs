@@ -391,6 +391,28 @@ pub trait LedgerStore: Send + Sync + 'static {
         end_nanos: i64,
     ) -> Result<Vec<Entry>, StoreError>;
 
+    /// At most `limit` snapshots of one strategy in one mode whose seq is
+    /// above `after`, oldest first (a series is appended in time order, so
+    /// seq order is its time order): a series export's page from its
+    /// cursor. Costs O(limit), wherever the cursor is. The default reads
+    /// the whole series; both adapters read from the cursor.
+    async fn series_after(
+        &self,
+        strategy_id: &StrategyId,
+        mode: Mode,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let series = self
+            .snapshot_series(strategy_id, mode, i64::MIN, i64::MAX)
+            .await?;
+        Ok(series
+            .into_iter()
+            .filter(|e| e.seq > after)
+            .take(limit)
+            .collect())
+    }
+
     /// The latest snapshot of every (strategy, mode) and the ledger's first
     /// record, with the head read at the same moment. Costs O(strategies).
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError>;

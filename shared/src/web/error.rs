@@ -115,6 +115,10 @@ pub enum ApiError {
         "the record carries content that must never be public (credentials, keys or private identifiers); see details"
     )]
     SensitiveContent(Vec<FieldIssue>),
+    /// 503: the service is computing as many answers of this kind as it
+    /// computes at once (series exports); try again in a second.
+    #[error("the service is busy with other exports; try again in a second")]
+    Busy,
     /// 503: no write token configured.
     #[error("writes are disabled: the service has no write token configured")]
     WritesDisabled,
@@ -173,6 +177,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType,
             ApiError::ValidationFailed(Vec::new()),
             ApiError::SensitiveContent(Vec::new()),
+            ApiError::Busy,
             ApiError::WritesDisabled,
             ApiError::SigningUnavailable,
             ApiError::StorageUnavailable(StoreError::unavailable_now("")),
@@ -226,6 +231,9 @@ impl ApiError {
             ApiError::SensitiveContent(_) => {
                 "fields carry credentials or private identifiers; details name the field and rule, never the value"
             }
+            ApiError::Busy => {
+                "as many series exports are being computed as the service computes at once (with Retry-After: 1)"
+            }
             ApiError::WritesDisabled => "the service has no write token configured",
             ApiError::SigningUnavailable => {
                 "the log has no signing key configured (checkpoints and proofs only); no Retry-After"
@@ -263,6 +271,7 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::WritesDisabled
+            | ApiError::Busy
             | ApiError::SigningUnavailable
             | ApiError::StorageUnavailable(_)
             | ApiError::StoreNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
@@ -290,6 +299,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::ValidationFailed(_) => "validation_failed",
             ApiError::SensitiveContent(_) => "sensitive_content",
+            ApiError::Busy => "busy",
             ApiError::WritesDisabled => "writes_disabled",
             ApiError::SigningUnavailable => "signing_unavailable",
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => "storage_unavailable",
@@ -409,6 +419,9 @@ impl IntoResponse for ApiError {
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
+            ApiError::Busy => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
             // The rest of the request was never read: this connection is done.
             ApiError::RequestTimeout => {
                 headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -429,4 +442,17 @@ pub fn store_not_configured_app() -> axum::Router {
 /// The fallback handler: a JSON 404.
 pub async fn not_found() -> ApiError {
     ApiError::NotFound
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_is_503_with_a_retry_after_one_second_and_a_stable_code() {
+        let response = ApiError::Busy.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(ApiError::Busy.code(), "busy");
+    }
 }

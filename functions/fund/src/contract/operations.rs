@@ -154,6 +154,7 @@ pub const OPERATIONS: &[Operation] = &[
                     message: String::new(),
                     parameter: "",
                 },
+                ApiError::Busy,
             ];
             errors.extend(signing_or_store_failures());
             errors

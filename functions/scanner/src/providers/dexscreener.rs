@@ -10,6 +10,7 @@ use freedom_shared::scan::MarketQuote;
 use futures_util::future::join_all;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
+use tokio::time::Instant;
 
 /// Mints per request (the endpoint's limit).
 pub const BATCH: usize = 30;
@@ -36,15 +37,16 @@ impl DexScreener {
         DexScreener { http }
     }
 
-    /// Quotes for `mints`, in batches of [`BATCH`], paced.
-    pub async fn quotes(&self, mints: &[String]) -> MarketData {
+    /// Quotes for `mints`, in batches of [`BATCH`], paced; the batches that
+    /// answer by `deadline` are kept.
+    pub async fn quotes(&self, mints: &[String], deadline: Instant) -> MarketData {
         let batches = mints.chunks(BATCH).map(|batch| async move {
             let url = format!(
                 "{}/tokens/v1/solana/{}",
                 self.http.base_url(),
                 batch.join(",")
             );
-            let answer = self.http.get(&url).await;
+            let answer = self.http.by(deadline, self.http.get(&url)).await;
             answer.and_then(|answer| parse_pairs(&answer.body, batch))
         });
         let mut data = MarketData::default();

@@ -40,6 +40,10 @@ pub struct ProviderConfig {
     pub concurrency: usize,
     /// Minimum time between two request starts (the documented rate).
     pub spacing: Duration,
+    /// How long into a run this provider's requests may go on (within the
+    /// run's collection budget): what has answered by then is kept, what
+    /// has not is a failure of this provider alone.
+    pub deadline: Duration,
 }
 
 /// Why a provider call failed (after its retries).
@@ -55,6 +59,9 @@ pub enum ProviderError {
     /// The answer is JSON of the wrong shape.
     #[error("malformed answer: {0}")]
     Malformed(&'static str),
+    /// No answer before the provider's deadline in this run.
+    #[error("no answer before this provider's deadline in the run")]
+    Deadline,
     /// A JSON-RPC error object.
     #[error("RPC error {code}: {message}")]
     Rpc {
@@ -97,6 +104,18 @@ impl Http {
     /// The provider's base URL.
     pub fn base_url(&self) -> &str {
         &self.config.base_url
+    }
+
+    /// `request`'s answer if it comes before `deadline`, else
+    /// [`ProviderError::Deadline`] (pacing and retries included).
+    pub async fn by<T>(
+        &self,
+        deadline: Instant,
+        request: impl std::future::Future<Output = Result<T, ProviderError>>,
+    ) -> Result<T, ProviderError> {
+        tokio::time::timeout_at(deadline, request)
+            .await
+            .unwrap_or(Err(ProviderError::Deadline))
     }
 
     /// Waits for this request's slot in the provider's rate.

@@ -5,6 +5,7 @@
 use super::wire::RiskSummary;
 use super::{Http, ProviderError};
 use freedom_shared::scan::{Risk, RiskReport};
+use tokio::time::Instant;
 
 /// The RugCheck client.
 #[derive(Debug, Clone)]
@@ -27,10 +28,10 @@ impl RugCheck {
         RugCheck { http }
     }
 
-    /// The report summary of `mint`.
-    pub async fn report(&self, mint: &str) -> Result<RiskAnswer, ProviderError> {
+    /// The report summary of `mint`, if it answers by `deadline`.
+    pub async fn report(&self, mint: &str, deadline: Instant) -> Result<RiskAnswer, ProviderError> {
         let url = format!("{}/v1/tokens/{mint}/report/summary", self.http.base_url());
-        match self.http.get(&url).await {
+        match self.http.by(deadline, self.http.get(&url)).await {
             Ok(answer) => parse_report(&answer.body).map(RiskAnswer::Report),
             Err(ProviderError::Status(status)) if (400..500).contains(&status) && status != 429 => {
                 Ok(RiskAnswer::NoReport)

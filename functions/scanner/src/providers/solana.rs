@@ -9,6 +9,7 @@ use futures_util::future::join_all;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeMap;
+use tokio::time::Instant;
 
 /// Keys per call (the method's limit).
 pub const BATCH: usize = 100;
@@ -34,14 +35,18 @@ impl SolanaRpc {
         SolanaRpc { http }
     }
 
-    /// The accounts of `keys`, in batches of [`BATCH`].
-    pub async fn accounts(&self, keys: &[String]) -> Accounts {
+    /// The accounts of `keys`, in batches of [`BATCH`]; the batches that
+    /// answer by `deadline` are kept.
+    pub async fn accounts(&self, keys: &[String], deadline: Instant) -> Accounts {
         let calls = keys.chunks(BATCH).map(|batch| async move {
             let body = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "getMultipleAccounts",
                 "params": [batch, {"encoding": "jsonParsed", "commitment": "confirmed"}]
             });
-            let answer = self.http.post_json(self.http.base_url(), &body).await;
+            let answer = self
+                .http
+                .by(deadline, self.http.post_json(self.http.base_url(), &body))
+                .await;
             (
                 batch,
                 answer.and_then(|a| parse_accounts(&a.body, batch.len())),

@@ -49,6 +49,9 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE UNIQUE INDEX IF NOT EXISTS snapshot_slot
     ON records (strategy_id, mode, as_of_ns) WHERE kind = 'snapshot';
 CREATE INDEX IF NOT EXISTS by_strategy ON records (strategy_id, seq);
+-- A series by seq, for an export's page from its cursor.
+CREATE INDEX IF NOT EXISTS series_seq
+    ON records (strategy_id, mode, seq) WHERE kind = 'snapshot';
 CREATE INDEX IF NOT EXISTS by_kind_time ON records (kind, as_of_ns);
 CREATE TABLE IF NOT EXISTS strategies (
     strategy_id TEXT    NOT NULL,
@@ -557,6 +560,11 @@ const SERIES_SQL: &str = "SELECT seq, leaf_hash, canonical FROM (
          WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND as_of_ns > ?3 AND as_of_ns <= ?4)
      ORDER BY as_of_ns";
 
+/// At most ?4 of one series' snapshots with seq above ?3, in seq order.
+const SERIES_AFTER_SQL: &str = "SELECT seq, leaf_hash, canonical FROM records INDEXED BY series_seq
+     WHERE kind = 'snapshot' AND strategy_id = ?1 AND mode = ?2 AND seq > ?3
+     ORDER BY seq LIMIT ?4";
+
 /// One series' snapshots at or after ?3, oldest first.
 const SERIES_FROM_SQL: &str =
     "SELECT seq, leaf_hash, canonical FROM records INDEXED BY snapshot_slot
@@ -673,6 +681,34 @@ impl LedgerStore for SqliteLedgerStore {
         let strategy = strategy_id.as_str().to_owned();
         self.reader
             .run(move |conn| read_series(conn, &strategy, mode.as_str(), start_nanos, end_nanos))
+            .await
+    }
+
+    async fn series_after(
+        &self,
+        strategy_id: &StrategyId,
+        mode: Mode,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let strategy = strategy_id.as_str().to_owned();
+        let (after, limit) = (
+            i64::try_from(after).unwrap_or(i64::MAX),
+            i64::try_from(limit).unwrap_or(i64::MAX),
+        );
+        self.reader
+            .run(move |conn| {
+                let mut statement = conn
+                    .prepare_cached(SERIES_AFTER_SQL)
+                    .map_err(sqlite_failed)?;
+                let rows = statement
+                    .query_map(
+                        params![strategy, mode.as_str(), after, limit],
+                        entry_from_row,
+                    )
+                    .map_err(sqlite_failed)?;
+                collect_entries(rows)
+            })
             .await
     }
 
@@ -831,9 +867,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         SqliteLedgerStore::open(dir.path()).unwrap();
         let conn = Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
-        for (name, sql, parameters) in [
-            ("window", SERIES_SQL, 4),
-            ("since a roll-up", SERIES_FROM_SQL, 3),
+        for (name, sql, parameters, index) in [
+            ("window", SERIES_SQL, 4, "snapshot_slot"),
+            ("since a roll-up", SERIES_FROM_SQL, 3, "snapshot_slot"),
+            ("an export page", SERIES_AFTER_SQL, 4, "series_seq"),
         ] {
             let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
             let values: Vec<rusqlite::types::Value> = (0..parameters)
@@ -851,7 +888,7 @@ mod tests {
             let searches: Vec<&String> = details.iter().filter(|d| d.contains("records")).collect();
             assert!(!searches.is_empty(), "{name}: {details:?}");
             for search in searches {
-                assert!(search.contains("snapshot_slot"), "{name}: {search}");
+                assert!(search.contains(index), "{name}: {search}");
             }
         }
     }

@@ -52,6 +52,8 @@
 //!   dashboard is two; page: one run of `kv_page.lua` (the head, the
 //!   page's seqs merged from its indexes, and the records in order up to
 //!   the page's byte budget).
+//! - a series export's rows from its cursor: one run of `kv_after.lua`
+//!   (the series' page index from the cursor's seq, and the records).
 //! - since inception: one run of `kv_since.lua` (each series' roll-up, when
 //!   its version is the reader's and it folds nothing beyond the reader's
 //!   head, with the series' members from its `from` code on, else the whole
@@ -99,6 +101,7 @@ static SINCE_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
         include_str!("since.lua")
     ))
 });
+static AFTER_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("after.lua")));
 static ROLLUPS_SCRIPT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("rollups.lua")));
 
@@ -674,6 +677,28 @@ impl LedgerStore for KvLedgerStore {
             .window(&[(strategy_id.clone(), mode)], start_nanos, end_nanos, 0)
             .await?;
         Ok(window.series.into_iter().next().unwrap_or_default())
+    }
+
+    /// One round trip: `kv_after.lua` reads the series' seqs above the
+    /// cursor from its page index and their records.
+    async fn series_after(
+        &self,
+        strategy_id: &StrategyId,
+        mode: Mode,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let keys = [self.index_key(RecordKind::Snapshot, mode, Some(strategy_id.as_str()))];
+        let args = [
+            self.record_key_prefix(),
+            format!("({after}"),
+            limit.to_string(),
+        ];
+        let value = AFTER_SCRIPT.run(&self.client, &keys, &args).await?;
+        seq_record_pairs(as_array(&value)?)
     }
 
     /// One round trip: `kv_latest.lua` reads the head, the first record and

@@ -1,0 +1,139 @@
+//! Series export pages against series length, and memory under concurrent
+//! exports (a bench binary: it measures the process's peak RSS, which a
+//! criterion harness would share).
+//!
+//! For one series of 1 000 and of 100 000 hourly snapshots on the embedded
+//! store (ledgers built once into `$CARGO_TARGET_DIR/bench-ledgers/`):
+//!
+//! - `page`: a JSON page whose cursor is in the middle of the series, the
+//!   series' month ends already known for this head (what every page after
+//!   a reader's first costs): the median of 50;
+//! - `page_cold`: the same with nothing known (a new process): the
+//!   since-inception roll-up and its open month are read first; the
+//!   median of 20;
+//! - then 16 concurrent clients each export the 100 000-point series whole
+//!   as CSV, following `next`, waiting the `Retry-After` second when the
+//!   answer is busy: the wall time and the process's peak RSS (`VmHWM`).
+//!
+//! The goals (DESIGN.md "Bounded work for every public read"): a page at
+//! 100 k costs at most 1.5× a page at 1 k; the 16 exports stay under
+//! 200 MB of RSS. Run: `cargo bench -p freedom-shared --bench exports`.
+
+// The 50-strategy ledgers of the other benches are not used here.
+#[allow(dead_code)]
+mod support;
+
+use freedom_shared::export::{ExportError, ExportFormat, SeriesExport, SeriesExports};
+use freedom_shared::ports::ledger_store::LedgerStore;
+use freedom_shared::record::{Mode, StrategyId};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The process's peak resident set, from `/proc/self/status`, in MB.
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let id = StrategyId::parse("strategy-00").unwrap();
+    let mut pages = Vec::new();
+    for points in [1_000usize, 100_000] {
+        let store = support::series_ledger(&runtime, points);
+        let head = runtime.block_on(store.head()).unwrap();
+        let export = SeriesExport {
+            strategy_id: &id,
+            mode: Mode::Paper,
+            head,
+        };
+        let middle = head.size / 2;
+        let page = |exports: &SeriesExports| {
+            let started = Instant::now();
+            runtime
+                .block_on(exports.page(&store, &export, Some(middle), ExportFormat::Json))
+                .unwrap();
+            started.elapsed()
+        };
+        // The first reader stores the roll-up; later ones use it.
+        page(&SeriesExports::default());
+        let warm = SeriesExports::default();
+        let warm_time = median((0..50).map(|_| page(&warm)).collect());
+        let cold_time = median((0..20).map(|_| page(&SeriesExports::default())).collect());
+        println!(
+            "exports/page/{points}: {warm_time:.2?}   exports/page_cold/{points}: {cold_time:.2?}"
+        );
+        pages.push((warm_time, cold_time));
+    }
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    println!(
+        "100 k / 1 k: page {:.2}x, page_cold {:.2}x (goal <= 1.5x)",
+        ratio(pages[1].0, pages[0].0),
+        ratio(pages[1].1, pages[0].1)
+    );
+
+    let store = Arc::new(support::series_ledger(&runtime, 100_000));
+    let exports = Arc::new(SeriesExports::default());
+    let before = peak_rss_mb();
+    let started = Instant::now();
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            let (store, exports, id) = (Arc::clone(&store), Arc::clone(&exports), id.clone());
+            runtime.spawn(async move {
+                let head = store.head().await.unwrap();
+                let export = SeriesExport {
+                    strategy_id: &id,
+                    mode: Mode::Paper,
+                    head,
+                };
+                let (mut after, mut rows, mut busy) = (None, 0usize, 0usize);
+                loop {
+                    match exports
+                        .page(store.as_ref(), &export, after, ExportFormat::Csv)
+                        .await
+                    {
+                        Ok(page) => {
+                            rows += page.body.lines().count() - 1;
+                            match page.next {
+                                Some(next) => after = Some(next),
+                                None => return (rows, busy),
+                            }
+                        }
+                        Err(ExportError::Busy) => {
+                            busy += 1;
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                        }
+                        Err(error) => panic!("{error}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut busy = 0;
+    for client in clients {
+        let (rows, refused) = runtime.block_on(client).unwrap();
+        assert_eq!(rows, 100_000, "every row exported once");
+        busy += refused;
+    }
+    println!(
+        "16 concurrent whole CSV exports of 100 000 points: {:.1?}, {busy} busy answers, peak RSS {:.0} MB (before {:.0} MB; goal < 200 MB)",
+        started.elapsed(),
+        peak_rss_mb(),
+        before
+    );
+}
