@@ -208,8 +208,12 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
     assert_eq!(
         mint_account(&accounts.accounts["FakeBravoMintTestTestTestTestTestTestTestTes"]),
         MintAccount::Mint {
-            mint_authority: Some("FakeMintAuthBravoTestTestTestTestTestTestTes".into()),
-            freeze_authority: Some("FakeFreezeAuthBravoTestTestTestTestTestTestT".into()),
+            mint_authority: freedom_shared::scan::Authority::HeldBy(
+                "FakeMintAuthBravoTestTestTestTestTestTestTes".into()
+            ),
+            freeze_authority: freedom_shared::scan::Authority::HeldBy(
+                "FakeFreezeAuthBravoTestTestTestTestTestTestT".into()
+            ),
         }
     );
     assert_eq!(
@@ -255,5 +259,71 @@ async fn an_rpc_error_envelope_is_a_failure() {
         matches!(accounts.failures[..], [ProviderError::Status(500)]),
         "{:?}",
         accounts.failures
+    );
+}
+
+/// Only an explicit JSON `null` is a revoked authority: an absent field, or
+/// one of the wrong type, is unknown (the token is not eligible), where it
+/// used to read as revoked and the token was bought.
+#[test]
+fn authorities_are_revoked_only_by_an_explicit_null() {
+    use freedom_shared::scan::checks::{self, CheckStatus, Evidence};
+    use scanner::providers::solana::{mint_account, parse_accounts};
+    let mint = |info: serde_json::Value| {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"context": {"slot": 1}, "value": [{
+            "lamports": 1_461_600, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "executable": false,
+            "data": {"program": "spl-token", "space": 82, "parsed": {"type": "mint", "info": info}}
+        }]}});
+        let slots = parse_accounts(body.to_string().as_bytes(), 1).unwrap();
+        mint_account(&slots[0])
+    };
+    let status = |info: serde_json::Value, check: &str| {
+        let account = mint(info);
+        let checks = checks::evaluate(&Evidence {
+            market: None,
+            risk: None,
+            mint: Some(&account),
+        });
+        checks.iter().find(|c| c.name == check).unwrap().status
+    };
+    let base = |authority: serde_json::Value| {
+        let mut info = serde_json::json!({"decimals": 6, "isInitialized": true, "supply": "1000", "freezeAuthority": null});
+        info["mintAuthority"] = authority;
+        info
+    };
+    assert_eq!(
+        status(base(serde_json::Value::Null), "mint_authority_revoked"),
+        CheckStatus::Pass
+    );
+    assert_eq!(
+        status(
+            base(serde_json::json!(
+                "FakeMintAuthBravoTestTestTestTestTestTestTes"
+            )),
+            "mint_authority_revoked"
+        ),
+        CheckStatus::Fail
+    );
+    for wrong in [
+        serde_json::json!(7),
+        serde_json::json!(["x"]),
+        serde_json::json!({}),
+        serde_json::json!(""),
+        serde_json::json!(true),
+    ] {
+        assert_eq!(
+            status(base(wrong.clone()), "mint_authority_revoked"),
+            CheckStatus::Unknown,
+            "{wrong}"
+        );
+    }
+    let absent = serde_json::json!({"decimals": 6, "isInitialized": true, "supply": "1000"});
+    assert_eq!(
+        status(absent.clone(), "mint_authority_revoked"),
+        CheckStatus::Unknown
+    );
+    assert_eq!(
+        status(absent, "freeze_authority_revoked"),
+        CheckStatus::Unknown
     );
 }

@@ -2,7 +2,7 @@
 //! (the provider that would tell did not answer); a token is eligible exactly
 //! when every check passes.
 
-use super::{MIN_LIQUIDITY_USD, MarketQuote, MintAccount, RiskReport};
+use super::{Authority, MIN_LIQUIDITY_USD, MarketQuote, MintAccount, RiskReport};
 use serde::{Deserialize, Serialize};
 
 /// A check's outcome.
@@ -109,29 +109,36 @@ pub fn evaluate(evidence: &Evidence<'_>) -> Vec<Check> {
         }
     }
     let authority =
-        |name: &'static str, label: &str, pick: fn(&MintAccount) -> Option<Option<&String>>| {
+        |name: &'static str, label: &str, pick: fn(&MintAccount) -> Option<&Authority>| {
             match evidence.mint {
                 None => check(name, Unknown, "the Solana RPC did not answer"),
                 Some(MintAccount::Missing) => check(name, Fail, "the mint account does not exist"),
                 Some(account) => match pick(account) {
                     None => check(name, Unknown, "the account is not a parsed SPL mint"),
-                    Some(None) => check(name, Pass, format!("{label} authority is revoked")),
-                    Some(Some(holder)) => check(
+                    Some(Authority::Revoked) => {
+                        check(name, Pass, format!("{label} authority is revoked"))
+                    }
+                    Some(Authority::HeldBy(holder)) => check(
                         name,
                         Fail,
                         format!("{label} authority is still held by {holder}"),
+                    ),
+                    Some(Authority::Unknown) => check(
+                        name,
+                        Unknown,
+                        format!("the mint does not say its {label} authority is revoked (no null)"),
                     ),
                 },
             }
         };
     checks.push(authority(CHECK_NAMES[2], "mint", |a| match a {
-        MintAccount::Mint { mint_authority, .. } => Some(mint_authority.as_ref()),
+        MintAccount::Mint { mint_authority, .. } => Some(mint_authority),
         _ => None,
     }));
     checks.push(authority(CHECK_NAMES[3], "freeze", |a| match a {
         MintAccount::Mint {
             freeze_authority, ..
-        } => Some(freeze_authority.as_ref()),
+        } => Some(freeze_authority),
         _ => None,
     }));
     checks.push(match evidence.risk {
@@ -180,8 +187,8 @@ mod tests {
 
     fn clean_mint() -> MintAccount {
         MintAccount::Mint {
-            mint_authority: None,
-            freeze_authority: None,
+            mint_authority: Authority::Revoked,
+            freeze_authority: Authority::Revoked,
         }
     }
 
@@ -222,8 +229,8 @@ mod tests {
     fn authorities_danger_and_thin_liquidity_fail_their_own_check() {
         let (q, r) = (quote(250_000), report(&[]));
         let minting = MintAccount::Mint {
-            mint_authority: Some("Auth".into()),
-            freeze_authority: None,
+            mint_authority: Authority::HeldBy("Auth".into()),
+            freeze_authority: Authority::Revoked,
         };
         let checks = evaluate(&Evidence {
             market: Some(Some(&q)),
@@ -232,8 +239,8 @@ mod tests {
         });
         assert_eq!(statuses(&checks), vec![Pass, Pass, Fail, Pass, Pass]);
         let freezing = MintAccount::Mint {
-            mint_authority: None,
-            freeze_authority: Some("Auth".into()),
+            mint_authority: Authority::Revoked,
+            freeze_authority: Authority::HeldBy("Auth".into()),
         };
         let checks = evaluate(&Evidence {
             market: Some(Some(&q)),

@@ -99,6 +99,34 @@ pub struct CachedRisk {
     pub report: Option<RiskReport>,
 }
 
+/// What a parsed mint says of one of its authorities. Only an explicit
+/// JSON `null` is revoked: an absent field, or one of another type, is
+/// unknown (fail closed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Authority {
+    /// The field is `null`: nobody holds it.
+    Revoked,
+    /// The field names who holds it.
+    HeldBy(String),
+    /// The field is absent or not an address.
+    Unknown,
+}
+
+impl Authority {
+    /// The authority a parsed mint's field says: `null` revoked, a
+    /// non-empty string held, anything else (or absent) unknown.
+    pub fn from_field(field: Option<&serde_json::Value>) -> Authority {
+        match field {
+            Some(serde_json::Value::Null) => Authority::Revoked,
+            Some(serde_json::Value::String(holder)) if !holder.is_empty() => {
+                Authority::HeldBy(holder.clone())
+            }
+            _ => Authority::Unknown,
+        }
+    }
+}
+
 /// What the Solana RPC says of a mint account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -109,10 +137,10 @@ pub enum MintAccount {
     NotAMint,
     /// A parsed SPL (or Token-2022) mint.
     Mint {
-        /// `mintAuthority`; `None` = revoked.
-        mint_authority: Option<String>,
-        /// `freezeAuthority`; `None` = revoked.
-        freeze_authority: Option<String>,
+        /// `mintAuthority`.
+        mint_authority: Authority,
+        /// `freezeAuthority`.
+        freeze_authority: Authority,
     },
 }
 

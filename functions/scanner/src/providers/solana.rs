@@ -2,9 +2,9 @@
 //! a call (100 requests per 10 s, 40 per 10 s for one method). Accounts come
 //! back in input order, `null` for one that does not exist.
 
-use super::wire::{AccountSlot, MintInfo, Parsed, RpcAnswer, RpcError, TokenAccountInfo};
+use super::wire::{AccountSlot, Parsed, RpcAnswer, RpcError, TokenAccountInfo};
 use super::{Http, ProviderError};
-use freedom_shared::scan::{MintAccount, WalletToken, WalletView};
+use freedom_shared::scan::{Authority, MintAccount, WalletToken, WalletView};
 use futures_util::future::join_all;
 use serde::Deserialize;
 use serde_json::json;
@@ -105,13 +105,10 @@ pub fn mint_account(slot: &AccountSlot) -> MintAccount {
         return MintAccount::Missing;
     }
     match parsed(slot) {
-        Some(parsed) if parsed.kind == "mint" => {
-            let info = MintInfo::deserialize(&parsed.info).unwrap_or_default();
-            MintAccount::Mint {
-                mint_authority: info.mint_authority.0,
-                freeze_authority: info.freeze_authority.0,
-            }
-        }
+        Some(parsed) if parsed.kind == "mint" => MintAccount::Mint {
+            mint_authority: Authority::from_field(parsed.info.get("mintAuthority")),
+            freeze_authority: Authority::from_field(parsed.info.get("freezeAuthority")),
+        },
         _ => MintAccount::NotAMint,
     }
 }

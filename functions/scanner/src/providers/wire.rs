@@ -236,16 +236,6 @@ pub struct Parsed {
     pub info: Value,
 }
 
-/// A parsed SPL mint's authorities (`null` = revoked).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct MintInfo {
-    /// `mintAuthority`.
-    pub mint_authority: Loose<String>,
-    /// `freezeAuthority`.
-    pub freeze_authority: Loose<String>,
-}
-
 /// A parsed token account's mint and balance.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
