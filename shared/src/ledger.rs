@@ -91,6 +91,12 @@ impl Ledger {
         self
     }
 
+    /// The guard records pass, for text that may enter one (the scanner's
+    /// provider symbols).
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
     /// The underlying store, for read models (the dashboard).
     pub fn store(&self) -> &Arc<dyn LedgerStore> {
         &self.store

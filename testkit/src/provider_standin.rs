@@ -240,7 +240,15 @@ impl ProviderStandIn {
             .shared
             .tokens
             .iter()
-            .map(|t| format!("{}:{}", t.symbol, t.mint))
+            .map(|t| {
+                // A symbol the universe's syntax cannot carry (a test of
+                // what DexScreener may name a token) is left out of it.
+                if t.symbol.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    format!("{}:{}", t.symbol, t.mint)
+                } else {
+                    t.mint.clone()
+                }
+            })
             .collect();
         vec![
             ("FF_DEXSCREENER_URL".into(), self.url.clone()),

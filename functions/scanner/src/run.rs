@@ -26,6 +26,7 @@ use freedom_shared::record::decimal_json;
 use freedom_shared::scan::checks::{self, Evidence};
 use freedom_shared::scan::experiments::{EXPERIMENTS, Side, TokenMarket, Trade};
 use freedom_shared::scan::report::{Observation, ReportParts, ScannerState, UniverseEntry};
+use freedom_shared::scan::text;
 use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL, grid_slot};
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -184,7 +185,19 @@ impl ScanRunner {
             let checks = checks::evaluate(&evidence);
             let eligible = checks::eligible(&checks);
             let quote = quote.flatten();
-            let symbol = quote.map_or(token.symbol.clone(), |q| q.symbol.clone());
+            let raw_symbol = quote.map_or(token.symbol.as_str(), |q| q.symbol.as_str());
+            let symbol = text::symbol(raw_symbol, self.ledger.guard()).unwrap_or_else(|| {
+                let fallback = text::fallback_symbol(&token.mint);
+                state.push_event(
+                    started,
+                    "provider",
+                    format!(
+                        "{}: its symbol is not fit for a public record (see the record rules); shown as {fallback}",
+                        token.mint
+                    ),
+                );
+                fallback
+            });
             if let Some(q) = quote
                 && let (Some(price), Some(liquidity)) = (q.price_usd, q.liquidity_usd)
             {
@@ -208,8 +221,12 @@ impl ScanRunner {
                 );
             }
             let dexscreener_page = quote
-                .and_then(|q| q.pair_url.clone())
-                .unwrap_or_else(|| format!("https://dexscreener.com/solana/{}", token.mint));
+                .and_then(|q| q.pair_url.as_deref())
+                .and_then(text::url)
+                .map_or_else(
+                    || format!("https://dexscreener.com/solana/{}", token.mint),
+                    str::to_owned,
+                );
             universe.push(UniverseEntry {
                 mint: token.mint.clone(),
                 symbol,
@@ -452,20 +469,23 @@ impl ScanRunner {
                         appended.push(OutsideEvent::record_appended(&receipt));
                     }
                 }
-                Err(AppendError::Refused(refusal)) => state.push_event(
-                    now,
-                    "ledger",
-                    format!(
+                // A refused paper snapshot leaves a gap in the public
+                // series: the run is degraded, and says why.
+                Err(AppendError::Refused(refusal)) => {
+                    let message = format!(
                         "{}: the {} snapshot was not appended ({refusal})",
                         experiment.id,
                         rfc3339(slot)
-                    ),
-                ),
-                Err(AppendError::Record(error)) => state.push_event(
-                    now,
-                    "ledger",
-                    format!("{}: the paper snapshot was refused: {error}", experiment.id),
-                ),
+                    );
+                    state.push_event(now, "ledger", message.clone());
+                    degraded.push(message);
+                }
+                Err(AppendError::Record(error)) => {
+                    let message =
+                        format!("{}: the paper snapshot was refused: {error}", experiment.id);
+                    state.push_event(now, "ledger", message.clone());
+                    degraded.push(message);
+                }
                 Err(AppendError::Store(error)) => {
                     tracing::error!(error = %ErrorChain(&error), "the ledger store failed during a scanner run");
                     let message = format!("{}: the ledger could not be written", experiment.id);

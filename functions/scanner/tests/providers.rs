@@ -327,3 +327,37 @@ fn authorities_are_revoked_only_by_an_explicit_null() {
         CheckStatus::Unknown
     );
 }
+
+/// A huge RugCheck answer cannot make the scanner's state large: only the
+/// danger-level risks the checks use are kept, their names cleaned and cut,
+/// at most 16 KiB of them a token (30 such answers once made a 120 MB
+/// state).
+#[test]
+fn a_huge_risk_report_is_kept_small() {
+    use freedom_shared::scan::{MAX_RISK_BYTES, MAX_RISK_NAME_CHARS};
+    let risks: Vec<serde_json::Value> = (0..5000)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("risk {i} \u{202E}{}", "x".repeat(4000)),
+                "level": if i % 2 == 0 { "danger" } else { "warn" },
+                "score": i, "description": "y".repeat(4000)
+            })
+        })
+        .collect();
+    let body = serde_json::json!({"score": 1, "score_normalised": 1, "risks": risks});
+    let bytes = body.to_string();
+    assert!(bytes.len() > 40_000_000, "a large answer");
+    let report = scanner::providers::rugcheck::parse_report(bytes.as_bytes()).unwrap();
+    assert!(!report.risks.is_empty());
+    assert!(report.risks.iter().all(|r| r.level == "danger"));
+    assert!(
+        report
+            .risks
+            .iter()
+            .all(|r| r.name.chars().count() <= MAX_RISK_NAME_CHARS)
+    );
+    assert!(report.risks.iter().all(|r| !r.name.contains('\u{202E}')));
+    let kept: usize = report.risks.iter().map(|r| r.name.len()).sum();
+    assert!(kept <= MAX_RISK_BYTES, "{kept} bytes");
+    assert!(serde_json::to_string(&report).unwrap().len() < 2 * MAX_RISK_BYTES);
+}

@@ -10,7 +10,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::ledger_store::PageQuery;
-use freedom_testkit::provider_standin::{Fault, Provider, ProviderStandIn, fixture_tokens};
+use freedom_testkit::provider_standin::{
+    Fault, Provider, ProviderStandIn, StandInToken, fixture_tokens,
+};
 use http_body_util::BodyExt;
 use scanner::config::ScannerConfig;
 use scanner::run::{RunError, ScanRunner};
@@ -39,17 +41,25 @@ impl Harness {
     }
 
     async fn with(adjust: impl FnOnce(&mut ScannerConfig)) -> Harness {
+        Harness::with_tokens(fixture_tokens(), adjust).await
+    }
+
+    async fn with_tokens(
+        tokens: Vec<StandInToken>,
+        adjust: impl FnOnce(&mut ScannerConfig),
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let stores = Stores::open(None, dir.path()).unwrap();
-        Harness::on(stores, dir, adjust).await
+        Harness::on(stores, dir, tokens, adjust).await
     }
 
     async fn on(
         stores: Stores,
         dir: tempfile::TempDir,
+        tokens: Vec<StandInToken>,
         adjust: impl FnOnce(&mut ScannerConfig),
     ) -> Harness {
-        let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
+        let stand_in = ProviderStandIn::start(tokens).await.unwrap();
         let env = stand_in.env();
         let mut config = ScannerConfig::from_env(|name| {
             env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
@@ -511,6 +521,82 @@ async fn a_slow_provider_keeps_the_others_answers_and_its_cache_fills_across_run
     panic!("the cache never filled: {known} of {tokens}");
 }
 
+/// A provider's symbol enters a book, a public record and the report only
+/// when it is fit for one: a symbol the record rules or the guard would
+/// refuse (an e-mail address used to freeze the experiment's public series,
+/// every later paper snapshot refused while the run said ok) or one that
+/// would be a formula or markup elsewhere is shown as the mint's first 8
+/// characters, with an event; hidden characters are removed.
+#[tokio::test]
+async fn provider_symbols_are_cleaned_before_they_reach_a_book() {
+    for (given, shown) in [
+        ("ceo@example.com", "FakeDe1t"),
+        ("=HYPERLINK(\"https://x.example\")", "FakeDe1t"),
+        ("<script>alert(1)</script>", "FakeDe1t"),
+        ("DEL\u{202E}TA\u{200B}", "DELTA"),
+    ] {
+        let mut tokens = fixture_tokens();
+        tokens.iter_mut().find(|t| t.mint == DELTA).unwrap().symbol = given.to_owned();
+        let h = Harness::with_tokens(tokens, |_| {}).await;
+        let report = h.runner().run().await.unwrap();
+        assert_eq!(report["status"], "ok", "{given}: {}", report["events"]);
+        assert_eq!(entry(&report, DELTA)["symbol"], shown, "{given}");
+        let replaced = report["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "provider" && e["message"].as_str().unwrap().contains(DELTA));
+        assert_eq!(replaced, shown != "DELTA", "{given}: an event says so");
+        assert!(
+            !report.to_string().contains(given),
+            "{given} is nowhere in the report"
+        );
+        // The equal-weight book bought it under the shown symbol.
+        let snapshots = h.ledger_snapshots().await;
+        let symbols: Vec<&str> = snapshots
+            .iter()
+            .flat_map(|s| s["positions"].as_array().into_iter().flatten())
+            .filter_map(|p| p["symbol"].as_str())
+            .collect();
+        assert!(symbols.contains(&shown), "{given}: {symbols:?}");
+        assert!(!symbols.contains(&given));
+    }
+}
+
+/// A paper snapshot the ledger refuses leaves a gap in a public series:
+/// the run is degraded and says which (it used to say ok).
+#[tokio::test]
+async fn a_refused_paper_snapshot_makes_the_run_degraded() {
+    let h = Harness::new().await;
+    // Someone wrote the control experiment's series past the run's slot.
+    let record = serde_json::json!({
+        "id": "in-the-way", "type": "snapshot", "visibility": "public", "mode": "paper",
+        "strategyId": "scanner-control-cash-v1", "strategyName": "In the way",
+        "asOf": "2026-05-04T12:05:00Z", "source": {"name": "test", "url": "https://example.com/t"},
+        "currency": "USD", "equity": 10000, "flowSincePrevious": 0
+    });
+    let ledger = freedom_shared::ledger::Ledger::new(
+        std::sync::Arc::clone(&h.stores.ledger),
+        freedom_shared::record::guard::Guard::default(),
+    );
+    ledger.append(record.to_string().as_bytes()).await.unwrap();
+    let report = h.runner().run().await.unwrap();
+    assert_eq!(report["status"], "degraded");
+    assert!(
+        report["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "ledger"
+                && e["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("scanner-control-cash-v1")),
+        "{}",
+        report["events"]
+    );
+}
+
 async fn call(state: &scanner::AppState, request: Request<Body>) -> (StatusCode, Value) {
     let response = scanner::app(state.clone()).oneshot(request).await.unwrap();
     let status = response.status();
@@ -576,7 +662,13 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
         .unwrap();
     let kv = bridge.kv_config("ff:");
     let dir = tempfile::tempdir().unwrap();
-    let h = Harness::on(Stores::open(Some(&kv), dir.path()).unwrap(), dir, |_| {}).await;
+    let h = Harness::on(
+        Stores::open(Some(&kv), dir.path()).unwrap(),
+        dir,
+        fixture_tokens(),
+        |_| {},
+    )
+    .await;
     let report = h.runner().run().await.unwrap();
     assert_eq!(report["status"], "ok");
     // Another function instance: same KV store, nothing shared in memory.
@@ -584,6 +676,7 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     let other = Harness::on(
         Stores::open(Some(&kv), other_dir.path()).unwrap(),
         other_dir,
+        fixture_tokens(),
         |_| {},
     )
     .await;

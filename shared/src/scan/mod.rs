@@ -5,11 +5,13 @@
 //!
 //! - [`checks`]: the five checks and eligibility;
 //! - [`experiments`]: the fixed experiments, their cost model and paper books;
-//! - [`report`]: the persisted state (bounded) and the report's named parts.
+//! - [`report`]: the persisted state (bounded) and the report's named parts;
+//! - [`text`]: provider text made fit for a book, a record and the report.
 
 pub mod checks;
 pub mod experiments;
 pub mod report;
+pub mod text;
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use rust_decimal::Decimal;
@@ -75,7 +77,14 @@ pub struct Risk {
     pub score: Option<f64>,
 }
 
-/// A RugCheck report summary, stored raw (score and risks).
+/// Most bytes of risk names a cached report keeps per token.
+pub const MAX_RISK_BYTES: usize = 16 * 1024;
+/// Longest risk name kept, in characters.
+pub const MAX_RISK_NAME_CHARS: usize = 200;
+
+/// A RugCheck report summary as the scanner keeps it: the score, and the
+/// risks the checks use (danger level), their names cleaned and bounded
+/// ([`RiskReport::bounded`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RiskReport {
@@ -85,6 +94,31 @@ pub struct RiskReport {
     pub score_normalised: Option<f64>,
     /// Its listed risks.
     pub risks: Vec<Risk>,
+}
+
+impl RiskReport {
+    /// The report keeping only what the checks use: the danger-level risks,
+    /// their names without hidden characters and cut to
+    /// [`MAX_RISK_NAME_CHARS`], at most [`MAX_RISK_BYTES`] of names in all
+    /// (so no answer, however large, makes the scanner's state large).
+    pub fn bounded(self) -> RiskReport {
+        let mut bytes = 0usize;
+        let risks = self
+            .risks
+            .into_iter()
+            .filter(|risk| risk.level.eq_ignore_ascii_case("danger"))
+            .map(|risk| Risk {
+                name: text::visible(&risk.name, MAX_RISK_NAME_CHARS),
+                level: "danger".to_owned(),
+                score: risk.score,
+            })
+            .take_while(|risk| {
+                bytes = bytes.saturating_add(risk.name.len());
+                bytes <= MAX_RISK_BYTES
+            })
+            .collect();
+        RiskReport { risks, ..self }
+    }
 }
 
 /// A cached RugCheck answer: a report, or the knowledge that there is none

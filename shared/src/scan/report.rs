@@ -107,11 +107,16 @@ impl ScannerState {
         self.events.drain(..excess);
     }
 
-    /// Drops history and cached reports of tokens no longer in `universe`.
+    /// Drops history and cached reports of tokens no longer in `universe`,
+    /// and bounds every cached report (a state saved before reports were
+    /// bounded shrinks at its next run).
     pub fn prune(&mut self, universe: &[UniverseToken]) {
         let keep = |mint: &String| universe.iter().any(|t| &t.mint == mint);
         self.history.retain(|mint, _| keep(mint));
         self.risk_cache.retain(|mint, _| keep(mint));
+        for cached in self.risk_cache.values_mut() {
+            cached.report = cached.report.take().map(super::RiskReport::bounded);
+        }
     }
 }
 
@@ -253,6 +258,42 @@ mod tests {
             price_usd: Some(Decimal::ONE),
             liquidity_usd: None,
         }
+    }
+
+    /// A state saved before reports were bounded shrinks at its next run:
+    /// tokens out of the universe go, and every kept report is bounded.
+    #[test]
+    fn pruning_keeps_the_universe_s_reports_bounded() {
+        use crate::scan::{CachedRisk, MAX_RISK_BYTES, Risk, RiskReport, UniverseToken};
+        let huge = RiskReport {
+            score: None,
+            score_normalised: None,
+            risks: (0..2000)
+                .map(|i| Risk {
+                    name: "n".repeat(1000),
+                    level: if i % 2 == 0 { "danger" } else { "info" }.into(),
+                    score: None,
+                })
+                .collect(),
+        };
+        let mut state = ScannerState::default();
+        for mint in ["kept", "gone"] {
+            state.risk_cache.insert(
+                mint.into(),
+                CachedRisk {
+                    fetched_at: observation(0).observed_at,
+                    report: Some(huge.clone()),
+                },
+            );
+        }
+        state.prune(&[UniverseToken {
+            mint: "kept".into(),
+            symbol: "K".into(),
+        }]);
+        assert_eq!(state.risk_cache.len(), 1);
+        let kept = state.risk_cache["kept"].report.as_ref().unwrap();
+        assert!(kept.risks.iter().all(|r| r.level == "danger"));
+        assert!(kept.risks.iter().map(|r| r.name.len()).sum::<usize>() <= MAX_RISK_BYTES);
     }
 
     #[test]

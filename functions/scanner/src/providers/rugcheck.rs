@@ -4,7 +4,7 @@
 
 use super::wire::RiskSummary;
 use super::{Http, ProviderError};
-use freedom_shared::scan::{Risk, RiskReport};
+use freedom_shared::scan::{MAX_RISK_NAME_CHARS, Risk, RiskReport};
 use tokio::time::Instant;
 
 /// The RugCheck client.
@@ -41,7 +41,8 @@ impl RugCheck {
     }
 }
 
-/// Reads a report summary's body; one with `error` is not a report.
+/// Reads a report summary's body; one with `error` is not a report. Only
+/// what the checks use is kept ([`RiskReport::bounded`]).
 pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
     let summary: RiskSummary = serde_json::from_slice(body)
         .map_err(|_| ProviderError::Malformed("not a report summary"))?;
@@ -55,8 +56,9 @@ pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
         .iter()
         .flatten()
         .filter_map(|risk| risk.get())
+        .filter(|risk| risk.level.eq_ignore_ascii_case("danger"))
         .map(|risk| Risk {
-            name: risk.name.chars().take(200).collect(),
+            name: risk.name.chars().take(MAX_RISK_NAME_CHARS).collect(),
             level: risk.level.clone(),
             score: risk.score.get().copied(),
         })
@@ -65,5 +67,6 @@ pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
         score: summary.score.get().copied(),
         score_normalised: summary.score_normalised.get().copied(),
         risks,
-    })
+    }
+    .bounded())
 }
