@@ -361,3 +361,53 @@ fn a_huge_risk_report_is_kept_small() {
     assert!(kept <= MAX_RISK_BYTES, "{kept} bytes");
     assert!(serde_json::to_string(&report).unwrap().len() < 2 * MAX_RISK_BYTES);
 }
+
+/// A provider's redirect is a failed answer: it is never followed (the RPC
+/// POST body used to be re-sent to whatever host and port it named).
+#[tokio::test]
+async fn redirects_are_failed_answers_and_never_followed() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reached = Arc::new(AtomicUsize::new(0));
+    let target = {
+        let reached = Arc::clone(&reached);
+        axum::Router::new().fallback(move || {
+            reached.fetch_add(1, Ordering::SeqCst);
+            async { "{}" }
+        })
+    };
+    let serve = |app: axum::Router| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    };
+    let target_url = serve(target).await;
+    let redirector = {
+        let location = format!("{target_url}/elsewhere");
+        axum::Router::new().fallback(move || {
+            let location = location.clone();
+            async move {
+                (
+                    axum::http::StatusCode::TEMPORARY_REDIRECT,
+                    [(axum::http::header::LOCATION, location)],
+                )
+            }
+        })
+    };
+    let base = serve(redirector).await;
+    let rpc = SolanaRpc::new(Http::new(config(format!("{base}/rpc"))));
+    let accounts = rpc
+        .accounts(&["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()], later())
+        .await;
+    assert!(matches!(accounts.failures[..], [ProviderError::Status(307)]), "{:?}", accounts.failures);
+    let rugcheck = RugCheck::new(Http::new(config(base.clone())));
+    assert!(matches!(
+        rugcheck.report("FakeBravoMintTestTestTestTestTestTestTestTes", later()).await,
+        Err(ProviderError::Status(307))
+    ));
+    let dex = DexScreener::new(Http::new(config(base)));
+    let quotes = dex.quotes(&["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()], later()).await;
+    assert!(!quotes.failures.is_empty());
+    assert_eq!(reached.load(Ordering::SeqCst), 0, "the redirect's target was never asked");
+}

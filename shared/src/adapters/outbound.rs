@@ -100,7 +100,8 @@ impl Answer {
 }
 
 /// The process's HTTP client, built on first use (building one loads the
-/// root certificates, so it is done once). Timeouts are per request.
+/// root certificates, so it is done once). Timeouts are per request, and
+/// redirects are not followed.
 pub fn client() -> Result<reqwest::Client, OutboundError> {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     if let Some(client) = CLIENT.get() {
@@ -109,6 +110,10 @@ pub fn client() -> Result<reqwest::Client, OutboundError> {
     let client = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(USER_AGENT)
+        // A redirect is an answer like any other (a 3xx is refused by
+        // `Answer::class`), never followed: a provider must not be able
+        // to send a request, or a POST's body, to another host or port.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(OutboundError::NoClient)?;
     Ok(CLIENT.get_or_init(|| client).clone())
