@@ -141,9 +141,12 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!("scanner schedule off (--no-schedule)");
     } else {
         tracing::info!("scanner schedule: every 15 minutes, on :00, :15, :30 and :45");
-        tokio::spawn(run_every_quarter_hour(schedule));
+        tokio::spawn(run_every_quarter_hour(Arc::clone(&schedule)));
     }
     listener::serve(socket, app, limits, listener::shutdown_signal()).await?;
+    // A run still under way is cut off when the process exits: its lock is
+    // given back first, so the next start can run at once.
+    schedule.release_held().await;
     tracing::info!("freedom-local stopped");
     Ok(())
 }

@@ -202,3 +202,43 @@ fn a_key_file_that_is_not_a_small_private_regular_file_stops_start_up() {
     assert!(stderr.contains("readable by group or others"), "{stderr}");
     assert!(stderr.contains(&key.display().to_string()), "{stderr}");
 }
+
+/// SIGTERM during a scanner run releases the run's lock before the process
+/// exits: a restarted freedom-local runs the scanner at once (the lock used
+/// to stay held for its 5-minute expiry, so runs answered 409).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_scanner_run_releases_the_lock() {
+    use freedom_testkit::provider_standin::{Fault, Provider, ProviderStandIn, fixture_tokens};
+    let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
+    let env = stand_in.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    stand_in.fail_always(Provider::DexScreener, Some(Fault::Hang));
+    let (server, _) = start_with(dir.path(), &env);
+    let run = tokio::spawn(
+        reqwest::Client::new()
+            .post(format!("{}/api/freedom-scanner", server.base))
+            .bearer_auth(TOKEN)
+            .send(),
+    );
+    let started = std::time::Instant::now();
+    while stand_in.requests(Provider::DexScreener) == 0 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the run never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    stop(server);
+    let _ = run.await;
+    stand_in.fail_always(Provider::DexScreener, None);
+    let (server, _) = start_with(dir.path(), &env);
+    let response = reqwest::Client::new()
+        .post(format!("{}/api/freedom-scanner", server.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    stop(server);
+}

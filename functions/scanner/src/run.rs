@@ -69,6 +69,9 @@ pub struct ScanRunner {
     /// Read in whole seconds: every instant the scanner records is.
     clock: Clock,
     events: Events,
+    /// The lock this process's run holds, while it holds one (shared by
+    /// every clone), so a process told to stop can give it back.
+    held: Arc<std::sync::Mutex<Option<LockToken>>>,
 }
 
 /// What the providers answered in one run.
@@ -95,6 +98,28 @@ impl ScanRunner {
             ledger,
             clock,
             events: no_events(),
+            held: Arc::default(),
+        }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Option<LockToken>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Releases the lock a run of this process holds, if any: for a process
+    /// that is stopping (SIGTERM) while a run is under way, so the next
+    /// process can run at once instead of waiting for the lock to expire.
+    /// The run itself then cannot save (its fenced write fails), so nothing
+    /// half-done is kept.
+    pub async fn release_held(&self) {
+        let Some(token) = self.held().take() else {
+            return;
+        };
+        match self.store.release(&token).await {
+            Ok(_) => tracing::info!("released the scanner lock of the run under way"),
+            Err(error) => {
+                tracing::error!(error = %ErrorChain(&error), "could not release the scanner lock; it expires on its own")
+            }
         }
     }
 
@@ -129,9 +154,14 @@ impl ScanRunner {
             .acquire(self.config.lock_ttl)
             .await?
             .ok_or(RunError::Busy)?;
+        *self.held() = Some(token.clone());
         let outcome = AssertUnwindSafe(self.run_locked(&token))
             .catch_unwind()
             .await;
+        if self.held().take().is_none() {
+            // Released already: the process is stopping.
+            return Err(RunError::LockLost);
+        }
         match self.store.release(&token).await {
             Ok(true) => {}
             Ok(false) => tracing::warn!("the scanner lock had expired before release"),

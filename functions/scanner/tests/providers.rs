@@ -398,16 +398,34 @@ async fn redirects_are_failed_answers_and_never_followed() {
     let base = serve(redirector).await;
     let rpc = SolanaRpc::new(Http::new(config(format!("{base}/rpc"))));
     let accounts = rpc
-        .accounts(&["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()], later())
+        .accounts(
+            &["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()],
+            later(),
+        )
         .await;
-    assert!(matches!(accounts.failures[..], [ProviderError::Status(307)]), "{:?}", accounts.failures);
+    assert!(
+        matches!(accounts.failures[..], [ProviderError::Status(307)]),
+        "{:?}",
+        accounts.failures
+    );
     let rugcheck = RugCheck::new(Http::new(config(base.clone())));
     assert!(matches!(
-        rugcheck.report("FakeBravoMintTestTestTestTestTestTestTestTes", later()).await,
+        rugcheck
+            .report("FakeBravoMintTestTestTestTestTestTestTestTes", later())
+            .await,
         Err(ProviderError::Status(307))
     ));
     let dex = DexScreener::new(Http::new(config(base)));
-    let quotes = dex.quotes(&["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()], later()).await;
+    let quotes = dex
+        .quotes(
+            &["FakeBravoMintTestTestTestTestTestTestTestTes".to_owned()],
+            later(),
+        )
+        .await;
     assert!(!quotes.failures.is_empty());
-    assert_eq!(reached.load(Ordering::SeqCst), 0, "the redirect's target was never asked");
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        0,
+        "the redirect's target was never asked"
+    );
 }

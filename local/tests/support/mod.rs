@@ -21,6 +21,16 @@ pub struct Running {
     pub log: Arc<Mutex<Vec<String>>>,
 }
 
+impl Drop for Running {
+    /// A test that fails midway leaves no process behind.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Running {
     /// Whether a log line so far contains `text`.
     pub fn logged(&self, text: &str) -> bool {
