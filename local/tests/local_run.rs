@@ -150,7 +150,7 @@ fn configuration_mistakes_stop_start_up_with_a_sentence_naming_the_variable() {
         (
             "FF_AGENT_WRITE_TOKEN",
             " padded-token-0123456789 ",
-            "FF_AGENT_WRITE_TOKEN must not contain white space",
+            "FF_AGENT_WRITE_TOKEN must be visible ASCII, with no white space",
         ),
         (
             "FF_SCANNER_UNIVERSE",

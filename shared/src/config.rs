@@ -99,7 +99,7 @@ pub enum ConfigError {
     /// The write token has white space or control characters in or around
     /// it (usually a stray newline or quote from a file).
     #[error(
-        "FF_AGENT_WRITE_TOKEN must not contain white space or control characters (a stray newline or space around it?): set the token alone"
+        "FF_AGENT_WRITE_TOKEN must be visible ASCII, with no white space or control characters (a stray newline or space around it?): set the token alone"
     )]
     WriteTokenNotPrintable,
     /// An event bus is named but this binary cannot publish to one.
@@ -109,7 +109,7 @@ pub enum ConfigError {
     NoEventBridge,
     /// The log's origin cannot be a key name.
     #[error(
-        "FF_LOG_ORIGIN must be a schema-less URL such as fund.example.com/log: no spaces and no '+'"
+        "FF_LOG_ORIGIN must be a schema-less URL such as fund.example.com/log: printable ASCII, no scheme, no spaces and no '+'"
     )]
     BadLogOrigin,
     /// The signing key is not a signed-note Ed25519 signer key (its text is
@@ -155,7 +155,7 @@ impl LogConfig {
 pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, ConfigError> {
     let origin = lookup("FF_LOG_ORIGIN").filter(|o| !o.trim().is_empty());
     if let Some(origin) = &origin
-        && (origin.chars().any(|c| c.is_whitespace() || c == '+'))
+        && !is_log_origin(origin)
     {
         return Err(ConfigError::BadLogOrigin);
     }
@@ -185,6 +185,13 @@ pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, 
         origin_configured,
         signing_key,
     })
+}
+
+/// Whether `origin` can name a log: printable ASCII without spaces or `+`
+/// (a key name's rules), and no scheme (c2sp.org/tlog-checkpoint: a
+/// schema-less URL).
+fn is_log_origin(origin: &str) -> bool {
+    origin.bytes().all(|b| b.is_ascii_graphic() && b != b'+') && !origin.contains("://")
 }
 
 /// Shortest write token accepted at start-up.
@@ -249,7 +256,9 @@ pub fn write_token(
     let Some(token) = lookup("FF_AGENT_WRITE_TOKEN").filter(|t| !t.is_empty()) else {
         return Ok(None);
     };
-    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    // Visible ASCII only: a header can carry nothing else, so a token with
+    // other characters would refuse every POST.
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(ConfigError::WriteTokenNotPrintable);
     }
     if token.chars().count() < MIN_WRITE_TOKEN_CHARS {
@@ -285,6 +294,57 @@ mod tests {
             log_config(env(&[("FF_LOG_ORIGIN", "a b")])).unwrap_err(),
             ConfigError::BadLogOrigin
         );
+    }
+
+    /// An origin every checkpoint names and every verifier must match: only
+    /// printable ASCII, no spaces, no `+`, no scheme (with one,
+    /// freedom-verify failed every checkpoint).
+    #[test]
+    fn the_log_origin_is_printable_ascii_without_a_scheme() {
+        for bad in [
+            "https://fund.example.com/log",
+            "http://fund.example.com/log",
+            "fund.example.com/log\u{7}",
+            "fund.example.com/\u{202E}gol",
+            "fund.example.com/log\u{200F}",
+            "fünd.example.com/log",
+            "fund.example.com/a+b",
+            "fund\texample",
+            "fund.example.com/log\n",
+        ] {
+            assert_eq!(
+                log_config(env(&[("FF_LOG_ORIGIN", bad)])).unwrap_err(),
+                ConfigError::BadLogOrigin,
+                "{bad:?}"
+            );
+        }
+        for good in [
+            "fund.example.com/log",
+            "example.org",
+            "fund.example.com:8443/log-2",
+        ] {
+            assert_eq!(
+                log_config(env(&[("FF_LOG_ORIGIN", good)])).unwrap().origin,
+                good
+            );
+        }
+    }
+
+    /// A token only visible ASCII can carry: one with other characters
+    /// would start, then refuse every POST (headers are ASCII).
+    #[test]
+    fn a_write_token_outside_visible_ascii_stops_start_up() {
+        for bad in [
+            "sixteen-chars-é-xx",
+            "sixteen-chars-\u{200B}xx",
+            "token\u{7f}-sixteen-chars",
+        ] {
+            assert_eq!(
+                write_token(env(&[("FF_AGENT_WRITE_TOKEN", bad)])).unwrap_err(),
+                ConfigError::WriteTokenNotPrintable,
+                "{bad:?}"
+            );
+        }
     }
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
