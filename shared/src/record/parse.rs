@@ -4,7 +4,9 @@
 
 use super::guard::Guard;
 use super::number::{MAX_AMOUNT, exact_decimal};
-use super::text::{URL_PATTERN, is_blank, is_forbidden_in_text, is_prose_break};
+use super::text::{
+    URL_PATTERN, is_blank, is_forbidden_beyond_bmp, is_forbidden_in_text, is_prose_break,
+};
 use super::{
     Action, AsOf, Decision, FUTURE_TOLERANCE_SECONDS, FieldIssue, Header, IDENTIFIER, MAX_ID_CHARS,
     MAX_NAME_CHARS, MAX_POSITIONS, MAX_REPORTED_ISSUES, MAX_TEXT_CHARS, MAX_URL_CHARS, Mode,
@@ -285,9 +287,16 @@ impl Parser {
                         path,
                         "control_character",
                         format!(
-                            "{path} must not contain control characters or bidirectional embedding, override or isolate controls{}",
+                            "{path} must not contain control characters, bidirectional controls or marks, line or paragraph separators, annotation characters or noncharacters{}",
                             if multiline { " (line breaks and tabs are fine)" } else { "" }
                         ),
+                    );
+                    None
+                } else if self.admitting_at.is_some() && text.chars().any(is_forbidden_beyond_bmp) {
+                    self.issue(
+                        path,
+                        "hidden_character",
+                        format!("{path} must not contain tag characters or noncharacters"),
                     );
                     None
                 } else {

@@ -44,6 +44,10 @@ pub const INEXPRESSIBLE: &[(&str, &str)] = &[
         "no credentials, keys, seed phrases, card or bank numbers, e-mail addresses or the write token in any text: checksums and key pairs, not patterns",
     ),
     (
+        "hidden_character",
+        "no tag characters (U+E0000-U+E007F) or noncharacters beyond the Basic Multilingual Plane in any text: JSON Schema's regular expressions cannot name characters beyond it alike in every engine",
+    ),
+    (
         "duplicate_key",
         "no member name twice in one object: JSON Schema sees a parsed object, whose duplicates are already gone",
     ),

@@ -314,6 +314,45 @@ fn text_refuses_control_and_bidirectional_override_characters() {
     assert!(parse(&with(snapshot(), &["strategyName"], json!("صندوق الحرية"))).is_ok());
 }
 
+/// The characters the text rule also refuses (hardening round 3): the
+/// directional marks, the line and paragraph separators, the interlinear
+/// annotation characters and the noncharacters (`control_character`, in
+/// the schema); the tag characters and the noncharacters beyond the BMP
+/// (`hidden_character`, left to the parser).
+#[test]
+fn text_refuses_marks_separators_tags_and_noncharacters() {
+    for (bad, rule) in [
+        ("a\u{200E}b", "control_character"),
+        ("a\u{200F}b", "control_character"),
+        ("a\u{061C}b", "control_character"),
+        ("line\u{2028}break", "control_character"),
+        ("para\u{2029}graph", "control_character"),
+        ("a\u{FFF9}b\u{FFFB}", "control_character"),
+        ("a\u{FDD0}b", "control_character"),
+        ("a\u{FFFF}b", "control_character"),
+        ("flag\u{E0067}\u{E0062}\u{E007F}", "hidden_character"),
+        ("a\u{1FFFE}b", "hidden_character"),
+        ("a\u{10FFFF}", "hidden_character"),
+    ] {
+        for (record, field) in [(snapshot(), "strategyName"), (decision(), "summary")] {
+            assert_eq!(
+                issues(&with(record, &[field], json!(bad))),
+                vec![(field.into(), rule.into())],
+                "{bad:?}"
+            );
+        }
+    }
+    // Emoji (beyond the BMP) and variation selectors are text.
+    assert!(
+        parse(&with(
+            snapshot(),
+            &["strategyName"],
+            json!("Fund \u{1F680}\u{FE0F}")
+        ))
+        .is_ok()
+    );
+}
+
 #[test]
 fn source_urls_are_printable_ascii_without_spaces_or_controls() {
     for bad in [
@@ -732,6 +771,7 @@ mod schema_agreement {
             "[A-Za-z0-9._:\\- /\\n\\t]{1,20}",
             "[ \\t\\n\\r\u{a0}\u{2028}\u{3000}\u{feff}]{1,4}",
             "[a-z]{0,3}[\u{0}-\u{1f}\u{7f}-\u{9f}\u{202a}-\u{202e}\u{2066}-\u{2069}\u{200b}][a-z]{0,3}\\n?",
+            "[a-z]{0,3}[\u{200e}\u{200f}\u{61c}\u{2028}\u{2029}\u{fff9}-\u{fffb}\u{fdd0}\u{fdef}\u{fffe}\u{ffff}\u{e0041}\u{e007f}\u{1fffe}\u{10ffff}\u{e0100}\u{1f600}][a-z]{0,3}",
             "(19|20|21|22|23)[0-9]{2}-[01][0-9]-[0-3][0-9][Tt ][0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{1,10})?([Zz]|[+-][0-2][0-9]:[0-6][0-9])?\\n?",
             "(https?|HTTPS|ftp)(://|:|:/)[!-~]{0,30}[ \\t\\n]?",
             "https://[a-z0-9.\\[\\]:%@-]{0,20}(/[!-~]{0,10})?",
@@ -859,6 +899,20 @@ mod schema_agreement {
             RecordError::Invalid(issues) => issues.iter().all(|issue| {
                 match (issue.field.as_str(), issue.rule.as_str()) {
                     (_, "precision" | "reconciliation" | "cash_exceeds_equity") => true,
+                    // Tag characters and noncharacters beyond the BMP.
+                    (field, "hidden_character") => {
+                        let path: Vec<&str> = field.split('.').collect();
+                        let text = path
+                            .iter()
+                            .try_fold(body, |value, key| match key.parse::<usize>() {
+                                Ok(index) => value.get(index),
+                                Err(_) => value.get(key),
+                            })
+                            .and_then(Value::as_str);
+                        text.is_some_and(|t| {
+                            t.chars().any(crate::record::text::is_forbidden_beyond_bmp)
+                        })
+                    }
                     // cash + sum(quantity * mark) does not fit an exact decimal:
                     // the reconciliation's arithmetic.
                     ("positions", "range") => true,

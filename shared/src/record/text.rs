@@ -2,11 +2,41 @@
 //! which the JSON Schemas' patterns are generated (so the two cannot say
 //! different things).
 
-/// Characters no text field may carry: controls (C0, C1, DEL) and the
-/// bidirectional embedding, override and isolate controls, which can make
-/// the page show text in another order than the ledger holds it.
+/// Characters of the Basic Multilingual Plane no text field may carry:
+/// controls (C0, C1, DEL); the bidirectional embedding, override and
+/// isolate controls and the directional marks (U+200E, U+200F, U+061C),
+/// which can make the page show text in another order than the ledger
+/// holds it; the line and paragraph separators (U+2028, U+2029), which
+/// break lines where a reader expects none; the interlinear annotation
+/// characters (U+FFF9–U+FFFB); and the noncharacters (U+FDD0–U+FDEF,
+/// U+FFFE, U+FFFF).
 pub fn is_forbidden_in_text(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{FDD0}'..='\u{FDEF}'
+                | '\u{FFFE}'
+                | '\u{FFFF}'
+        )
+}
+
+/// Characters beyond the Basic Multilingual Plane no text field may carry:
+/// the tag characters (U+E0000–U+E007F, invisible) and each plane's
+/// noncharacters (U+nFFFE, U+nFFFF). JSON Schema's regular expressions
+/// cannot name characters beyond the BMP alike in every engine, so the
+/// schemas leave these to the parser (rule `hidden_character`, listed as
+/// not in the schema).
+pub fn is_forbidden_beyond_bmp(c: char) -> bool {
+    let code = c as u32;
+    matches!(c, '\u{E0000}'..='\u{E007F}') || (code > 0xFFFF && code & 0xFFFE == 0xFFFE)
 }
 
 /// The controls prose (summaries, theses) may still carry: line breaks and
@@ -83,6 +113,18 @@ mod tests {
                 .all(|c| !is_forbidden_in_text(c) && !is_blank(c)),
             "both sets lie in the BMP"
         );
+        assert!(
+            (0..=0xFFFFu32)
+                .filter_map(char::from_u32)
+                .all(|c| !is_forbidden_beyond_bmp(c)),
+            "the other set lies beyond it"
+        );
+        for c in ['\u{E0041}', '\u{E007F}', '\u{1FFFE}', '\u{10FFFF}'] {
+            assert!(is_forbidden_beyond_bmp(c), "{:x}", c as u32);
+        }
+        for c in ['\u{1F600}', '\u{E0100}', '\u{1FFFD}'] {
+            assert!(!is_forbidden_beyond_bmp(c), "{:x}", c as u32);
+        }
         assert_eq!(char_class(|c| c == 'a' || c == 'b'), "[\\u0061-\\u0062]");
     }
 }
