@@ -102,10 +102,17 @@ impl SensitiveRule {
 }
 
 /// The guard, holding what it must recognise beyond fixed formats: the
-/// service's own write token and the texts of the log's signing key.
+/// service's own write token (as written, and in the encodings a writer
+/// might paste it in) and the texts of the log's signing key.
 #[derive(Clone, Default)]
 pub struct Guard {
     write_token: Option<Vec<u8>>,
+    /// The token's encodings compared as written: base64, standard and
+    /// URL-safe, padded or not.
+    token_encodings: Vec<Vec<u8>>,
+    /// The token and its hex, lowercased: compared with the lowercased text,
+    /// so any letter case matches.
+    token_folded: Vec<Vec<u8>>,
     signing_secrets: Vec<Vec<u8>>,
 }
 
@@ -124,10 +131,26 @@ impl std::fmt::Debug for Guard {
 impl Guard {
     /// A guard that also refuses text containing `write_token`.
     pub fn new(write_token: Option<&str>) -> Guard {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{
+            STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD,
+        };
+        let token = write_token.filter(|t| !t.is_empty());
+        let (token_encodings, token_folded) = token.map_or_else(Default::default, |token| {
+            let encodings = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+                .iter()
+                .map(|engine| engine.encode(token).into_bytes())
+                .collect();
+            let folded = [token.to_ascii_lowercase(), hex::encode(token)]
+                .into_iter()
+                .map(String::into_bytes)
+                .collect();
+            (encodings, folded)
+        });
         Guard {
-            write_token: write_token
-                .filter(|t| !t.is_empty())
-                .map(|t| t.as_bytes().to_vec()),
+            write_token: token.map(|t| t.as_bytes().to_vec()),
+            token_encodings,
+            token_folded,
             signing_secrets: Vec::new(),
         }
     }
@@ -181,12 +204,23 @@ impl Guard {
             .map(|(_, rule)| rule)
     }
 
-    /// Whether `text` contains the write token. Every window is compared in
-    /// constant time so the scan does not reveal how much of it matched.
+    /// Whether `text` contains the write token, in any letter case, or its
+    /// hex or base64. Every window is compared in constant time so the scan
+    /// does not reveal how much of it matched.
     fn contains_write_token(&self, text: &str) -> bool {
-        self.write_token
-            .as_ref()
-            .is_some_and(|token| contains_in_constant_time(text.as_bytes(), token))
+        let Some(token) = &self.write_token else {
+            return false;
+        };
+        let folded = text.to_ascii_lowercase();
+        contains_in_constant_time(text.as_bytes(), token)
+            | self
+                .token_encodings
+                .iter()
+                .any(|encoding| contains_in_constant_time(text.as_bytes(), encoding))
+            | self
+                .token_folded
+                .iter()
+                .any(|form| contains_in_constant_time(folded.as_bytes(), form))
     }
 }
 
@@ -216,17 +250,71 @@ static KEYPAIR_BYTES: LazyLock<Regex> =
     LazyLock::new(|| regex(r"\[\s*(?:\d{1,3}\s*,\s*){63}\d{1,3}\s*\]"));
 static LABELLED_HEX_KEY: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed)\b\W{0,3}\s*(?:0x)?[0-9a-f]{64}\b",
+        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed|pk|keypair|secret)\b\W{0,3}\s*(?:0x)?[0-9a-f]{64}\b",
     )
 });
 /// A labelled base58 word the size of a 32-byte seed (32 to 44 characters).
 static LABELLED_BASE58_KEY: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed)\b\W{0,3}\s*([1-9A-HJ-NP-Za-km-z]{32,44})\b",
+        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed|pk|keypair|secret)\b\W{0,3}\s*([1-9A-HJ-NP-Za-km-z]{32,44})\b",
     )
 });
 static BASE58_WORD: LazyLock<Regex> = LazyLock::new(|| regex(r"\b[1-9A-HJ-NP-Za-km-z]{50,120}\b"));
 static HEX_128: LazyLock<Regex> = LazyLock::new(|| regex(r"\b(?:0x)?[0-9a-fA-F]{128}\b"));
+/// A base64 word the size of 64 bytes (standard or URL-safe, padded or not).
+static BASE64_64: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{86}(?:==)?)(?:[^A-Za-z0-9+/_=-]|$)")
+});
+
+/// Whether `word`, in one of the encodings wallets export keys in (base58,
+/// hex with or without `0x`, base64 standard or URL-safe), is the 64 bytes
+/// of an Ed25519 keypair.
+fn is_encoded_keypair(word: &str) -> bool {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let hex_digits = word.strip_prefix("0x").unwrap_or(word);
+    let unpadded = word.trim_end_matches('=');
+    let decodings = [
+        bs58::decode(word).into_vec().ok(),
+        (hex_digits.len() == 128)
+            .then(|| hex::decode(hex_digits).ok())
+            .flatten(),
+        STANDARD_NO_PAD.decode(unpadded).ok(),
+        URL_SAFE_NO_PAD.decode(unpadded).ok(),
+    ];
+    decodings
+        .into_iter()
+        .flatten()
+        .any(|bytes| is_ed25519_keypair(&bytes))
+}
+
+/// Whether a keypair sits in `text` split by white space into two or more
+/// words (a line break or spaces pasted into it): every run of consecutive
+/// words of key characters that joins to a keypair's length is tried.
+fn has_split_keypair(text: &str) -> bool {
+    let key_word = |w: &&str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-'))
+    };
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | '(' | ')' | '"' | '\'')))
+        .collect();
+    (0..words.len()).any(|start| {
+        let mut joined = String::new();
+        for (count, word) in words[start..].iter().enumerate() {
+            if !key_word(word) || joined.len() + word.len() > 130 {
+                return false;
+            }
+            joined.push_str(word);
+            if count > 0 && (86..=130).contains(&joined.len()) && is_encoded_keypair(&joined) {
+                return true;
+            }
+        }
+        false
+    })
+}
 
 /// The signed-note encoding of a signer key (any log's, c2sp.org/signed-note).
 const SIGNED_NOTE_PRIVATE_KEY: &str = "PRIVATE+KEY+";
@@ -251,6 +339,10 @@ fn has_private_key(text: &str) -> bool {
             hex::decode(m.as_str().trim_start_matches("0x"))
                 .is_ok_and(|bytes| is_ed25519_keypair(&bytes))
         })
+        || BASE64_64
+            .captures_iter(text)
+            .any(|c| is_encoded_keypair(&c[1]))
+        || has_split_keypair(text)
 }
 
 /// A Solana keypair as `solana-keygen` and wallets (Phantom) export it: a
@@ -768,6 +860,55 @@ mod tests {
         let seed = bs58::encode([9u8; 32]).into_string();
         assert_eq!(rule(&format!("private key: {seed}")), Some("private_key"));
         assert_eq!(rule(&format!("seed = {seed}")), Some("private_key"));
+    }
+
+    /// The forms a careless writer pastes that the first guard missed: a
+    /// keypair in base64 (standard or URL-safe, padded or not), a keypair
+    /// split by white space, a seed labelled `pk:`, `keypair:` or
+    /// `secret:`, and the write token in base64, hex or another case.
+    #[test]
+    fn keypairs_seeds_and_the_token_in_other_encodings_are_refused() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        for seed in [2u8, 77] {
+            let keypair = keypair_bytes(seed);
+            let base58 = bs58::encode(&keypair).into_string();
+            let hex = hex::encode(&keypair);
+            let (b1, b2) = base58.split_at(40);
+            let (h1, h2) = hex.split_at(64);
+            for text in [
+                STANDARD.encode(&keypair),
+                format!("backup: {} ok", URL_SAFE_NO_PAD.encode(&keypair)),
+                format!("{b1} {b2}"),
+                format!("key is {b1}\n{b2} keep it"),
+                format!("{h1} {h2}"),
+                format!("{} {} {}", &base58[..30], &base58[30..60], &base58[60..]),
+            ] {
+                assert_eq!(rule(&text), Some("private_key"), "{text}");
+            }
+        }
+        let seed58 = bs58::encode([9u8; 32]).into_string();
+        let seed_hex = hex::encode([9u8; 32]);
+        for label in ["pk", "PK", "keypair", "secret", "Secret"] {
+            for seed in [&seed58, &seed_hex] {
+                let text = format!("{label}: {seed}");
+                assert_eq!(rule(&text), Some("private_key"), "{text}");
+            }
+        }
+        let token = "ff-write-token-for-tests-0123456789";
+        for text in [
+            token.to_uppercase(),
+            format!("it was {}", "Ff-Write-Token-For-Tests-0123456789"),
+            STANDARD.encode(token),
+            format!("b64 {}", URL_SAFE_NO_PAD.encode(token)),
+            hex::encode(token),
+            hex::encode_upper(token),
+        ] {
+            assert_eq!(rule(&text), Some("write_token"), "{text}");
+        }
+        // Two words that happen to sit together stay words.
+        assert_eq!(rule("Strategy momentum rebalanced into SOL and JUP"), None);
+        assert_eq!(rule(&format!("pk: {}", "short")), None);
     }
 
     #[test]
