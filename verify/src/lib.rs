@@ -361,6 +361,25 @@ async fn check_extends(
     Ok(())
 }
 
+/// The first member name that some object of `value` holds twice.
+fn duplicate_member(value: &freedom_shared::json::ExactJson) -> Option<&str> {
+    use freedom_shared::json::ExactJson;
+    match value {
+        ExactJson::Object(members) => members
+            .iter()
+            .enumerate()
+            .find(|(i, (name, _))| members[..*i].iter().any(|(seen, _)| seen == name))
+            .map(|(_, (name, _))| name.as_str())
+            .or_else(|| {
+                members
+                    .iter()
+                    .find_map(|(_, child)| duplicate_member(child))
+            }),
+        ExactJson::Array(items) => items.iter().find_map(duplicate_member),
+        _ => None,
+    }
+}
+
 /// The offline check: the `.tlog-proof` text `proof` proves that the record
 /// `record` (JSON, in any key order and spacing: it is canonicalised) is in
 /// the tree its checkpoint, signed by `key`, names.
@@ -370,6 +389,15 @@ pub fn verify_proof_file(
     record: &[u8],
 ) -> Result<Verified, Failure> {
     let proof = TlogProof::parse(proof).map_err(|e| discrepancy(e.to_string()))?;
+    // A member named twice is two readings of one file (a reader sees the
+    // first value, a JSON library keeps the last): not one record.
+    let exact = freedom_shared::json::parse_exact(record)
+        .map_err(|e| Failure::CannotCheck(format!("the record file is not JSON: {e}")))?;
+    if let Some(name) = duplicate_member(&exact) {
+        return Err(Failure::CannotCheck(format!(
+            "the record file names the member {name:?} twice: it is not one record"
+        )));
+    }
     let value: serde_json::Value = serde_json::from_slice(record)
         .map_err(|e| Failure::CannotCheck(format!("the record file is not JSON: {e}")))?;
     let leaf = canonical_json(&value);

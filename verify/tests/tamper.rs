@@ -254,6 +254,17 @@ async fn a_tlog_proof_verifies_offline_for_its_record_only() {
         verify_proof_file(&proof, &key(2).verifier(), &pretty),
         Err(Failure::Discrepancy(_))
     ));
+    // A record file that names a member twice is not one record: a reader
+    // sees the first value, a JSON library keeps the last. It is refused,
+    // even when its last values are the logged record's.
+    let canonical = &candidates[8].canonical;
+    let doubled = format!("{{\"id\":\"not-this-one\",{}", &canonical[1..]);
+    match verify_proof_file(&proof, &key(1).verifier(), doubled.as_bytes()) {
+        Err(Failure::CannotCheck(message)) => {
+            assert!(message.contains("\"id\" twice"), "{message}")
+        }
+        other => panic!("a record file with a duplicate key must be refused: {other:?}"),
+    }
 
     // The binary: one line, and the exit code says which.
     let dir = tempfile::tempdir().unwrap();
