@@ -263,3 +263,66 @@ async fn shutdown_is_bounded_when_a_request_never_finishes() {
     );
     drop(stuck);
 }
+
+/// The listener is strict where request smuggling and confusion start: a
+/// `Transfer-Encoding` other than exactly `chunked` is 501 (it used to be
+/// read as chunked when it ended in chunked), a missing or repeated `Host`
+/// is 400, and an absolute-form target whose scheme is not http(s) is 400;
+/// each with the JSON error body, and the connection then closes.
+#[tokio::test(start_paused = true)]
+async fn unsupported_framing_and_ambiguous_hosts_are_refused() {
+    let server = start(LIMITS).await;
+    let cases: [(&str, u16, &str); 7] = [
+        (
+            "POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            501,
+            "not_implemented",
+        ),
+        (
+            "POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\n",
+            501,
+            "not_implemented",
+        ),
+        (
+            "POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\ntransfer-encoding: identity\r\n\r\n0\r\n\r\n",
+            501,
+            "not_implemented",
+        ),
+        ("GET / HTTP/1.1\r\n\r\n", 400, "bad_request"),
+        (
+            "GET / HTTP/1.1\r\nhost: x\r\nhost: y\r\n\r\n",
+            400,
+            "bad_request",
+        ),
+        (
+            "GET ftp://x/ HTTP/1.1\r\nhost: x\r\n\r\n",
+            400,
+            "bad_request",
+        ),
+        (
+            "GET ws://x/ HTTP/1.1\r\nhost: x\r\n\r\n",
+            400,
+            "bad_request",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        let _ = stream.write_all(request.as_bytes()).await;
+        let answer = read_to_close(&mut stream).await;
+        assert_eq!(
+            status_and_code(&answer),
+            (status, code.to_owned()),
+            "{request:?}: {answer}"
+        );
+    }
+    // Chunked alone, and an absolute-form http URL, are fine.
+    for request in [
+        "GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET http://x/ HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    ] {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{request:?}: {answer}");
+    }
+}

@@ -300,6 +300,10 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
     if !is_json_content_type(&parts.headers) {
         return Err(ApiError::UnsupportedMediaType);
     }
+    // A compressed body is not read as if it were plain JSON.
+    if parts.headers.contains_key(header::CONTENT_ENCODING) {
+        return Err(ApiError::EncodedBody);
+    }
     let bytes = read_body(body, &parts.headers).await?;
     let receipt = state.ledger.append(&bytes).await?;
     let (status, word) = match receipt.status {

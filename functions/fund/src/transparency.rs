@@ -5,8 +5,8 @@
 //! translate HTTP.
 
 use crate::AppState;
-use axum::extract::{Path, State};
-use axum::http::{HeaderValue, header};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use freedom_shared::merkle::Digest;
 use freedom_shared::tlog::LOG_PREFIX;
@@ -48,7 +48,11 @@ fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Respo
 }
 
 /// `GET /log/checkpoint`: the signed checkpoint of the current head.
-async fn checkpoint(State(state): State<AppState>) -> Result<Response, ApiError> {
+async fn checkpoint(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
     let signed = state.log.checkpoint(state.ledger.store().as_ref()).await?;
     let body = (
         [(header::CONTENT_TYPE, TEXT_PLAIN)],
@@ -57,11 +61,18 @@ async fn checkpoint(State(state): State<AppState>) -> Result<Response, ApiError>
     Ok(with_cache_control(body, "no-cache"))
 }
 
-/// `GET /log/tile/<L>/<N>[.p/<W>]` and `GET /log/tile/entries/<N>[.p/<W>]`.
+/// `GET /log/tile/<L>/<N>[.p/<W>]` and `GET /log/tile/entries/<N>[.p/<W>]`,
+/// at their canonical paths only: a percent-encoded path names no tile.
 async fn tile(
     State(state): State<AppState>,
     Path(path): Path<String>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
 ) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    if uri.path().contains('%') {
+        return Err(ApiError::NoSuchTile);
+    }
     let tile = TilePath::parse(&path).ok_or(ApiError::NoSuchTile)?;
     let body = state.log.tile(state.ledger.store().as_ref(), &tile).await?;
     let cache = if body.immutable {

@@ -301,6 +301,31 @@ async fn only_json_content_is_accepted() {
     }
 }
 
+/// A body with a `Content-Encoding` is refused, not read as plain JSON
+/// (it used to be), and nothing is stored.
+#[tokio::test]
+async fn an_encoded_body_is_415_and_stores_nothing() {
+    let app = spawn_app();
+    for encoding in ["gzip", "br", "deflate", "identity, gzip"] {
+        let answer = app
+            .send(
+                Request::post(PATH)
+                    .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .header(header::CONTENT_ENCODING, encoding)
+                    .body(Body::from(decision("encoded").to_string()))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            "{encoding}"
+        );
+    }
+    assert_eq!(ledger_size(&app).await, 0);
+}
+
 #[tokio::test]
 async fn bodies_over_64_kib_are_413() {
     let app = spawn_app();

@@ -564,3 +564,38 @@ async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() 
         assert_eq!(consistency.to_root, head.root_hash);
     }
 }
+
+/// The log's resources take no query parameters they do not know (400, as
+/// the API refuses them), and a tile is served only at its canonical path:
+/// a percent-encoded one is not the same resource (404), and is never
+/// given the immutable cache of a full tile.
+#[tokio::test]
+async fn log_resources_refuse_unknown_parameters_and_non_canonical_tile_paths() {
+    let (_dir, store) = sqlite_with(records(300)).await;
+    let router = app(store, Some(signing_key()));
+    for uri in [
+        "/log/checkpoint?x=1",
+        "/log/checkpoint?cachebust=7",
+        "/log/tile/0/000?x=1",
+        "/log/tile/entries/000?v=2",
+    ] {
+        let answer = get(&router, uri).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::BAD_REQUEST,
+            "{uri}: {}",
+            answer.text()
+        );
+        assert_eq!(answer.json()["error"]["code"], "invalid_query", "{uri}");
+    }
+    for uri in [
+        "/log/tile/%30/000",
+        "/log/tile/0/%30%30%30",
+        "/log/tile/entries/00%30",
+        "/log/tile/0/001.p/%34",
+    ] {
+        let answer = get(&router, uri).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{uri}");
+    }
+    assert_eq!(get(&router, "/log/tile/0/000").await.status, StatusCode::OK);
+}

@@ -86,6 +86,13 @@ pub enum ApiError {
     /// 409: a scanner run is in progress.
     #[error("a scanner run is already in progress; try again after it finishes")]
     ScannerBusy,
+    /// 501: the request's body is framed in a way the service does not take
+    /// (a `Transfer-Encoding` other than exactly `chunked`): its length
+    /// cannot be known, so nothing of it is read and the connection closes.
+    #[error(
+        "the service reads request bodies with Content-Length or Transfer-Encoding: chunked only"
+    )]
+    NotImplemented,
     /// 408: the client did not send its request (head or body) in time.
     #[error("the request was not received in time; send it whole, promptly")]
     RequestTimeout,
@@ -107,6 +114,9 @@ pub enum ApiError {
     /// 415: not `application/json`.
     #[error("send the record with Content-Type: application/json")]
     UnsupportedMediaType,
+    /// 415: the body has a `Content-Encoding` (compressed): it is not read.
+    #[error("send the record uncompressed: a body with Content-Encoding is not read")]
+    EncodedBody,
     /// 422: fields break the contract's rules.
     #[error("the record breaks the contract's rules; see details")]
     ValidationFailed(Vec<FieldIssue>),
@@ -170,11 +180,13 @@ impl ApiError {
             ApiError::DuplicateSnapshot { existing_seq: 0 },
             ApiError::OutOfOrder { latest_seq: 0 },
             ApiError::ScannerBusy,
+            ApiError::NotImplemented,
             ApiError::RequestTimeout,
             ApiError::UriTooLong { limit: 0 },
             ApiError::HeaderFieldsTooLarge,
             ApiError::PayloadTooLarge { limit: 0 },
             ApiError::UnsupportedMediaType,
+            ApiError::EncodedBody,
             ApiError::ValidationFailed(Vec::new()),
             ApiError::SensitiveContent(Vec::new()),
             ApiError::Busy,
@@ -188,7 +200,9 @@ impl ApiError {
     /// When the API gives this answer, in words: the published tables' text.
     pub fn when(&self) -> &'static str {
         match self {
-            ApiError::BadRequest => "the request is not HTTP/1.1 (a broken request line or header)",
+            ApiError::BadRequest => {
+                "the request is not HTTP/1.1 (a broken request line or header), has no Host or two, or an absolute-form target whose scheme is not http(s)"
+            }
             ApiError::MalformedJson(_) => {
                 "the body is not JSON (RFC 8259, UTF-8), or nests arrays and objects deeper than 64 levels"
             }
@@ -217,6 +231,9 @@ impl ApiError {
             ApiError::RequestTimeout => {
                 "the request (head or body) did not arrive in time; the connection is closed"
             }
+            ApiError::NotImplemented => {
+                "a Transfer-Encoding other than exactly chunked; the connection is closed"
+            }
             ApiError::UriTooLong { .. } => "the URL is longer than the HTTP layer's limit",
             ApiError::HeaderFieldsTooLarge => {
                 "the request head is larger than the HTTP layer's limit"
@@ -225,6 +242,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => {
                 "Content-Type is not application/json (a charset=utf-8 parameter is allowed)"
             }
+            ApiError::EncodedBody => "the body has a Content-Encoding (send it uncompressed)",
             ApiError::ValidationFailed(_) => {
                 "fields break the rules; details list each field path and rule (at most 100; a last more_issues entry counts the rest)"
             }
@@ -254,6 +272,7 @@ impl ApiError {
                 StatusCode::BAD_REQUEST
             }
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            ApiError::NotImplemented => StatusCode::NOT_IMPLEMENTED,
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
@@ -266,7 +285,9 @@ impl ApiError {
             | ApiError::OutOfOrder { .. }
             | ApiError::ScannerBusy => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType | ApiError::EncodedBody => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
             ApiError::ValidationFailed(_) | ApiError::SensitiveContent(_) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -284,6 +305,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest => "bad_request",
             ApiError::RequestTimeout => "request_timeout",
+            ApiError::NotImplemented => "not_implemented",
             ApiError::UriTooLong { .. } => "uri_too_long",
             ApiError::HeaderFieldsTooLarge => "header_fields_too_large",
             ApiError::MalformedJson(_) => "malformed_json",
@@ -296,7 +318,7 @@ impl ApiError {
             ApiError::OutOfOrder { .. } => "out_of_order",
             ApiError::ScannerBusy => "scanner_busy",
             ApiError::PayloadTooLarge { .. } => "payload_too_large",
-            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::UnsupportedMediaType | ApiError::EncodedBody => "unsupported_media_type",
             ApiError::ValidationFailed(_) => "validation_failed",
             ApiError::SensitiveContent(_) => "sensitive_content",
             ApiError::Busy => "busy",
@@ -423,7 +445,7 @@ impl IntoResponse for ApiError {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             // The rest of the request was never read: this connection is done.
-            ApiError::RequestTimeout => {
+            ApiError::RequestTimeout | ApiError::NotImplemented => {
                 headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             _ => {}

@@ -28,7 +28,7 @@ use super::error::ApiError;
 pub use super::limits::ServerLimits;
 use axum::Router;
 use axum::extract::Request;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
 use hyper::server::conn::http1;
@@ -87,6 +87,9 @@ pub async fn serve(
                 }
                 .into_response();
             }
+            if let Some(refusal) = strictness(&request) {
+                return refusal.into_response();
+            }
             next.run(request).await
         },
     ));
@@ -135,6 +138,30 @@ pub async fn serve(
     }
     connections.abort_all();
     Ok(())
+}
+
+/// What HTTP/1.1 makes ambiguous, refused before any route: a body framed
+/// by a `Transfer-Encoding` other than exactly `chunked` (501: hyper reads
+/// `gzip, chunked` as chunked), a `Host` missing or given twice, and an
+/// absolute-form target whose scheme is not http(s) (400).
+fn strictness(request: &Request) -> Option<ApiError> {
+    let headers = request.headers();
+    let encodings: Vec<_> = headers.get_all(header::TRANSFER_ENCODING).iter().collect();
+    if !encodings.is_empty() && !is_chunked_only(&encodings) {
+        return Some(ApiError::NotImplemented);
+    }
+    if headers.get_all(header::HOST).iter().count() != 1 {
+        return Some(ApiError::BadRequest);
+    }
+    match request.uri().scheme_str() {
+        None | Some("http" | "https") => None,
+        Some(_) => Some(ApiError::BadRequest),
+    }
+}
+
+/// Whether a request's `Transfer-Encoding` lines say exactly `chunked`.
+fn is_chunked_only(values: &[&axum::http::HeaderValue]) -> bool {
+    matches!(values, [one] if one.to_str().is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked")))
 }
 
 fn uri_length(request: &Request) -> usize {
@@ -272,6 +299,12 @@ pub struct JsonHttpErrors<T> {
     inner: T,
     /// A rewritten answer and how much of it is written.
     pending: Option<(Vec<u8>, usize)>,
+    /// The request head being received (until it is whole), to tell which
+    /// of hyper's bare 400s is about a body framing the service does not
+    /// take (then the answer is 501).
+    head: Option<Vec<u8>>,
+    /// Whether the last request head named such a framing.
+    unsupported_framing: bool,
 }
 
 impl<T> JsonHttpErrors<T> {
@@ -280,9 +313,42 @@ impl<T> JsonHttpErrors<T> {
         JsonHttpErrors {
             inner,
             pending: None,
+            head: Some(Vec::new()),
+            unsupported_framing: false,
+        }
+    }
+
+    /// Follows the bytes of a request head as they arrive; once it is
+    /// whole, notes whether it frames its body other than by
+    /// `Content-Length` or exactly `chunked`.
+    fn sniff(&mut self, received: &[u8]) {
+        let Some(head) = self.head.as_mut() else {
+            return;
+        };
+        head.extend_from_slice(received);
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(head) {
+            Ok(httparse::Status::Complete(_)) => {
+                let encodings: Vec<&[u8]> = request
+                    .headers
+                    .iter()
+                    .filter(|h| h.name.eq_ignore_ascii_case("transfer-encoding"))
+                    .map(|h| h.value)
+                    .collect();
+                self.unsupported_framing = !encodings.is_empty()
+                    && !matches!(encodings[..], [one] if one.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+                self.head = None;
+            }
+            Ok(httparse::Status::Partial) if head.len() <= MAX_SNIFFED_HEAD => {}
+            // Too long or not HTTP: hyper answers it by itself.
+            _ => self.head = None,
         }
     }
 }
+
+/// Most bytes of a request head followed (hyper refuses larger heads).
+const MAX_SNIFFED_HEAD: usize = 64 * 1024;
 
 impl<T: AsyncWrite + Unpin> JsonHttpErrors<T> {
     /// Writes what is left of a rewritten answer.
@@ -308,7 +374,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for JsonHttpErrors<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let read = ready!(Pin::new(&mut self.inner).poll_read(cx, buf));
+        if read.is_ok() && self.head.is_some() {
+            let received = buf.filled()[before..].to_vec();
+            self.sniff(&received);
+        }
+        Poll::Ready(read)
     }
 }
 
@@ -320,12 +392,21 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for JsonHttpErrors<T> {
     ) -> Poll<io::Result<usize>> {
         ready!(self.poll_pending(cx))?;
         if let Some(error) = hyper_error(buf) {
+            let error = match error {
+                ApiError::BadRequest if self.unsupported_framing => ApiError::NotImplemented,
+                error => error,
+            };
             self.pending = Some((raw_error_response(&error), 0));
             // The bytes are taken: what is left is written on flush.
             if let Poll::Ready(Err(e)) = self.poll_pending(cx) {
                 return Poll::Ready(Err(e));
             }
             return Poll::Ready(Ok(buf.len()));
+        }
+        if buf.starts_with(b"HTTP/1.") {
+            // A response starts: the next bytes received are a new head.
+            self.head = Some(Vec::new());
+            self.unsupported_framing = false;
         }
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }

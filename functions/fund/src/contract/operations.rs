@@ -104,6 +104,7 @@ pub fn http_layer() -> Vec<ApiError> {
         ApiError::RequestTimeout,
         ApiError::UriTooLong { limit: 0 },
         ApiError::HeaderFieldsTooLarge,
+        ApiError::NotImplemented,
     ]
 }
 
@@ -195,7 +196,11 @@ pub const OPERATIONS: &[Operation] = &[
             body: Body::Checkpoint,
             etag: false,
         }],
-        errors: signing_or_store_failures,
+        errors: || {
+            let mut errors = vec![invalid_query()];
+            errors.extend(signing_or_store_failures());
+            errors
+        },
     },
     Operation {
         method: "GET",
@@ -211,7 +216,7 @@ pub const OPERATIONS: &[Operation] = &[
             etag: false,
         }],
         errors: || {
-            let mut errors = vec![ApiError::NoSuchTile];
+            let mut errors = vec![invalid_query(), ApiError::NoSuchTile];
             errors.extend(store_failures());
             errors
         },
@@ -248,6 +253,7 @@ pub const OPERATIONS: &[Operation] = &[
                 ApiError::OutOfOrder { latest_seq: 0 },
                 ApiError::PayloadTooLarge { limit: 0 },
                 ApiError::UnsupportedMediaType,
+                ApiError::EncodedBody,
                 ApiError::ValidationFailed(Vec::new()),
                 ApiError::SensitiveContent(Vec::new()),
                 ApiError::WritesDisabled,
