@@ -4,7 +4,9 @@
 use freedom_shared::dashboard::{
     ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISION_TEXT_CHARS, MAX_DECISIONS, PERIODS, UNIT,
 };
-use freedom_shared::export::{CSV_HEADER, FEED_ENTRIES, MAX_EXPORT_PAGE_BYTES};
+use freedom_shared::export::{
+    CSV_HEADER, FEED_ENTRIES, MAX_CONCURRENT_EXPORTS, MAX_EXPORT_PAGE_BYTES,
+};
 use freedom_shared::json::MAX_NESTING;
 use freedom_shared::ledger::{BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::ports::ledger_store::MAX_PAGE_BYTES;
@@ -59,7 +61,7 @@ pub fn rules() -> Value {
         },
         "periods": {"allowed": PERIODS, "sinceInception": ALL, "default": DEFAULT_PERIOD, "unit": UNIT, "tradingDay": "Monday to Friday by UTC date; holidays are not removed"},
         "exports": {
-            "series": format!("GET /api/freedom-fund?view=series&strategyId=S&mode=M&format=csv|json[&after=SEQ]: every snapshot of one series in time order, in pages of at most {MAX_EXPORT_PAGE_BYTES} bytes; while more remain the answer carries Link: <url>; rel=\"next\" (and JSON's next), whose after is the page's last seq. CSV is RFC 4180 (CRLF) with the header {CSV_HEADER}; index is the growth index since the series' first snapshot and drawdown = index / running peak - 1, the same figures as period=all; an empty field (JSON null) where returns are undefined; cash empty when the record has none. A series nobody has written is an empty export"),
+            "series": format!("GET /api/freedom-fund?view=series&strategyId=S&mode=M&format=csv|json[&after=SEQ]: every snapshot of one series in time order, in pages of at most {MAX_EXPORT_PAGE_BYTES} bytes; while more remain the answer carries Link: <url>; rel=\"next\" (and JSON's next), whose after is the page's last seq. CSV is RFC 4180 (CRLF) with the header {CSV_HEADER}; index is the growth index since the series' first snapshot and drawdown = index / running peak - 1, the same figures as period=all, bit for bit from any cursor; an empty field (JSON null) where returns are undefined; cash empty when the record has none. A page costs the same wherever its cursor is (it reads its rows, the snapshots of its first row's month before it, and the series' monthly roll-up); at most {MAX_CONCURRENT_EXPORTS} pages are computed at once, beyond that 503 busy with Retry-After: 1. A series nobody has written is an empty export"),
             "feed": format!("GET /feed.atom: Atom 1.0 (RFC 4287), the latest {FEED_ENTRIES} decisions newest first; entry id urn:freedom-fund:leaf:<leafHash>, updated = the decision's asOf, links to the page and to the record's inclusion proof")
         },
         "dashboard": dashboard_formulas(),
@@ -141,7 +143,9 @@ pub fn scanner() -> Value {
         "version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner",
         "checks": CHECK_NAMES,
         "minLiquidityUsd": decimal_json(scan::MIN_LIQUIDITY_USD),
-        "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer",
+        "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer (by its own deadline in the run), and a mint or freeze authority is revoked only when the mint says null (absent or another type is unknown)",
+        "providerText": format!("a symbol is kept only as 1 to {} characters of A-Z a-z 0-9 . _ : - $ that the sensitive-content guard passes, once control, bidirectional and format characters are removed; any other is shown as the mint's first {} characters with an event; a pool URL only as a printable http(s) URL of at most {} bytes", scan::text::MAX_SYMBOL_CHARS, scan::text::FALLBACK_SYMBOL_CHARS, scan::text::MAX_URL_BYTES),
+        "riskCache": format!("per token of the universe, only the danger-level risks, names cut to {} characters, at most {} bytes of them", scan::MAX_RISK_NAME_CHARS, scan::MAX_RISK_BYTES),
         "dedup": format!("a token's observations closer than {} minutes are one; experiments advance at most once per {} minutes and once per {}-minute slot", scan::DEDUP_WINDOW.num_minutes(), scan::DEDUP_WINDOW.num_minutes(), scan::LEDGER_GRID.num_minutes()),
         "bounds": {"historyPerToken": scan::HISTORY_PER_TOKEN, "events": scan::MAX_EVENTS, "tradesPerBook": scan::TRADES_PER_BOOK},
         "riskCacheHours": scan::RISK_CACHE_TTL.num_hours(),
