@@ -25,7 +25,7 @@
 mod support;
 
 use freedom_shared::export::{ExportError, ExportFormat, SeriesExport, SeriesExports};
-use freedom_shared::ports::ledger_store::LedgerStore;
+use freedom_shared::ports::ledger_store::TileReads;
 use freedom_shared::record::{Mode, StrategyId};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

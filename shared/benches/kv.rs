@@ -15,7 +15,8 @@
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use freedom_shared::adapters::kv_rest::KvLedgerStore;
 use freedom_shared::adapters::kv_rest::client::KvClient;
-use freedom_shared::ports::ledger_store::{Candidate, LedgerStore, PageQuery};
+use freedom_shared::ports::ledger_store::{Candidate, PageQuery};
+use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages};
 use freedom_shared::record::guard::Guard;
 use freedom_shared::record::{Record, StrategyId};
 use freedom_testkit::redis_server::RedisServer;

@@ -12,7 +12,8 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
-use freedom_shared::ports::ledger_store::{Candidate, LedgerStore, PageQuery};
+use freedom_shared::ports::ledger_store::{Candidate, PageQuery};
+use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages};
 use freedom_shared::record::Record;
 use freedom_shared::record::guard::Guard;
 use serde_json::json;

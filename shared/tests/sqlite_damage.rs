@@ -6,7 +6,8 @@
 
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::ports::conformance::{decision, snapshot};
-use freedom_shared::ports::ledger_store::{LedgerStore, StoreError};
+use freedom_shared::ports::ledger_store::StoreError;
+use freedom_shared::ports::ledger_store::{LedgerAppend, SeriesReads};
 use std::io::{Seek, SeekFrom, Write};
 
 const PAGE: u64 = 4096;

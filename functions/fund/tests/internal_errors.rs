@@ -12,8 +12,8 @@ use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::Head;
 use freedom_shared::ports::ledger_store::{
-    AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerStore, Page, PageQuery,
-    StoreError, TileRead,
+    AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerAppend, LedgerPages, Page,
+    PageQuery, SeriesReads, StoreError, TileRead, TileReads,
 };
 use freedom_shared::record::{Mode, StrategyId};
 use freedom_shared::tlog::tiles::TileId;
@@ -107,16 +107,21 @@ impl BrokenStore {
 }
 
 #[async_trait]
-impl LedgerStore for BrokenStore {
+impl LedgerAppend for BrokenStore {
     async fn append(&self, _candidate: Candidate) -> Result<AppendOutcome, StoreError> {
         self.fail()
     }
-    async fn head(&self) -> Result<Head, StoreError> {
-        self.fail()
-    }
+}
+
+#[async_trait]
+impl LedgerPages for BrokenStore {
     async fn page(&self, _query: &PageQuery) -> Result<Page, StoreError> {
         self.fail()
     }
+}
+
+#[async_trait]
+impl SeriesReads for BrokenStore {
     async fn snapshot_series(
         &self,
         _strategy_id: &StrategyId,
@@ -135,6 +140,13 @@ impl LedgerStore for BrokenStore {
         _end_nanos: i64,
         _limit: usize,
     ) -> Result<Vec<Entry>, StoreError> {
+        self.fail()
+    }
+}
+
+#[async_trait]
+impl TileReads for BrokenStore {
+    async fn head(&self) -> Result<Head, StoreError> {
         self.fail()
     }
     async fn tiles(&self, _ids: &[TileId]) -> Result<TileRead, StoreError> {

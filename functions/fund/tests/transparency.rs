@@ -13,7 +13,7 @@ use freedom_shared::adapters::kv_rest::KvLedgerStore;
 use freedom_shared::adapters::kv_rest::client::KvClient;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::ledger_store::{Candidate, LedgerStore};
+use freedom_shared::ports::ledger_store::{Candidate, LedgerAppend, LedgerStore, TileReads};
 use freedom_shared::tlog::Log;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::tiles::split_bundle;

@@ -20,6 +20,8 @@ pub mod signer_memory;
 pub mod conformance;
 
 pub use event_sink::{EventSink, Events, OutsideEvent};
-pub use ledger_store::{LedgerStore, StoreError};
+pub use ledger_store::{
+    LedgerAppend, LedgerPages, LedgerStore, SeriesReads, StoreError, TileReads,
+};
 pub use scan_store::ScanStore;
 pub use signer_memory::SignerMemory;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::ports::ledger_store::LedgerAppend;
 use crate::record::Record;
 use crate::record::guard::Guard;
 use chrono::Duration;
@@ -199,7 +200,7 @@ mod since_inception {
     use super::*;
     use crate::adapters::embedded::SqliteLedgerStore;
     use crate::dashboard::{Dashboards, Period};
-    use crate::ports::ledger_store::{AppendOutcome, Candidate, LedgerStore};
+    use crate::ports::ledger_store::{AppendOutcome, Candidate};
 
     async fn append(store: &SqliteLedgerStore, record: &Record) {
         let outcome = store.append(Candidate::new(record)).await.unwrap();
