@@ -18,8 +18,8 @@ use freedom_shared::adapters::embedded::SignedFile;
 use freedom_shared::adapters::embedded::ledger_store::{LedgerFile, SqliteLedgerStore};
 use freedom_shared::config::KvConfig;
 use freedom_shared::ports::{LedgerStore, SignerMemory, StoreError};
-use freedom_shared::tlog::Log;
 use freedom_shared::tlog::checkpoint::Checkpoint;
+use freedom_shared::tlog::note::VerifierKey;
 use std::path::Path;
 
 /// Why freedom-local will not serve the ledger it found.
@@ -49,14 +49,18 @@ pub fn memory(data_dir: &Path) -> SignedFile {
     SignedFile::beside(&data_dir.join(KEY_FILE))
 }
 
-/// The size of the checkpoint `memory` holds, if `log`'s key signed it (a
-/// memory the key did not sign is left for the log to refuse at its first
-/// signature, loudly, rather than stop start-up here).
-pub async fn remembered_size(memory: &SignedFile, log: &Log) -> Result<u64, LedgerGone> {
-    let (Some(note), Some(verifier)) = (memory.recall().await?, log.verifier_key()) else {
+/// The size of the checkpoint `memory` holds, if the key `verifier`
+/// verifies signed it (a memory the key did not sign is left for the log
+/// to refuse at its first signature, loudly, rather than stop start-up
+/// here).
+pub async fn remembered_size(
+    memory: &SignedFile,
+    verifier: &VerifierKey,
+) -> Result<u64, LedgerGone> {
+    let Some(note) = memory.recall().await? else {
         return Ok(0);
     };
-    Ok(Checkpoint::open(&note, &verifier).map_or(0, |checkpoint| checkpoint.size))
+    Ok(Checkpoint::open(&note, verifier).map_or(0, |checkpoint| checkpoint.size))
 }
 
 /// Before the stores open: on the embedded store, the ledger file must be

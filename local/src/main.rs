@@ -28,6 +28,7 @@ use clap::Parser;
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config;
 use freedom_shared::errors::fatal;
+use freedom_shared::service::log::Log;
 use freedom_shared::web::listener::{self, ServerLimits};
 use scanner::config::ScannerConfig;
 use scanner::run::ScanRunner;
@@ -91,9 +92,9 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let scanner_config = ScannerConfig::from_env(lookup)?;
     let events = events_from_env(lookup).await?;
     let log_config = config::log_config(lookup)?;
-    let log = signing_key::local_log(log_config, &options.data_dir)?;
+    let key = signing_key::local_key(log_config, &options.data_dir)?;
     let memory = custody::memory(&options.data_dir);
-    let remembered = custody::remembered_size(&memory, &log).await?;
+    let remembered = custody::remembered_size(&memory, &key.verifier()).await?;
     custody::check_before_open(remembered, kv.as_ref(), &options.data_dir, &memory)?;
     let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
     custody::check_after_open(
@@ -103,7 +104,9 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         &memory,
     )
     .await?;
-    let log = log
+    let origin = key.name().to_owned();
+    let log = Log::new(Arc::clone(&stores.ledger), &origin, Some(key))
+        .expect("the key names the origin")
         .with_memory(Arc::new(memory))
         .with_events(events.clone());
     if let Some(verifier) = log.verifier_key() {

@@ -4,7 +4,6 @@
 //! freedom-local logs at start and the contract view publishes.
 
 use freedom_shared::config::LogConfig;
-use freedom_shared::tlog::Log;
 use freedom_shared::tlog::note::SigningKey;
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
@@ -57,15 +56,13 @@ pub enum KeyFileError {
     },
 }
 
-/// The log `config` describes, with the key from the environment or from
-/// (or newly in) `data_dir`.
-pub fn local_log(config: LogConfig, data_dir: &Path) -> Result<Log, KeyFileError> {
-    let key = match config.signing_key {
-        Some(key) => key,
-        None => key_from_file(&config.origin, config.origin_configured, data_dir)?,
-    };
-    let origin = key.name().to_owned();
-    Ok(Log::new(&origin, Some(key)).expect("the key names the origin"))
+/// The signing key of the log `config` describes: from the environment,
+/// or from (or newly in) `data_dir`. Its name is the log's origin.
+pub fn local_key(config: LogConfig, data_dir: &Path) -> Result<SigningKey, KeyFileError> {
+    match config.signing_key {
+        Some(key) => Ok(key),
+        None => key_from_file(&config.origin, config.origin_configured, data_dir),
+    }
 }
 
 fn key_from_file(
@@ -170,18 +167,18 @@ mod tests {
     #[test]
     fn the_key_is_generated_once_private_and_then_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let first = local_log(config(None), dir.path()).unwrap();
+        let first = local_key(config(None), dir.path()).unwrap();
         let path = dir.path().join(KEY_FILE);
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        let again = local_log(config(None), dir.path()).unwrap();
-        assert_eq!(first.verifier_key(), again.verifier_key());
-        assert_eq!(again.origin(), freedom_shared::tlog::DEFAULT_ORIGIN);
-        let error = local_log(config(Some("other.example/log")), dir.path()).unwrap_err();
+        let again = local_key(config(None), dir.path()).unwrap();
+        assert_eq!(first.verifier(), again.verifier());
+        assert_eq!(again.name(), freedom_shared::tlog::DEFAULT_ORIGIN);
+        let error = local_key(config(Some("other.example/log")), dir.path()).unwrap_err();
         assert!(matches!(error, KeyFileError::AnotherOrigin { .. }));
         std::fs::write(&path, "PRIVATE+KEY+broken-secret-text").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let error = local_log(config(None), dir.path()).unwrap_err().to_string();
+        let error = local_key(config(None), dir.path()).unwrap_err().to_string();
         assert!(!error.contains("broken-secret-text"), "{error}");
     }
 }

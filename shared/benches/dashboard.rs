@@ -29,7 +29,8 @@
 mod support;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use freedom_shared::dashboard::{Dashboards, Period};
+use freedom_shared::service::dashboard::{Dashboards, Period};
+use std::sync::Arc;
 use support::bench_ledger;
 
 fn dashboards(c: &mut Criterion) {
@@ -39,40 +40,36 @@ fn dashboards(c: &mut Criterion) {
     let mut group = c.benchmark_group("dashboard");
     group.sample_size(30);
     for total in support::ledger_sizes() {
-        let store = bench_ledger(&runtime, total);
-        group.bench_with_input(BenchmarkId::new("cold", total), &store, |b, store| {
+        let store = Arc::new(bench_ledger(&runtime, total));
+        group.bench_function(BenchmarkId::new("cold", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = Dashboards::default();
-                fresh.get(store, period).await.unwrap()
+                let fresh = Dashboards::new(store.clone());
+                fresh.get(period).await.unwrap()
             })
         });
         // Eight readers arriving together at a head nobody has read: they
         // share one computation (the goal is within 1.5x of one reader).
-        group.bench_with_input(
-            BenchmarkId::new("cold_8_at_once", total),
-            &store,
-            |b, store| {
-                b.to_async(&runtime).iter(|| async {
-                    let fresh = Dashboards::default();
-                    let readers = (0..8).map(|_| fresh.get(store, period));
-                    futures_util::future::join_all(readers).await
-                })
-            },
-        );
-        let warm = Dashboards::default();
-        runtime.block_on(warm.get(&store, period)).unwrap();
-        group.bench_with_input(BenchmarkId::new("warm", total), &store, |b, store| {
+        group.bench_function(BenchmarkId::new("cold_8_at_once", total), |b| {
+            b.to_async(&runtime).iter(|| async {
+                let fresh = Dashboards::new(store.clone());
+                let readers = (0..8).map(|_| fresh.get(period));
+                futures_util::future::join_all(readers).await
+            })
+        });
+        let warm = Dashboards::new(store.clone());
+        runtime.block_on(warm.get(period)).unwrap();
+        group.bench_function(BenchmarkId::new("warm", total), |b| {
             b.to_async(&runtime)
-                .iter(|| async { warm.get(store, period).await.unwrap() })
+                .iter(|| async { warm.get(period).await.unwrap() })
         });
         // The first reader stores the roll-ups; every later one uses them.
         runtime
-            .block_on(Dashboards::default().get(&store, all))
+            .block_on(Dashboards::new(store.clone()).get(all))
             .unwrap();
-        group.bench_with_input(BenchmarkId::new("all_cold", total), &store, |b, store| {
+        group.bench_function(BenchmarkId::new("all_cold", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = Dashboards::default();
-                fresh.get(store, all).await.unwrap()
+                let fresh = Dashboards::new(store.clone());
+                fresh.get(all).await.unwrap()
             })
         });
     }
@@ -82,15 +79,15 @@ fn dashboards(c: &mut Criterion) {
     let mut group = c.benchmark_group("dashboard");
     group.sample_size(10);
     for total in support::ledger_sizes() {
-        let store = bench_ledger(&runtime, total);
-        group.bench_with_input(BenchmarkId::new("all_first", total), &store, |b, store| {
+        let store = Arc::new(bench_ledger(&runtime, total));
+        group.bench_function(BenchmarkId::new("all_first", total), |b| {
             b.iter_custom(|iterations| {
                 let mut spent = std::time::Duration::ZERO;
                 for _ in 0..iterations {
                     support::forget_rollups(total);
                     let started = std::time::Instant::now();
                     runtime
-                        .block_on(Dashboards::default().get(store, all))
+                        .block_on(Dashboards::new(store.clone()).get(all))
                         .unwrap();
                     spent += started.elapsed();
                 }

@@ -24,9 +24,9 @@
 #[allow(dead_code)]
 mod support;
 
-use freedom_shared::export::{ExportError, ExportFormat, SeriesExport, SeriesExports};
 use freedom_shared::ports::ledger_store::TileReads;
 use freedom_shared::record::{Mode, StrategyId};
+use freedom_shared::service::exports::{ExportError, ExportFormat, Exports, SeriesExport};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,19 +67,21 @@ fn main() {
         // snapshots (a cursor deep in the 100 k series, mid-series in the
         // 1 k one), so only the series' length differs.
         let cursor = head.size - 500;
-        let page = |exports: &SeriesExports| {
+        let store = Arc::new(store);
+        let new_exports = || Exports::new(store.clone());
+        let page = |exports: &Exports| {
             let started = Instant::now();
             let page = runtime
-                .block_on(exports.page(&store, &export, Some(cursor), ExportFormat::Json))
+                .block_on(exports.series_page(&export, Some(cursor), ExportFormat::Json))
                 .unwrap();
             assert!(page.next.is_none() && page.body.matches("\"seq\":").count() == 500);
             started.elapsed()
         };
         // The first reader stores the roll-up; later ones use it.
-        page(&SeriesExports::default());
-        let warm = SeriesExports::default();
+        page(&new_exports());
+        let warm = new_exports();
         let warm_time = median((0..50).map(|_| page(&warm)).collect());
-        let cold_time = median((0..20).map(|_| page(&SeriesExports::default())).collect());
+        let cold_time = median((0..20).map(|_| page(&new_exports())).collect());
         println!(
             "exports/page/{points}: {warm_time:.2?}   exports/page_cold/{points}: {cold_time:.2?}"
         );
@@ -93,7 +95,7 @@ fn main() {
     );
 
     let store = Arc::new(support::series_ledger(&runtime, 100_000));
-    let exports = Arc::new(SeriesExports::default());
+    let exports = Arc::new(Exports::new(store.clone()));
     let before = peak_rss_mb();
     let started = Instant::now();
     let clients: Vec<_> = (0..16)
@@ -108,10 +110,7 @@ fn main() {
                 };
                 let (mut after, mut rows, mut busy) = (None, 0usize, 0usize);
                 loop {
-                    match exports
-                        .page(store.as_ref(), &export, after, ExportFormat::Csv)
-                        .await
-                    {
+                    match exports.series_page(&export, after, ExportFormat::Csv).await {
                         Ok(page) => {
                             rows += page.body.lines().count() - 1;
                             match page.next {

@@ -25,13 +25,14 @@ mod support;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use freedom_shared::merkle::{Digest, Head, leaf_hash};
-use freedom_shared::tlog::Log;
+use freedom_shared::service::log::Log;
 use freedom_shared::tlog::checkpoint::CheckpointSigner;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::proof::{self, TileHashes, TilePlan, TlogProof};
 use freedom_shared::tlog::tiles::tiles_of;
 use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use support::bench_ledger;
 
 const ORIGIN: &str = "bench.example.com/log";
@@ -53,13 +54,13 @@ fn proofs(c: &mut Criterion) {
     let mut group = c.benchmark_group("tlog");
     group.sample_size(50);
     for total in support::ledger_sizes() {
-        let store = bench_ledger(&runtime, total);
+        let store = Arc::new(bench_ledger(&runtime, total));
         // One log per store, as the service has: its memo of subtrees is
         // that store's history.
-        let log = Log::new(ORIGIN, Some(signing_key())).expect("log");
+        let log = Log::new(store, ORIGIN, Some(signing_key())).expect("log");
         let size = total as u64;
         let (proof, checkpoint) = runtime
-            .block_on(log.inclusion(&store, size / 2, None))
+            .block_on(log.inclusion(size / 2, None))
             .expect("proof");
         let file = TlogProof {
             index: proof.leaf_index,
@@ -68,7 +69,7 @@ fn proofs(c: &mut Criterion) {
         }
         .to_text();
         let (consistency, _) = runtime
-            .block_on(log.consistency(&store, size / 2 + 1, None))
+            .block_on(log.consistency(size / 2 + 1, None))
             .expect("consistency");
         eprintln!(
             "size {size}: inclusion {} hashes ({} bytes as hex in JSON), .tlog-proof {} bytes; consistency {} hashes",
@@ -78,24 +79,20 @@ fn proofs(c: &mut Criterion) {
             consistency.path.len()
         );
         let counter = Cell::new(0);
-        group.bench_with_input(BenchmarkId::new("inclusion", total), &store, |b, store| {
+        group.bench_function(BenchmarkId::new("inclusion", total), |b| {
             b.to_async(&runtime).iter(|| {
                 let seq = moving(&counter, size, 1);
                 let log = &log;
-                async move { log.inclusion(store, seq, None).await.unwrap() }
+                async move { log.inclusion(seq, None).await.unwrap() }
             })
         });
-        group.bench_with_input(
-            BenchmarkId::new("consistency", total),
-            &store,
-            |b, store| {
-                b.to_async(&runtime).iter(|| {
-                    let from = moving(&counter, size, size / 2);
-                    let log = &log;
-                    async move { log.consistency(store, from, None).await.unwrap() }
-                })
-            },
-        );
+        group.bench_function(BenchmarkId::new("consistency", total), |b| {
+            b.to_async(&runtime).iter(|| {
+                let from = moving(&counter, size, size / 2);
+                let log = &log;
+                async move { log.consistency(from, None).await.unwrap() }
+            })
+        });
     }
     group.finish();
 }

@@ -8,8 +8,9 @@
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::service::log::Log;
+use crate::tlog::DEFAULT_ORIGIN;
 use crate::tlog::note::{NoteError, SigningKey};
-use crate::tlog::{DEFAULT_ORIGIN, Log};
 
 /// The bearer token that authorises writes (`FF_AGENT_WRITE_TOKEN`).
 #[derive(Clone)]
@@ -144,9 +145,9 @@ pub struct LogConfig {
 }
 
 impl LogConfig {
-    /// The log this configuration describes.
-    pub fn into_log(self) -> Log {
-        Log::new(&self.origin, self.signing_key).expect("log_config checked the key's name")
+    /// The log this configuration describes, of the ledger in `store`.
+    pub fn into_log(self, store: std::sync::Arc<dyn crate::ports::LedgerStore>) -> Log {
+        Log::new(store, &self.origin, self.signing_key).expect("log_config checked the key's name")
     }
 }
 

@@ -14,20 +14,17 @@
 //! - [`record`]: snapshot and decision records, parsed with every contract
 //!   rule, and the sensitive-content guard ([`record::guard`]).
 //! - [`merkle`]: RFC 9162 Merkle Tree Hash, leaf hashes, the append frontier.
-//! - [`tlog`]: the same tree as a C2SP transparency log: signed
-//!   checkpoints, tiles, inclusion and consistency proofs.
-//! - [`ports`]: what the domain needs from the outside, as traits: the ledger
-//!   store, the scan store (the scanner's lock and state), the event sink;
-//!   and the conformance suite every store adapter runs (feature
-//!   `conformance`).
-//! - [`ledger`]: the append and read use cases on a ledger store.
-//! - [`analytics`]: the dashboard's formulas as pure functions (TWR net of
-//!   flows, drawdown, volatility, Sharpe, Sortino, the trading-day window).
-//! - [`dashboard`]: the dashboard read model: period, window, response, cache.
-//! - [`export`]: a series' every snapshot as CSV or JSON pages, and the
-//!   Atom feed of the latest decisions.
-//! - [`head_cache`]: answers kept per ledger head, each computed once
-//!   however many ask at the same time (single flight).
+//! - [`tlog`]: the same tree as a C2SP transparency log: the formats of
+//!   signed notes, checkpoints, tiles, inclusion and consistency proofs.
+//! - [`ports`]: what the use cases need from the outside, as traits: the
+//!   ledger store (cut by reader), the scan store (the scanner's lock and
+//!   state), the event sink, the log signer's memory; and the conformance
+//!   suites every adapter runs (feature `conformance`).
+//! - [`analytics`]: the dashboard's formulas as one resumable fold (TWR net
+//!   of flows, drawdown, volatility, Sharpe, Sortino, the trading-day window).
+//! - [`service`]: the use cases, each owning its store: the ledger (append
+//!   and pages), the log, the dashboard read model, the exports, and the
+//!   per-head cache with single flight.
 //! - [`scan`]: the scanner's domain: checks, fixed paper experiments, state
 //!   and report.
 //! - [`config`]: configuration from the environment, secrets wrapped.
@@ -52,16 +49,13 @@ pub mod analytics;
 pub mod canonical;
 pub mod clock;
 pub mod config;
-pub mod dashboard;
 pub mod errors;
-pub mod export;
-pub mod head_cache;
 pub mod json;
-pub mod ledger;
 pub mod merkle;
 pub mod ports;
 pub mod record;
 pub mod scan;
+pub mod service;
 #[cfg(test)]
 mod test_support;
 pub mod tlog;

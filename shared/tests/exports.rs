@@ -7,11 +7,11 @@
 use chrono::{DateTime, Duration, Utc};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::analytics::{self, Valuation};
-use freedom_shared::export::{ExportFormat, SeriesExport, SeriesExports};
 use freedom_shared::ports::ledger_store::Candidate;
 use freedom_shared::ports::ledger_store::{SeriesReads, TileReads};
 use freedom_shared::record::guard::Guard;
 use freedom_shared::record::{Mode, Record, StrategyId, decimal_json};
+use freedom_shared::service::exports::{ExportFormat, Exports, SeriesExport};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
@@ -98,7 +98,7 @@ async fn ledger(
 
 /// Every row of every page (JSON), following `next` from `after`.
 async fn rows_from(
-    exports: &SeriesExports,
+    exports: &Exports,
     store: &SqliteLedgerStore,
     after: Option<u64>,
     limit_pages: usize,
@@ -113,7 +113,7 @@ async fn rows_from(
     let (mut rows, mut cursor) = (Vec::new(), after);
     for _ in 0..limit_pages {
         let page = exports
-            .page(store, &export, cursor, ExportFormat::Json)
+            .series_page(&export, cursor, ExportFormat::Json)
             .await
             .unwrap();
         let body: Value = serde_json::from_str(&page.body).unwrap();
@@ -151,7 +151,7 @@ async fn every_cursor_gives_the_whole_pass(equities: impl Fn(usize) -> (Decimal,
     let expected = expected(&series);
     // Before any roll-up is stored, then with the one the first export stored.
     for round in ["no roll-up yet", "with the roll-up"] {
-        let exports = SeriesExports::default();
+        let exports = Exports::new(std::sync::Arc::new(store.clone()));
         check(
             &rows_from(&exports, &store, None, 100).await,
             &expected,

@@ -129,15 +129,15 @@ async fn since_inception_keeps_roll_ups_in_one_more_round_trip_and_answers_the_s
                 .unwrap();
         }
     }
-    let all = freedom_shared::dashboard::Period::All;
-    let reader = store(&bridge, "ff:");
+    let all = freedom_shared::service::dashboard::Period::All;
+    let reader = Arc::new(store(&bridge, "ff:"));
     let since_inception = |expected_round_trips: u64, why: &'static str| {
-        let reader = &reader;
+        let reader = Arc::clone(&reader);
         let bridge = &bridge;
         async move {
             let before = bridge.requests();
-            let dashboard = freedom_shared::dashboard::Dashboards::default()
-                .get(reader, all)
+            let dashboard = freedom_shared::service::dashboard::Dashboards::new(reader)
+                .get(all)
                 .await
                 .unwrap();
             assert_eq!(bridge.requests() - before, expected_round_trips, "{why}");
@@ -167,7 +167,7 @@ async fn appends_take_two_round_trips_cold_one_warm_and_reads_one() {
             .unwrap();
     }
     // A process that has never seen the head: read it, then the script.
-    let fresh = store(&bridge, "ff:");
+    let fresh = Arc::new(store(&bridge, "ff:"));
     let before = bridge.requests();
     fresh.append(decision("d1", "s", 5)).await.unwrap();
     assert_eq!(bridge.requests() - before, 2, "cold append");
@@ -233,13 +233,10 @@ async fn appends_take_two_round_trips_cold_one_warm_and_reads_one() {
     // A cold dashboard (a new process): the latest snapshots with the head
     // and the first record, then the window; every period the same.
     for period in ["21", "all"] {
-        let dashboards = freedom_shared::dashboard::Dashboards::default();
+        let dashboards = freedom_shared::service::dashboard::Dashboards::new(fresh.clone());
         let before = bridge.requests();
         let dashboard = dashboards
-            .get(
-                &fresh,
-                freedom_shared::dashboard::Period::parse(Some(period)).unwrap(),
-            )
+            .get(freedom_shared::service::dashboard::Period::parse(Some(period)).unwrap())
             .await
             .unwrap();
         assert_eq!(
@@ -457,7 +454,7 @@ async fn a_ledger_without_tiles_gets_them_built_once_then_appends_keep_them() {
 
 #[tokio::test]
 async fn tiles_take_one_round_trip_and_a_proof_two() {
-    use freedom_shared::tlog::Log;
+    use freedom_shared::service::log::Log;
     use freedom_shared::tlog::note::SigningKey;
     use freedom_shared::tlog::tiles::TilePath;
     let (_server, bridge) = bridge().await;
@@ -469,26 +466,25 @@ async fn tiles_take_one_round_trip_and_a_proof_two() {
             .unwrap();
     }
     let key = SigningKey::from_seed("example.com/log", [1; 32]).unwrap();
-    let log = Log::new("example.com/log", Some(key)).unwrap();
+    let store = Arc::new(store);
+    let log = Log::new(store.clone(), "example.com/log", Some(key)).unwrap();
     // Warm the scripts: a first call of a script loads it.
-    log.inclusion(&store, 1, None).await.unwrap();
+    log.inclusion(1, None).await.unwrap();
     let before = bridge.requests();
     store.append(decision("warm", "s", 0)).await.unwrap();
     assert_eq!(bridge.requests() - before, 1, "an append with tiles");
     for path in ["0/001.p/45", "1/000.p/1", "entries/000"] {
         let before = bridge.requests();
-        log.tile(&store, &TilePath::parse(path).unwrap())
-            .await
-            .unwrap();
+        log.tile(&TilePath::parse(path).unwrap()).await.unwrap();
         assert_eq!(bridge.requests() - before, 1, "tile {path}");
     }
     for (seq, size) in [(1, None), (300, None), (5, Some(257))] {
         let before = bridge.requests();
-        log.inclusion(&store, seq, size).await.unwrap();
+        log.inclusion(seq, size).await.unwrap();
         assert_eq!(bridge.requests() - before, 2, "proof of {seq}");
     }
     let before = bridge.requests();
-    log.consistency(&store, 17, None).await.unwrap();
+    log.consistency(17, None).await.unwrap();
     assert_eq!(bridge.requests() - before, 2, "consistency");
 }
 
@@ -514,23 +510,22 @@ async fn concurrent_cold_dashboards_share_one_computation() {
         }
     }
     let reader = Arc::new(store(&bridge, "ff:"));
-    let dashboards = Arc::new(freedom_shared::dashboard::Dashboards::default());
+    let dashboards = Arc::new(freedom_shared::service::dashboard::Dashboards::new(
+        reader.clone(),
+    ));
     // Warm the scripts and the connection, then move the head.
     dashboards
-        .get(reader.as_ref(), freedom_shared::dashboard::Period::All)
+        .get(freedom_shared::service::dashboard::Period::All)
         .await
         .unwrap();
     writer.append(decision("new-head", "s", 31)).await.unwrap();
     let before = bridge.requests();
     let readers: Vec<_> = (0..8)
         .map(|_| {
-            let (reader, dashboards) = (Arc::clone(&reader), Arc::clone(&dashboards));
+            let dashboards = Arc::clone(&dashboards);
             tokio::spawn(async move {
                 dashboards
-                    .get(
-                        reader.as_ref(),
-                        freedom_shared::dashboard::Period::TradingDays(63),
-                    )
+                    .get(freedom_shared::service::dashboard::Period::TradingDays(63))
                     .await
                     .unwrap()
                     .json

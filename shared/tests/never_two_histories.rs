@@ -14,8 +14,8 @@ use freedom_shared::ports::event_sink::Recorded;
 use freedom_shared::ports::ledger_store::{AppendOutcome, Candidate, LedgerStore, StoreError};
 use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages, TileReads};
 use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
+use freedom_shared::service::log::{Log, LogError, REFUSED_TO_SIGN};
 use freedom_shared::tlog::note::SigningKey;
-use freedom_shared::tlog::{Log, LogError, REFUSED_TO_SIGN};
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;
 use proptest::prelude::*;
@@ -43,8 +43,12 @@ fn key() -> SigningKey {
     SigningKey::from_seed(ORIGIN, [9; 32]).unwrap()
 }
 
-fn log_with(memory: Arc<dyn SignerMemory>, events: Arc<Recorded>) -> Log {
-    Log::new(ORIGIN, Some(key()))
+fn log_with(
+    store: Arc<dyn LedgerStore>,
+    memory: Arc<dyn SignerMemory>,
+    events: Arc<Recorded>,
+) -> Log {
+    Log::new(store, ORIGIN, Some(key()))
         .unwrap()
         .with_memory(memory)
         .with_events(events)
@@ -166,8 +170,12 @@ async fn losing_any_one_kv_key_never_rewrites_or_forks_the_log() {
         warm.head().await.unwrap();
         let memory = Arc::new(InProcess::default());
         let events = Arc::new(Recorded::default());
-        let log = log_with(memory.clone(), events.clone());
-        assert_eq!(log.checkpoint(&warm).await.unwrap().head, signed_head);
+        let log = log_with(
+            Arc::new(kv_store(&bridge, &prefix)),
+            memory.clone(),
+            events.clone(),
+        );
+        assert_eq!(log.checkpoint().await.unwrap().head, signed_head);
         let _: () = redis.del(format!("{prefix}{lost}")).await.unwrap();
 
         let cold = kv_store(&bridge, &prefix);
@@ -192,7 +200,7 @@ async fn losing_any_one_kv_key_never_rewrites_or_forks_the_log() {
             head_matches_leaves(&cold, &now).await,
             "losing {lost}: head and leaves disagree"
         );
-        match log.checkpoint(&cold).await {
+        match log.checkpoint().await {
             Ok(signed) => {
                 let mut leaves: Vec<Digest> = (1..=signed_head.size)
                     .map(|seq| Digest::from_hex(&acknowledged[&seq][..64]).unwrap())
@@ -247,7 +255,11 @@ fn random_key_loss_between_appends_never_changes_an_acknowledged_record() {
         runtime.block_on(async {
             let mut redis = bridge.redis();
             let store = kv_store(&bridge, &prefix);
-            let log = log_with(Arc::new(InProcess::default()), Arc::new(Recorded::default()));
+            let log = log_with(
+                Arc::new(kv_store(&bridge, &prefix)),
+                Arc::new(InProcess::default()),
+                Arc::new(Recorded::default()),
+            );
             let mut acknowledged: BTreeMap<u64, String> = BTreeMap::new();
             let mut deleted: Vec<String> = Vec::new();
             let mut signed: BTreeMap<u64, Digest> = BTreeMap::new();
@@ -276,7 +288,7 @@ fn random_key_loss_between_appends_never_changes_an_acknowledged_record() {
                     let before = acknowledged.insert(entry.seq, text);
                     assert!(before.is_none(), "seq {} was acknowledged twice after {deleted:?}", entry.seq);
                 }
-                if let Ok(checkpoint) = log.checkpoint(&store).await {
+                if let Ok(checkpoint) = log.checkpoint().await {
                     let head = checkpoint.head;
                     assert!(head.size >= largest_signed, "the log signed a smaller tree");
                     largest_signed = head.size;
@@ -329,17 +341,25 @@ async fn a_flushed_kv_store_or_a_new_prefix_is_refused_by_the_file_memory() {
     let events = Arc::new(Recorded::default());
     let first = kv_store(&bridge, "ff:");
     append_all(&first, 0..20).await;
-    let log = log_with(Arc::clone(&memory), events.clone());
-    assert_eq!(log.checkpoint(&first).await.unwrap().head.size, 20);
+    let log = log_with(
+        Arc::new(kv_store(&bridge, "ff:")),
+        Arc::clone(&memory),
+        events.clone(),
+    );
+    assert_eq!(log.checkpoint().await.unwrap().head.size, 20);
 
     // A restarted process (a new log on the same memory) after a new prefix.
     let moved = kv_store(&bridge, "new:");
     append_all(&moved, 40..65).await;
-    let restarted = log_with(Arc::clone(&memory), events.clone());
-    let reason = refused(restarted.checkpoint(&moved).await);
+    let restarted = log_with(
+        Arc::new(kv_store(&bridge, "new:")),
+        Arc::clone(&memory),
+        events.clone(),
+    );
+    let reason = refused(restarted.checkpoint().await);
     assert!(reason.contains("20"), "{reason}");
-    refused(restarted.inclusion(&moved, 1, None).await);
-    refused(restarted.consistency(&moved, 1, None).await);
+    refused(restarted.inclusion(1, None).await);
+    refused(restarted.consistency(1, None).await);
     assert!(
         moved.page(&conformance::all(5)).await.is_ok(),
         "reads go on"
@@ -353,9 +373,13 @@ async fn a_flushed_kv_store_or_a_new_prefix_is_refused_by_the_file_memory() {
     let flushed = kv_store(&bridge, "ff:");
     append_all(&flushed, 100..103).await;
     refused(
-        log_with(Arc::clone(&memory), events.clone())
-            .checkpoint(&flushed)
-            .await,
+        log_with(
+            Arc::new(kv_store(&bridge, "ff:")),
+            Arc::clone(&memory),
+            events.clone(),
+        )
+        .checkpoint()
+        .await,
     );
     let kinds: Vec<_> = events.events().iter().map(|e| e.detail_type).collect();
     assert_eq!(kinds, [REFUSED_TO_SIGN, REFUSED_TO_SIGN]);
@@ -374,12 +398,20 @@ async fn the_lambda_memory_survives_a_lost_head_and_is_remembered_again() {
             "ff:",
         ))
     };
-    let log = log_with(memory(), Arc::new(Recorded::default()));
-    assert_eq!(log.checkpoint(&store).await.unwrap().head.size, 10);
+    let log = log_with(
+        Arc::new(kv_store(&bridge, "ff:")),
+        memory(),
+        Arc::new(Recorded::default()),
+    );
+    assert_eq!(log.checkpoint().await.unwrap().head.size, 10);
     let mut redis = bridge.redis();
     let _: () = redis.del("ff:log:signed").await.unwrap();
-    let again = log_with(memory(), Arc::new(Recorded::default()));
-    assert_eq!(again.checkpoint(&store).await.unwrap().head.size, 10);
+    let again = log_with(
+        Arc::new(kv_store(&bridge, "ff:")),
+        memory(),
+        Arc::new(Recorded::default()),
+    );
+    assert_eq!(again.checkpoint().await.unwrap().head.size, 10);
     let remembered: String = redis.get("ff:log:signed").await.unwrap();
     assert!(remembered.starts_with("fund.example/log\n10\n"));
 }
@@ -410,20 +442,24 @@ async fn a_restored_older_sqlite_ledger_is_never_signed() {
     {
         let store = SqliteLedgerStore::open(&data).unwrap();
         append_all(&store, 3..6).await;
-        let log = log_with(Arc::clone(&memory), Arc::new(Recorded::default()));
-        assert_eq!(log.checkpoint(&store).await.unwrap().head.size, 6);
+        let log = log_with(
+            Arc::new(store.clone()),
+            Arc::clone(&memory),
+            Arc::new(Recorded::default()),
+        );
+        assert_eq!(log.checkpoint().await.unwrap().head.size, 6);
     }
     copy_ledger(&backup, &data);
     let store = SqliteLedgerStore::open(&data).unwrap();
     let events = Arc::new(Recorded::default());
-    let log = log_with(Arc::clone(&memory), events.clone());
-    refused(log.checkpoint(&store).await);
-    refused(log.inclusion(&store, 1, Some(2)).await);
+    let log = log_with(Arc::new(store.clone()), Arc::clone(&memory), events.clone());
+    refused(log.checkpoint().await);
+    refused(log.inclusion(1, Some(2)).await);
     append_all(&store, 10..12).await;
-    refused(log.checkpoint(&store).await);
+    refused(log.checkpoint().await);
     append_all(&store, 12..14).await;
     assert_eq!(store.head().await.unwrap().size, 7);
-    let reason = refused(log.checkpoint(&store).await);
+    let reason = refused(log.checkpoint().await);
     assert!(reason.contains("another history"), "{reason}");
     assert_eq!(events.events().len(), 3, "one event per refused head");
     assert!(store.page(&conformance::all(10)).await.is_ok());
@@ -440,8 +476,12 @@ async fn a_memory_the_key_did_not_sign_is_refused() {
     let other = SigningKey::from_seed(ORIGIN, [1; 32]).unwrap();
     let forged = other.sign(&format!("{ORIGIN}\n1\n{}\n", "A".repeat(43) + "="));
     assert!(memory.remember(None, &forged).await.unwrap());
-    let log = log_with(memory, Arc::new(Recorded::default()));
-    let reason = refused(log.checkpoint(&store).await);
+    let log = log_with(
+        Arc::new(store.clone()),
+        memory,
+        Arc::new(Recorded::default()),
+    );
+    let reason = refused(log.checkpoint().await);
     assert!(reason.contains("did not sign"), "{reason}");
     assert_eq!(Head::empty().size, 0);
 }

@@ -13,7 +13,7 @@ use axum::response::Response;
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::ports::conformance::decision;
 use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::tlog::Log;
+use freedom_shared::service::log::Log;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_verify::{Failure, Service, verify_log, verify_proof_file};
 use std::sync::Arc;
@@ -47,8 +47,9 @@ async fn serve(candidates: Vec<Candidate>, signing: SigningKey, tamper: Option<T
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteLedgerStore::open(dir.path()).unwrap();
     store.append_batch(candidates).await.unwrap();
-    let log = Log::new(ORIGIN, Some(signing)).unwrap();
-    let mut router: Router = fund::app(fund::AppState::new(Arc::new(store), None).with_log(log));
+    let store: Arc<dyn freedom_shared::ports::LedgerStore> = Arc::new(store);
+    let log = Log::new(Arc::clone(&store), ORIGIN, Some(signing)).unwrap();
+    let mut router: Router = fund::app(fund::AppState::new(store, None).with_log(log));
     if let Some(tamper) = tamper {
         router = router.layer(axum::middleware::from_fn(
             move |request: Request, next: Next| {

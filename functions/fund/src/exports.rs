@@ -1,6 +1,6 @@
 //! The record taken out: `GET /api/freedom-fund?view=series` (one series'
 //! every snapshot as CSV or JSON, paged) and `GET /feed.atom` (the latest
-//! decisions as an Atom feed). The work is [`freedom_shared::export`]'s;
+//! decisions as an Atom feed). The work is [`freedom_shared::service::exports`]'s;
 //! these handlers read the store and translate HTTP.
 //!
 //! A series nobody has written is an empty export (the CSV header alone,
@@ -11,9 +11,7 @@ use crate::{AppState, FUND_PATH};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
-use freedom_shared::export::{self, ExportError, ExportFormat, FEED_ENTRIES, SeriesExport};
-use freedom_shared::ports::ledger_store::PageQuery;
-use freedom_shared::record::RecordKind;
+use freedom_shared::service::exports::{ExportError, ExportFormat, SeriesExport};
 use freedom_shared::web::{ApiError, QueryParams, client_has, with_etag};
 
 /// The feed's path.
@@ -54,8 +52,7 @@ pub(crate) async fn series(
             })
         })
         .transpose()?;
-    let store = state.ledger.store();
-    let head = store.head().await?;
+    let head = state.exports.head().await?;
     if client_has(headers, &head) {
         // 304: the series is not read at all.
         return Ok(with_etag(headers, &head, ()));
@@ -67,7 +64,7 @@ pub(crate) async fn series(
     };
     let page = state
         .exports
-        .page(store.as_ref(), &export, after, format)
+        .series_page(&export, after, format)
         .await
         .map_err(|error| match error {
             ExportError::Busy => ApiError::Busy,
@@ -92,27 +89,17 @@ pub(crate) async fn series(
     Ok(response)
 }
 
-/// `GET /feed.atom`: the latest [`FEED_ENTRIES`] decisions, newest first.
+/// `GET /feed.atom`: the latest [`freedom_shared::service::exports::FEED_ENTRIES`] decisions, newest first.
 async fn feed(
     State(state): State<AppState>,
     axum::extract::RawQuery(query): axum::extract::RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     QueryParams::parse(query.as_deref(), &[])?;
-    let page = state
-        .ledger
-        .page(&PageQuery {
-            before: None,
-            limit: FEED_ENTRIES,
-            strategy_id: None,
-            kind: Some(RecordKind::Decision),
-            mode: None,
-        })
-        .await?;
-    let body = export::atom_feed(&page.entries, "/", FUND_PATH, chrono::DateTime::UNIX_EPOCH)?;
+    let (body, head) = state.exports.feed("/", FUND_PATH).await?;
     Ok(with_etag(
         &headers,
-        &page.head,
+        &head,
         ([(header::CONTENT_TYPE, ATOM)], body),
     ))
 }

@@ -12,6 +12,7 @@ use freedom_shared::adapters::{events, stores::Stores};
 use freedom_shared::config::{self, ConfigError};
 use freedom_shared::ports::StoreError;
 use freedom_shared::web::{not_found, store_not_configured_app};
+use std::sync::Arc;
 
 /// Why the Lambda app could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +40,7 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
     tracing::info!(store = %stores.description, "fund on Lambda");
     let events = events::from_env(&lookup).await;
     let mut log = config::log_config(&lookup)?
-        .into_log()
+        .into_log(Arc::clone(&stores.ledger))
         .with_events(events.clone());
     if let Some(memory) = stores.signer_memory {
         log = log.with_memory(memory);

@@ -3,7 +3,7 @@
 //! The fund function: `/api/freedom-fund`. One router factory, [`app`], serves
 //! the local listener, the tests and (with Lambda packaging) the Lambda
 //! runtime. Handlers are thin: they translate HTTP to the shared crate's use
-//! cases ([`freedom_shared::ledger`], [`freedom_shared::dashboard`]) and its
+//! cases ([`freedom_shared::service::ledger`], [`freedom_shared::service::dashboard`]) and its
 //! errors back through [`freedom_shared::web::ApiError`].
 //!
 //! - [`routes`](mod@routes): the handlers for GET (dashboard, ledger, contract, OpenAPI)
@@ -27,22 +27,24 @@ pub mod transparency;
 use axum::Router;
 use axum::body::Bytes;
 use freedom_shared::config::WriteToken;
-use freedom_shared::dashboard::{Dashboards, PeriodCache};
-use freedom_shared::export::SeriesExports;
-use freedom_shared::ledger::Ledger;
-use freedom_shared::ports::event_sink::{Events, no_events};
-use freedom_shared::ports::ledger_store::LedgerStore;
+use freedom_shared::ports::event_sink::Events;
+use freedom_shared::ports::ledger_store::{LedgerStore, SeriesReads};
 use freedom_shared::record::guard::Guard;
-use freedom_shared::tlog::{DEFAULT_ORIGIN, Log};
+use freedom_shared::service::dashboard::{Dashboards, PeriodCache};
+use freedom_shared::service::exports::Exports;
+use freedom_shared::service::ledger::Ledger;
+use freedom_shared::service::log::Log;
+use freedom_shared::tlog::DEFAULT_ORIGIN;
 use std::sync::Arc;
 
 /// The fund API's path.
 pub const FUND_PATH: &str = "/api/freedom-fund";
 
-/// What the fund handlers share.
+/// What the fund handlers share: the use cases, each on the one ledger
+/// store (no handler touches a store), and the write token.
 #[derive(Clone)]
 pub struct AppState {
-    /// The ledger, on whichever store is configured.
+    /// The ledger: appends (which announce their events) and pages.
     pub ledger: Ledger,
     /// The write token; `None` disables writes (503 `writes_disabled`).
     pub write_token: Option<WriteToken>,
@@ -50,31 +52,32 @@ pub struct AppState {
     pub dashboards: Arc<Dashboards>,
     /// The page (`GET /`) of the latest head by period, rendered once.
     pub pages: Arc<PeriodCache<Bytes>>,
-    /// Where "record appended" events go (nowhere unless configured).
-    pub events: Events,
-    /// The ledger as a C2SP transparency log: origin and signing key.
+    /// The ledger as a C2SP transparency log: checkpoints, tiles, proofs.
     pub log: Arc<Log>,
-    /// Series exports: pages from any cursor, a few computed at once.
-    pub exports: Arc<SeriesExports>,
+    /// Series exports from any cursor (a few computed at once), and the feed.
+    pub exports: Arc<Exports>,
 }
 
 impl AppState {
-    /// State on `store`; the guard also refuses records containing the token.
+    /// The use cases on `store`, with an unsigned log; the guard also
+    /// refuses records containing the token.
     pub fn new(store: Arc<dyn LedgerStore>, write_token: Option<WriteToken>) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
         AppState {
-            ledger: Ledger::new(store, guard),
+            ledger: Ledger::new(Arc::clone(&store), guard),
             write_token,
-            dashboards: Arc::new(Dashboards::default()),
+            dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
             pages: Arc::new(PeriodCache::default()),
-            events: no_events(),
-            log: Arc::new(Log::new(DEFAULT_ORIGIN, None).expect("an unsigned log")),
-            exports: Arc::new(SeriesExports::default()),
+            log: Arc::new(
+                Log::new(Arc::clone(&store), DEFAULT_ORIGIN, None).expect("an unsigned log"),
+            ),
+            exports: Arc::new(Exports::new(store)),
         }
     }
 
-    /// The same state publishing the ledger as `log` (its checkpoints signed
-    /// with its key, which the guard then refuses in records).
+    /// The same state publishing the ledger as `log` (built on the same
+    /// store: its checkpoints signed with its key, which the guard then
+    /// refuses in records).
     pub fn with_log(mut self, log: Log) -> AppState {
         self.ledger = self.ledger.with_signing_secrets(log.secret_texts());
         self.log = Arc::new(log);
@@ -87,9 +90,9 @@ impl AppState {
         self
     }
 
-    /// The same state publishing to `events`.
+    /// The same state announcing new leaves to `events`.
     pub fn with_events(mut self, events: Events) -> AppState {
-        self.events = events;
+        self.ledger = self.ledger.with_events(events);
         self
     }
 }

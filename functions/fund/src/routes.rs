@@ -19,14 +19,13 @@ use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use freedom_shared::dashboard::Period;
-use freedom_shared::ledger::{
-    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
-};
 use freedom_shared::merkle::{Digest, Head};
-use freedom_shared::ports::event_sink::OutsideEvent;
 use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::record::{Mode, RecordKind, StrategyId};
+use freedom_shared::service::dashboard::Period;
+use freedom_shared::service::ledger::{
+    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
+};
 use freedom_shared::web::{ApiError, QueryParams, authorize, with_etag};
 use http_body_util::BodyExt;
 use schemars::JsonSchema;
@@ -66,10 +65,7 @@ async fn read(
         View::Dashboard => {
             let period = Period::parse(params.get(PERIOD.name))
                 .map_err(|e| ApiError::invalid_query(PERIOD.name, e.to_string()))?;
-            let rendered = state
-                .dashboards
-                .get(state.ledger.store().as_ref(), period)
-                .await?;
+            let rendered = state.dashboards.get(period).await?;
             let body = ([(header::CONTENT_TYPE, "application/json")], rendered.json);
             Ok(with_etag(&headers, &rendered.head, body))
         }
@@ -312,12 +308,6 @@ async fn append(State(state): State<AppState>, request: Request) -> Result<Respo
     };
     tracing::Span::current().record("seq", receipt.entry.seq);
     tracing::info!(status = word, "append");
-    if receipt.status == AppendStatus::Created && state.events.is_enabled() {
-        state
-            .events
-            .publish(vec![OutsideEvent::record_appended(&receipt)])
-            .await;
-    }
     let entry = EntryView::new(receipt.entry)?;
     let body = AppendBody {
         status: word,

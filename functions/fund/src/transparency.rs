@@ -1,7 +1,7 @@
 //! The ledger as a C2SP transparency log (DESIGN.md "The log to the C2SP
 //! standard"): `GET /log/checkpoint`, `GET /log/tile/...`, and the proof
 //! views of `GET /api/freedom-fund` (`view=proof`, `view=consistency`).
-//! The work is [`freedom_shared::tlog::Log`]'s; these handlers only
+//! The work is [`freedom_shared::service::log::Log`]'s; these handlers only
 //! translate HTTP.
 
 use crate::AppState;
@@ -53,7 +53,7 @@ async fn checkpoint(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     QueryParams::parse(query.as_deref(), &[])?;
-    let signed = state.log.checkpoint(state.ledger.store().as_ref()).await?;
+    let signed = state.log.checkpoint().await?;
     let body = (
         [(header::CONTENT_TYPE, TEXT_PLAIN)],
         signed.note.to_string(),
@@ -74,7 +74,7 @@ async fn tile(
         return Err(ApiError::NoSuchTile);
     }
     let tile = TilePath::parse(&path).ok_or(ApiError::NoSuchTile)?;
-    let body = state.log.tile(state.ledger.store().as_ref(), &tile).await?;
+    let body = state.log.tile(&tile).await?;
     let cache = if body.immutable {
         "public, max-age=31536000, immutable"
     } else {
@@ -149,10 +149,7 @@ pub(crate) async fn proof(state: &AppState, params: &QueryParams) -> Result<Resp
             ));
         }
     };
-    let (inclusion, checkpoint) = state
-        .log
-        .inclusion(state.ledger.store().as_ref(), seq, size)
-        .await?;
+    let (inclusion, checkpoint) = state.log.inclusion(seq, size).await?;
     if tlog_proof {
         let text = TlogProof {
             index: inclusion.leaf_index,
@@ -188,10 +185,7 @@ pub(crate) async fn consistency(
         .transpose()?
         .unwrap_or_default(); // required: `View::parse` refused a query without it
     let to = positive(params, "to")?;
-    let (proof, checkpoint) = state
-        .log
-        .consistency(state.ledger.store().as_ref(), from, to)
-        .await?;
+    let (proof, checkpoint) = state.log.consistency(from, to).await?;
     Ok(axum::Json(ConsistencyView {
         from: proof.from,
         to: proof.to,

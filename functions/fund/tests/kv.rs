@@ -11,6 +11,7 @@ use axum::http::{Request, StatusCode, header};
 use freedom_shared::adapters::kv_rest::KvLedgerStore;
 use freedom_shared::adapters::kv_rest::client::KvClient;
 use freedom_shared::config::WriteToken;
+use freedom_shared::ports::ledger_store::LedgerStore;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};
 use http_body_util::BodyExt;
@@ -200,21 +201,19 @@ async fn stored_data_the_service_cannot_read_is_500_not_503() {
 async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
     use freedom_shared::adapters::kv_rest::KvSignerMemory;
     use freedom_shared::ports::event_sink::Recorded;
-    use freedom_shared::tlog::{Log, note::SigningKey};
+    use freedom_shared::service::log::Log;
+    use freedom_shared::tlog::note::SigningKey;
     let server = RedisServer::start().unwrap();
     let bridge = UpstashBridge::start(&server.url(), KV_TOKEN).await.unwrap();
     let client = || KvClient::new(&bridge.kv_config("ff:"));
     let events = Arc::new(Recorded::default());
     let key = SigningKey::from_seed("fund.example/log", [4; 32]).unwrap();
-    let log = Log::new("fund.example/log", Some(key))
+    let store: Arc<dyn LedgerStore> = Arc::new(KvLedgerStore::new(client(), "ff:"));
+    let log = Log::new(Arc::clone(&store), "fund.example/log", Some(key))
         .unwrap()
         .with_memory(Arc::new(KvSignerMemory::new(client(), "ff:")))
         .with_events(events.clone());
-    let state = fund::AppState::new(
-        Arc::new(KvLedgerStore::new(client(), "ff:")),
-        WriteToken::new(TOKEN),
-    )
-    .with_log(log);
+    let state = fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log);
     let router = fund::app(state);
     let mut redis = bridge.redis();
     let mut head_at_one: Vec<u8> = Vec::new();
@@ -279,7 +278,7 @@ async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     let kinds: Vec<_> = events.events().iter().map(|e| e.detail_type).collect();
     assert!(
-        kinds.contains(&freedom_shared::tlog::REFUSED_TO_SIGN),
+        kinds.contains(&freedom_shared::service::log::REFUSED_TO_SIGN),
         "{kinds:?}"
     );
 }

@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
+use freedom_shared::ports::ledger_store::LedgerStore;
 use freedom_testkit::sample_ledger;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -324,14 +325,18 @@ async fn an_empty_ledger_and_bad_input_get_clear_pages() {
 
 #[tokio::test]
 async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
-    use freedom_shared::tlog::Log;
+    use freedom_shared::service::log::Log;
     use freedom_shared::tlog::note::SigningKey;
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteLedgerStore::open(dir.path()).unwrap();
+    let store: Arc<dyn LedgerStore> = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
     let key = SigningKey::from_seed("fund.example.com/log", [5; 32]).unwrap();
-    let log = Log::new("fund.example.com/log", Some(key.clone())).unwrap();
-    let router =
-        fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)).with_log(log));
+    let log = Log::new(
+        Arc::clone(&store),
+        "fund.example.com/log",
+        Some(key.clone()),
+    )
+    .unwrap();
+    let router = fund::app(fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log));
     sample_ledger::post_all(&router, TOKEN).await;
     let (_, _, html) = send(&router, get("/")).await;
     let verify = section(&html, "verify-title");

@@ -3,7 +3,7 @@
 //! the same specifications by someone else) verify the service's
 //! checkpoints, authenticate its tiles against the signed root, and check
 //! its inclusion and consistency proofs; both stores publish the same log
-//! for the same records; and the HTTP side answers as DESIGN.md says.
+//! for the same records; and the HTTP side answers as docs/design.md says.
 
 use axum::Router;
 use axum::body::Body;
@@ -14,7 +14,8 @@ use freedom_shared::adapters::kv_rest::client::KvClient;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::conformance::decision;
 use freedom_shared::ports::ledger_store::{Candidate, LedgerAppend, LedgerStore, TileReads};
-use freedom_shared::tlog::Log;
+use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
+use freedom_shared::service::log::Log;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::tiles::split_bundle;
 use freedom_testkit::redis_server::RedisServer;
@@ -34,7 +35,7 @@ fn signing_key() -> SigningKey {
 }
 
 fn app(store: Arc<dyn LedgerStore>, key: Option<SigningKey>) -> Router {
-    let log = Log::new(ORIGIN, key).unwrap();
+    let log = Log::new(Arc::clone(&store), ORIGIN, key).unwrap();
     fund::app(fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log))
 }
 
@@ -534,23 +535,32 @@ async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() 
         .map(|i| decision(&format!("other-{i}"), "t", i))
         .collect();
     let (_second_dir, second) = sqlite_with(other).await;
-    // One log signs one history: put under another store (a replaced
-    // ledger), it refuses; back on its own, its proofs (and the subtrees
-    // it remembered from them) are still its history's. A new log (a new
-    // memory) on the other store proves that history from its own tiles.
-    let log = Log::new(ORIGIN, Some(signing_key())).unwrap();
-    log.inclusion(first.as_ref(), 1, None).await.unwrap();
+    // One log signs one history: its memory put under another store (a
+    // replaced ledger), it refuses; back on its own, its proofs are still
+    // its history's. A new log (a new memory) on the other store proves
+    // that history from its own tiles.
+    let memory: Arc<dyn SignerMemory> = Arc::new(InProcess::default());
+    let log_on = |store: &Arc<SqliteLedgerStore>, memory: &Arc<dyn SignerMemory>| {
+        let store: Arc<dyn LedgerStore> = store.clone();
+        Log::new(store, ORIGIN, Some(signing_key()))
+            .unwrap()
+            .with_memory(Arc::clone(memory))
+    };
+    let log = log_on(&first, &memory);
+    log.inclusion(1, None).await.unwrap();
+    let replaced = log_on(&second, &memory);
     for seq in [1, 150] {
         assert!(matches!(
-            log.inclusion(second.as_ref(), seq, None).await,
-            Err(freedom_shared::tlog::LogError::RefusedToSign(_))
+            replaced.inclusion(seq, None).await,
+            Err(freedom_shared::service::log::LogError::RefusedToSign(_))
         ));
     }
-    let other_log = Log::new(ORIGIN, Some(signing_key())).unwrap();
+    let fresh: Arc<dyn SignerMemory> = Arc::new(InProcess::default());
+    let other_log = log_on(&second, &fresh);
     for (log, store) in [(&log, &first), (&other_log, &second), (&log, &first)] {
         let head = store.head().await.unwrap();
         for seq in [1, 150, 256, 300] {
-            let (proof, _) = log.inclusion(store.as_ref(), seq, None).await.unwrap();
+            let (proof, _) = log.inclusion(seq, None).await.unwrap();
             assert_eq!(proof.root, head.root_hash);
             assert!(freedom_shared::tlog::proof::verify_inclusion(
                 seq - 1,
@@ -560,7 +570,7 @@ async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() 
                 &head.root_hash
             ));
         }
-        let (consistency, _) = log.consistency(store.as_ref(), 100, None).await.unwrap();
+        let (consistency, _) = log.consistency(100, None).await.unwrap();
         assert_eq!(consistency.to_root, head.root_hash);
     }
 }

@@ -18,7 +18,6 @@ use crate::providers::{Http, ProviderError};
 use chrono::{DateTime, Utc};
 use freedom_shared::clock::{Clock, rfc3339, whole_seconds};
 use freedom_shared::errors::ErrorChain;
-use freedom_shared::ledger::{AppendError, AppendStatus, Ledger};
 use freedom_shared::ports::StoreError;
 use freedom_shared::ports::event_sink::{Events, OutsideEvent, no_events};
 use freedom_shared::ports::scan_store::{LockToken, ScanStore};
@@ -28,6 +27,7 @@ use freedom_shared::scan::experiments::{EXPERIMENTS, Side, TokenMarket, Trade};
 use freedom_shared::scan::report::{Observation, ReportParts, ScannerState, UniverseEntry};
 use freedom_shared::scan::text;
 use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL, grid_slot};
+use freedom_shared::service::ledger::{AppendError, Ledger};
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
@@ -123,8 +123,10 @@ impl ScanRunner {
         }
     }
 
-    /// The same runner publishing run and trade events to `events`.
+    /// The same runner publishing run and trade events to `events`, and
+    /// its ledger announcing the paper snapshots it appends there too.
     pub fn with_events(mut self, events: Events) -> ScanRunner {
+        self.ledger = self.ledger.with_events(events.clone());
         self.events = events;
         self
     }
@@ -279,9 +281,8 @@ impl ScanRunner {
         }
 
         let mut fills = Vec::new();
-        let mut appended = Vec::new();
         if state.may_advance(started) {
-            (fills, appended) = self
+            fills = self
                 .advance(&mut state, &market, started, &mut degraded)
                 .await;
         } else {
@@ -350,7 +351,6 @@ impl ScanRunner {
                     "trades": fills.len(),
                 }),
             }];
-            events.extend(appended);
             events.extend(fills.iter().map(|fill| OutsideEvent {
                 detail_type: "PaperTrade",
                 detail: json!({
@@ -454,9 +454,8 @@ impl ScanRunner {
         market: &[TokenMarket],
         now: DateTime<Utc>,
         degraded: &mut Vec<String>,
-    ) -> (Vec<Trade>, Vec<OutsideEvent>) {
+    ) -> Vec<Trade> {
         let mut all_fills = Vec::new();
-        let mut appended = Vec::new();
         let slot = grid_slot(now);
         state.last_advanced_at = Some(now);
         for experiment in &EXPERIMENTS {
@@ -494,11 +493,8 @@ impl ScanRunner {
                 continue;
             };
             match self.ledger.append(record.to_string().as_bytes()).await {
-                Ok(receipt) => {
-                    if receipt.status == AppendStatus::Created {
-                        appended.push(OutsideEvent::record_appended(&receipt));
-                    }
-                }
+                // The ledger announces a new leaf itself.
+                Ok(_) => {}
                 // A refused paper snapshot leaves a gap in the public
                 // series: the run is degraded, and says why.
                 Err(AppendError::Refused(refusal)) => {
@@ -524,6 +520,6 @@ impl ScanRunner {
                 }
             }
         }
-        (all_fills, appended)
+        all_fills
     }
 }

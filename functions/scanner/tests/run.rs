@@ -575,7 +575,7 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
         "asOf": "2026-05-04T12:05:00Z", "source": {"name": "test", "url": "https://example.com/t"},
         "currency": "USD", "equity": 10000, "flowSincePrevious": 0
     });
-    let ledger = freedom_shared::ledger::Ledger::new(
+    let ledger = freedom_shared::service::ledger::Ledger::new(
         std::sync::Arc::clone(&h.stores.ledger),
         freedom_shared::record::guard::Guard::default(),
     );

@@ -16,24 +16,6 @@ pub struct OutsideEvent {
     pub detail: Value,
 }
 
-impl OutsideEvent {
-    /// The event for a new leaf: where it is and what it is, not the record
-    /// itself (readers fetch it from the ledger).
-    pub fn record_appended(receipt: &crate::ledger::Receipt) -> OutsideEvent {
-        let record: Value = serde_json::from_str(&receipt.entry.canonical).unwrap_or_default();
-        OutsideEvent {
-            detail_type: "RecordAppended",
-            detail: serde_json::json!({
-                "seq": receipt.entry.seq,
-                "leafHash": receipt.entry.leaf_hash,
-                "id": record["id"], "type": record["type"], "mode": record["mode"],
-                "strategyId": record["strategyId"], "asOf": record["asOf"],
-                "head": receipt.head,
-            }),
-        }
-    }
-}
-
 /// Where events go.
 #[async_trait]
 pub trait EventSink: Send + Sync + 'static {

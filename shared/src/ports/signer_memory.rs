@@ -5,7 +5,7 @@
 //! be flushed, or be swapped for another under a new prefix; the signing
 //! key does not notice. Before it signs, the log checks the head it is
 //! asked to sign extends the checkpoint remembered here (see
-//! [`crate::tlog::Log`]), so a store that went back or forked never gets
+//! [`crate::service::log::Log`]), so a store that went back or forked never gets
 //! a second history signed with the same key. What is remembered is the
 //! signed checkpoint itself (its note text), so it can be checked with the
 //! verifier key and shown to an operator as evidence.

@@ -590,7 +590,7 @@ mod fuzz {
     //! its canonical form as the same record.
 
     use super::*;
-    use crate::ledger::AppendError;
+    use crate::service::ledger::AppendError;
     use crate::test_support::{json_tree, number_text};
     use crate::web::ApiError;
     use proptest::prelude::*;

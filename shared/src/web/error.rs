@@ -5,10 +5,10 @@
 //! plain message; causes (store errors) go to the log, never to the client.
 
 use crate::errors::ErrorChain;
-use crate::ledger::AppendError;
 use crate::ports::ledger_store::{Refusal, StoreError};
 use crate::record::{FieldIssue, RecordError};
-use crate::tlog::LogError;
+use crate::service::ledger::AppendError;
+use crate::service::log::LogError;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};

@@ -9,7 +9,7 @@
 //!   idle keep-alive connection is closed quietly. Byte-at-a-time senders
 //!   are closed on time, not kept forever.
 //! - **Body timeout**: the handlers that read a body bound it themselves
-//!   ([`crate::ledger::BODY_TIMEOUT`], 408 as well).
+//!   ([`crate::service::ledger::BODY_TIMEOUT`], 408 as well).
 //! - **Head size** ([`ServerLimits::max_head_bytes`]) and **URL length**
 //!   ([`ServerLimits::max_uri_bytes`]): `431` and `414`.
 //! - **Connection cap** ([`ServerLimits::max_connections`]), below the

@@ -19,7 +19,8 @@ pub mod views;
 
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::scan::checks::CHECK_NAMES;
-use freedom_shared::tlog::{LOG_PREFIX, Log};
+use freedom_shared::service::log::Log;
+use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::ApiError;
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
 use operations::{OPERATIONS, Operation, http_layer};
@@ -51,7 +52,7 @@ pub fn contract_with_log(log: &Log) -> Value {
         "checkpoint": format!("{LOG_PREFIX}/checkpoint"),
         "tiles": format!("{LOG_PREFIX}/tile/<L>/<N>[.p/<W>] and {LOG_PREFIX}/tile/entries/<N>[.p/<W>] (c2sp.org/tlog-tiles, height 8)"),
         "entries": "each entry is a big-endian uint16 length followed by the record's leaf bytes (its RFC 8785 canonical JSON)",
-        "neverTwoHistories": format!("the log remembers the largest checkpoint it has signed apart from the ledger ({}); before signing anything of a new head it checks that head extends it (not smaller, the same root at the same size, a consistency proof from it that verifies); if not, it signs nothing: checkpoint and proofs answer 500 internal_error, the reason is logged and a {} event published, and every other read and append goes on", log.memory(), freedom_shared::tlog::REFUSED_TO_SIGN),
+        "neverTwoHistories": format!("the log remembers the largest checkpoint it has signed apart from the ledger ({}); before signing anything of a new head it checks that head extends it (not smaller, the same root at the same size, a consistency proof from it that verifies); if not, it signs nothing: checkpoint and proofs answer 500 internal_error, the reason is logged and a {} event published, and every other read and append goes on", log.memory(), freedom_shared::service::log::REFUSED_TO_SIGN),
         "standards": ["c2sp.org/signed-note", "c2sp.org/tlog-checkpoint", "c2sp.org/tlog-tiles", "c2sp.org/tlog-proof", "RFC 9162 §2.1.3-2.1.4"]
     });
     contract

@@ -9,8 +9,8 @@ use super::views::{PERIOD, View};
 use crate::routes::{AppendBody, LedgerView};
 use crate::transparency::{ConsistencyView, ProofView};
 use freedom_shared::SCHEMA_VERSION;
-use freedom_shared::dashboard::Dashboard;
 use freedom_shared::record::schema::{COMPONENTS, decision_schema, snapshot_schema};
+use freedom_shared::service::dashboard::Dashboard;
 use freedom_shared::web::ApiError;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
@@ -107,7 +107,7 @@ fn success_content(body: Body) -> Option<Value> {
                 "text/plain": {"schema": {"type": "string",
                     "description": "view=proof&format=tlog-proof: a c2sp.org/tlog-proof file"}},
                 "text/csv": {"schema": {"type": "string",
-                    "description": format!("view=series&format=csv: RFC 4180, CRLF line ends, header {}", freedom_shared::export::CSV_HEADER)}}
+                    "description": format!("view=series&format=csv: RFC 4180, CRLF line ends, header {}", freedom_shared::service::exports::CSV_HEADER)}}
             }));
         }
         Body::Atom => {
@@ -268,7 +268,7 @@ pub fn openapi() -> Value {
     generator.subschema_for::<AppendBody>();
     generator.subschema_for::<ProofView>();
     generator.subschema_for::<ConsistencyView>();
-    let series_row = generator.subschema_for::<freedom_shared::export::SeriesRow>();
+    let series_row = generator.subschema_for::<freedom_shared::service::exports::SeriesRow>();
     let head = generator.subschema_for::<freedom_shared::merkle::Head>();
     let mut schemas = generator.take_definitions(true);
     schemas.insert("Snapshot".into(), component(snapshot_schema()));

@@ -1,14 +1,7 @@
 //! The contract view's rules, limits and scanner declaration, written from
 //! the constants the code enforces.
 
-use freedom_shared::dashboard::{
-    ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISION_TEXT_CHARS, MAX_DECISIONS, PERIODS, UNIT,
-};
-use freedom_shared::export::{
-    CSV_HEADER, FEED_ENTRIES, MAX_CONCURRENT_EXPORTS, MAX_EXPORT_PAGE_BYTES,
-};
 use freedom_shared::json::MAX_NESTING;
-use freedom_shared::ledger::{BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
 use freedom_shared::ports::ledger_store::MAX_PAGE_BYTES;
 use freedom_shared::record::schema::{INEXPRESSIBLE, sensitive_rules};
 use freedom_shared::record::{
@@ -17,6 +10,15 @@ use freedom_shared::record::{
     decimal_json,
 };
 use freedom_shared::scan::{self, checks::CHECK_NAMES, experiments};
+use freedom_shared::service::dashboard::{
+    ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISION_TEXT_CHARS, MAX_DECISIONS, PERIODS, UNIT,
+};
+use freedom_shared::service::exports::{
+    CSV_HEADER, FEED_ENTRIES, MAX_CONCURRENT_EXPORTS, MAX_EXPORT_PAGE_BYTES,
+};
+use freedom_shared::service::ledger::{
+    BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
+};
 use freedom_shared::web::ServerLimits;
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION};
 use serde_json::{Value, json};

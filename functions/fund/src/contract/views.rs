@@ -2,10 +2,10 @@
 //! parameters it accepts. The handler validates queries with these tables
 //! and the OpenAPI document publishes them, so the two cannot differ.
 
-use freedom_shared::dashboard::{DEFAULT_PERIOD, PERIODS};
-use freedom_shared::ledger::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use freedom_shared::record::schema::identifier_schema;
 use freedom_shared::record::{Mode, RecordKind};
+use freedom_shared::service::dashboard::{DEFAULT_PERIOD, PERIODS};
+use freedom_shared::service::ledger::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use freedom_shared::web::{ApiError, QueryParams};
 use serde_json::{Value, json};
 
@@ -30,7 +30,7 @@ pub const PERIOD: Param = Param {
     schema: || {
         json!({"oneOf": [
             {"type": "integer", "enum": PERIODS},
-            {"const": freedom_shared::dashboard::ALL}
+            {"const": freedom_shared::service::dashboard::ALL}
         ], "default": DEFAULT_PERIOD})
     },
 };
@@ -52,7 +52,7 @@ const SERIES_PARAMS: [Param; 4] = [
         name: "format",
         required: false,
         description: "json (default) or csv (RFC 4180, header asOf,equity,flowSincePrevious,cash,index,drawdown,seq,leafHash)",
-        schema: || json!({"enum": freedom_shared::export::ExportFormat::NAMES, "default": "json"}),
+        schema: || json!({"enum": freedom_shared::service::exports::ExportFormat::NAMES, "default": "json"}),
     },
     Param {
         name: "after",

@@ -31,10 +31,10 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use freedom_shared::dashboard::{Dashboard, Period, RenderedDashboard};
 use freedom_shared::errors::ErrorChain;
-use freedom_shared::ports::ledger_store::{Entry, LedgerStore, PageQuery, StoreError};
-use freedom_shared::tlog::LogError;
+use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
+use freedom_shared::service::dashboard::{Dashboard, Period, RenderedDashboard};
+use freedom_shared::service::log::LogError;
 use freedom_shared::web::{QueryParams, with_etag};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{
@@ -80,8 +80,7 @@ pub async fn show(
         Ok(period) => period,
         Err(message) => return error_page(StatusCode::BAD_REQUEST, "Not a page", &message),
     };
-    let store = state.ledger.store();
-    let dashboard = match state.dashboards.get(store.as_ref(), period).await {
+    let dashboard = match state.dashboards.get(period).await {
         Ok(dashboard) => dashboard,
         Err(error) => return unavailable(&error),
     };
@@ -89,7 +88,7 @@ pub async fn show(
     let html = state
         .pages
         .get_or_compute(dashboard.head.root_hash, period, || {
-            render_page(&state, store.as_ref(), &dashboard)
+            render_page(&state, &dashboard)
         })
         .await;
     match html {
@@ -106,7 +105,6 @@ pub async fn show(
 /// checkpoint of the head it shows.
 async fn render_page(
     state: &AppState,
-    store: &dyn LedgerStore,
     dashboard: &RenderedDashboard,
 ) -> Result<axum::body::Bytes, StoreError> {
     let latest = PageQuery {
@@ -116,10 +114,10 @@ async fn render_page(
         kind: None,
         mode: None,
     };
-    let entries = store.page(&latest).await?.entries;
+    let entries = state.ledger.page(&latest).await?.entries;
     // A log that refuses to sign (its store went back) still shows the
     // page, saying so; a store that fails now fails the page.
-    let checkpoint = match state.log.signed_checkpoint(store, dashboard.head).await {
+    let checkpoint = match state.log.signed_checkpoint(dashboard.head).await {
         Ok(note) => Some(note.to_string()),
         Err(LogError::Store(error)) => return Err(error),
         Err(LogError::SigningUnavailable | LogError::RefusedToSign(_)) => None,

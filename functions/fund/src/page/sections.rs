@@ -8,9 +8,11 @@ use super::chart::{self, COLOURS, Curve, Point};
 use super::{MAX_DECISIONS, MAX_POSITIONS, MAX_PROSE_CHARS, MAX_STRATEGIES};
 use crate::{FUND_PATH, contract};
 use chrono::{DateTime, Utc};
-use freedom_shared::dashboard::{Dashboard, DecisionView, Period, SeriesPoint, StrategyView};
 use freedom_shared::ports::ledger_store::Entry;
 use freedom_shared::record::Mode;
+use freedom_shared::service::dashboard::{
+    Dashboard, DecisionView, Period, SeriesPoint, StrategyView,
+};
 use maud::{Markup, html};
 use serde_json::Value;
 use std::sync::LazyLock;

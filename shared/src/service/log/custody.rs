@@ -14,11 +14,11 @@
 //! everything that signs nothing (appends, tiles, the ledger, the
 //! dashboard) keeps working.
 
-use super::checkpoint::Checkpoint;
-use super::note::VerifierKey;
 use crate::merkle::{Digest, Head};
 use crate::ports::event_sink::{Events, OutsideEvent};
 use crate::ports::signer_memory::SignerMemory;
+use crate::tlog::checkpoint::Checkpoint;
+use crate::tlog::note::VerifierKey;
 use std::sync::{Arc, Mutex};
 
 /// How often a signer retries when other signers move the memory under it.

@@ -3,10 +3,12 @@
 //! [`Ledger::append`] is the whole write path: parse the body into a
 //! [`Record`] (every contract rule and the guard), prepare its canonical leaf,
 //! and hand it to the store, whose append is atomic. A refusal at any step
-//! stores nothing.
+//! stores nothing. A new leaf is announced to outside consumers
+//! (`RecordAppended`, best effort) by the ledger itself, whoever appended.
 
 use crate::clock::{Clock, system_clock};
 use crate::merkle::Head;
+use crate::ports::event_sink::{Events, OutsideEvent, no_events};
 use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError,
 };
@@ -65,6 +67,7 @@ pub struct Ledger {
     store: Arc<dyn LedgerStore>,
     guard: Guard,
     clock: Clock,
+    events: Events,
 }
 
 impl Ledger {
@@ -75,6 +78,7 @@ impl Ledger {
             store,
             guard,
             clock: system_clock(),
+            events: no_events(),
         }
     }
 
@@ -97,21 +101,28 @@ impl Ledger {
         &self.guard
     }
 
-    /// The underlying store, for read models (the dashboard).
-    pub fn store(&self) -> &Arc<dyn LedgerStore> {
-        &self.store
+    /// The same ledger announcing each new leaf to `events`.
+    pub fn with_events(mut self, events: Events) -> Ledger {
+        self.events = events;
+        self
     }
 
-    /// Parses `body` and appends it.
+    /// Parses `body` and appends it; a new leaf is announced.
     pub async fn append(&self, body: &[u8]) -> Result<Receipt, AppendError> {
         let record = Record::parse(body, &self.guard, (self.clock)())?;
         let candidate = Candidate::new(&record);
         match self.store.append(candidate).await? {
-            AppendOutcome::Created { entry, head } => Ok(Receipt {
-                status: AppendStatus::Created,
-                entry,
-                head,
-            }),
+            AppendOutcome::Created { entry, head } => {
+                if self.events.is_enabled() {
+                    let event = appended(&record, &entry, head);
+                    self.events.publish(vec![event]).await;
+                }
+                Ok(Receipt {
+                    status: AppendStatus::Created,
+                    entry,
+                    head,
+                })
+            }
             AppendOutcome::Unchanged { entry, head } => Ok(Receipt {
                 status: AppendStatus::Unchanged,
                 entry,
@@ -124,5 +135,24 @@ impl Ledger {
     /// A page of the ledger, newest first.
     pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
         self.store.page(query).await
+    }
+}
+
+/// The event for a new leaf: where it is and what it is (from the record's
+/// typed fields), not the record itself (readers fetch it from the ledger).
+fn appended(record: &Record, entry: &Entry, head: Head) -> OutsideEvent {
+    let header = record.header();
+    OutsideEvent {
+        detail_type: "RecordAppended",
+        detail: serde_json::json!({
+            "seq": entry.seq,
+            "leafHash": entry.leaf_hash,
+            "id": header.id.as_str(),
+            "type": record.kind().as_str(),
+            "mode": header.mode.as_str(),
+            "strategyId": header.strategy_id.as_str(),
+            "asOf": header.as_of.as_str(),
+            "head": head,
+        }),
     }
 }

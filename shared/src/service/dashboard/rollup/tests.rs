@@ -199,8 +199,8 @@ proptest! {
 mod since_inception {
     use super::*;
     use crate::adapters::embedded::SqliteLedgerStore;
-    use crate::dashboard::{Dashboards, Period};
     use crate::ports::ledger_store::{AppendOutcome, Candidate};
+    use crate::service::dashboard::{Dashboards, Period};
 
     async fn append(store: &SqliteLedgerStore, record: &Record) {
         let outcome = store.append(Candidate::new(record)).await.unwrap();
@@ -211,8 +211,8 @@ mod since_inception {
     }
 
     async fn since_inception(store: &SqliteLedgerStore) -> bytes::Bytes {
-        Dashboards::default()
-            .get(store, Period::All)
+        Dashboards::new(std::sync::Arc::new(store.clone()))
+            .get(Period::All)
             .await
             .unwrap()
             .json

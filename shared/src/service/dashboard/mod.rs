@@ -2,9 +2,9 @@
 //!
 //! [`Dashboards::get`] makes at most two store reads on a miss and one on a
 //! repeat: (1) the latest snapshot of every strategy with the head, which
-//! fixes the window's end; (2) [`LedgerStore::window`]: each strategy's
+//! fixes the window's end; (2) [`SeriesReads::window`]: each strategy's
 //! baseline and window snapshots plus the window's decisions, or, since
-//! inception, [`LedgerStore::since_inception`]: each series' roll-up (see
+//! inception, [`SeriesReads::since_inception`]: each series' roll-up (see
 //! the `rollup` module) and its snapshots from the open month on, plus the latest
 //! decisions (and, after a month closed, one write of the new roll-ups).
 //! Nothing else is read, so the cost follows the window (or the open
@@ -19,10 +19,10 @@ pub use rollup::ROLLUP_VERSION;
 
 use crate::analytics;
 use crate::clock::rfc3339;
-use crate::head_cache::HeadCache;
 use crate::merkle::Head;
-use crate::ports::ledger_store::{Entry, LedgerStore, Rollup, SeriesSince, StoreError};
+use crate::ports::ledger_store::{Entry, Rollup, SeriesReads, SeriesSince, StoreError};
 use crate::record::{Mode, Record, Snapshot, StrategyId, decimal_json};
+use crate::service::head_cache::HeadCache;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use rollup::SeriesFold;
@@ -166,22 +166,34 @@ type Cached = (Arc<Dashboard>, Bytes);
 /// and the page are kept this way), each computed once however many ask.
 pub type PeriodCache<V> = HeadCache<Period, V>;
 
-/// The dashboards of the latest head, kept in memory by period.
-#[derive(Debug, Default)]
+/// The dashboard use case: the read model of the ledger in its store, the
+/// latest head's dashboards kept in memory by period.
 pub struct Dashboards {
+    store: Arc<dyn SeriesReads>,
     latest: PeriodCache<Cached>,
 }
 
+impl std::fmt::Debug for Dashboards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dashboards").finish_non_exhaustive()
+    }
+}
+
 impl Dashboards {
+    /// The dashboards of the ledger in `store`.
+    pub fn new(store: Arc<dyn SeriesReads>) -> Dashboards {
+        Dashboards {
+            store,
+            latest: PeriodCache::default(),
+        }
+    }
+
     /// The dashboard for `period` at the store's current head: one read
     /// for the head (with every latest snapshot), then, unless this head's
     /// answer is kept, its computation, shared by every request that asks
     /// for the same head and period at the same time.
-    pub async fn get(
-        &self,
-        store: &dyn LedgerStore,
-        period: Period,
-    ) -> Result<RenderedDashboard, StoreError> {
+    pub async fn get(&self, period: Period) -> Result<RenderedDashboard, StoreError> {
+        let store = self.store.as_ref();
         let latest = store.latest_snapshots().await?;
         let head = latest.head;
         let (view, json) = self
@@ -571,7 +583,7 @@ fn nanos(instant: DateTime<Utc>) -> i64 {
 }
 
 async fn compute(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     period: Period,
     head: Head,
     latest: Vec<Entry>,
@@ -673,7 +685,7 @@ async fn compute(
 /// baseline and window snapshots (keeping every point for the comparison),
 /// and the window's decisions, up to `head`.
 async fn fold_window(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     keys: &[(StrategyId, Mode)],
     latest: &[(Entry, Snapshot)],
     head: Head,
@@ -707,7 +719,7 @@ async fn fold_window(
 /// is stored again; a store that cannot keep it only costs the next reader
 /// the same work.
 async fn fold_since_inception(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     keys: &[(StrategyId, Mode)],
     latest: &[(Entry, Snapshot)],
     head: Head,
@@ -731,19 +743,19 @@ async fn fold_since_inception(
 
 /// Stores `rollups`; a store that cannot keep them only costs the next
 /// reader the same work.
-pub(crate) async fn keep_rollups(store: &dyn LedgerStore, rollups: &[Rollup]) {
+pub(crate) async fn keep_rollups(store: &dyn SeriesReads, rollups: &[Rollup]) {
     if let Err(error) = store.put_rollups(rollups).await {
         tracing::warn!(%error, "the since-inception roll-ups were not kept");
     }
 }
 
 /// One series since inception, up to `head`: its stored roll-up (`series`
-/// as [`LedgerStore::since_inception`] read it) with the snapshots after
+/// as [`SeriesReads::since_inception`] read it) with the snapshots after
 /// it. When months closed since the roll-up, the new roll-up (the fold
 /// through the last closed month) is added to `rollups`. `latest` is the
 /// series' latest snapshot when the caller has it parsed already.
 pub(crate) async fn fold_series(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     (strategy_id, mode): &(StrategyId, Mode),
     series: SeriesSince,
     latest: Option<&(Entry, Snapshot)>,

@@ -7,7 +7,7 @@
 //! first snapshot and the drawdown from its running peak: the same figures
 //! as the dashboard's `period=all`, computed by the same fold. They depend
 //! on every earlier snapshot, yet a page costs the same wherever its
-//! cursor is ([`SeriesExports`]): the series' since-inception roll-up keeps
+//! cursor is ([`Exports`]): the series' since-inception roll-up keeps
 //! where the index stood at the end of every month, so a page reads its
 //! own rows, the snapshots of its first row's month before that row, and,
 //! once per head and series, the roll-up with the open month's snapshots
@@ -19,12 +19,14 @@
 
 use crate::analytics::{Fold, Valuation, finite};
 use crate::clock::rfc3339;
-use crate::dashboard::rollup::{SeriesFold, month_of, month_start};
-use crate::dashboard::{ROLLUP_VERSION, corrupt, fold_series, keep_rollups, snapshot_of};
-use crate::head_cache::HeadCache;
 use crate::merkle::{Digest, Head};
-use crate::ports::ledger_store::{Entry, LedgerStore, MAX_PAGE_BYTES, StoreError};
-use crate::record::{Decision, Mode, Record, Snapshot, StrategyId, decimal_json};
+use crate::ports::ledger_store::{
+    Entry, LedgerStore, MAX_PAGE_BYTES, PageQuery, SeriesReads, StoreError,
+};
+use crate::record::{Decision, Mode, Record, RecordKind, Snapshot, StrategyId, decimal_json};
+use crate::service::dashboard::rollup::{SeriesFold, month_of, month_start};
+use crate::service::dashboard::{ROLLUP_VERSION, corrupt, fold_series, keep_rollups, snapshot_of};
+use crate::service::head_cache::HeadCache;
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -244,20 +246,38 @@ struct SeriesIndex {
     fold: SeriesFold,
 }
 
-/// The series export use case: pages from any cursor at a cost that does
-/// not grow with the series, and a bound on how many are computed at once.
-#[derive(Debug)]
-pub struct SeriesExports {
+/// The exports use case on the ledger in its store: a series' pages from
+/// any cursor at a cost that does not grow with the series (a bound on how
+/// many are computed at once), and the Atom feed of decisions.
+pub struct Exports {
+    store: Arc<dyn LedgerStore>,
     indexes: HeadCache<(StrategyId, Mode), Arc<SeriesIndex>>,
+    places: Places,
+}
+
+impl std::fmt::Debug for Exports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exports")
+            .field("running", &self.places.running)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The [`MAX_CONCURRENT_EXPORTS`] places for pages being computed.
+#[derive(Debug, Default)]
+struct Places {
     running: AtomicUsize,
 }
 
-impl Default for SeriesExports {
-    fn default() -> SeriesExports {
-        SeriesExports {
-            indexes: HeadCache::new(KEPT_SERIES),
-            running: AtomicUsize::new(0),
-        }
+impl Places {
+    /// A place, if one is free.
+    fn take(&self) -> Option<Place<'_>> {
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_CONCURRENT_EXPORTS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Place(&self.running))
     }
 }
 
@@ -270,26 +290,49 @@ impl Drop for Place<'_> {
     }
 }
 
-impl SeriesExports {
-    fn place(&self) -> Option<Place<'_>> {
-        self.running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MAX_CONCURRENT_EXPORTS).then_some(n + 1)
+impl Exports {
+    /// The exports of the ledger in `store`.
+    pub fn new(store: Arc<dyn LedgerStore>) -> Exports {
+        Exports {
+            store,
+            indexes: HeadCache::new(KEPT_SERIES),
+            places: Places::default(),
+        }
+    }
+
+    /// The ledger's current head (what a conditional read compares, before
+    /// any other work).
+    pub async fn head(&self) -> Result<Head, StoreError> {
+        self.store.head().await
+    }
+
+    /// The Atom feed of the latest [`FEED_ENTRIES`] decisions (see
+    /// [`atom_feed`]), and the head it was read at.
+    pub async fn feed(&self, page: &str, api: &str) -> Result<(String, Head), StoreError> {
+        let latest = self
+            .store
+            .page(&PageQuery {
+                before: None,
+                limit: FEED_ENTRIES,
+                strategy_id: None,
+                kind: Some(RecordKind::Decision),
+                mode: None,
             })
-            .ok()
-            .map(|_| Place(&self.running))
+            .await?;
+        let feed = atom_feed(&latest.entries, page, api, chrono::DateTime::UNIX_EPOCH)?;
+        Ok((feed, latest.head))
     }
 
     /// The page of `export`'s series that starts after seq `after` (from
     /// its first snapshot when `None`), read at `export.head`.
-    pub async fn page(
+    pub async fn series_page(
         &self,
-        store: &dyn LedgerStore,
         export: &SeriesExport<'_>,
         after: Option<u64>,
         format: ExportFormat,
     ) -> Result<ExportPage, ExportError> {
-        let _place = self.place().ok_or(ExportError::Busy)?;
+        let _place = self.places.take().ok_or(ExportError::Busy)?;
+        let store = self.store.as_ref();
         let key = (export.strategy_id.clone(), export.mode);
         let index = self
             .indexes
@@ -304,7 +347,7 @@ impl SeriesExports {
 /// The series' fold at `head` from its since-inception roll-up and the
 /// snapshots after it (storing a new roll-up when months have closed).
 async fn series_index(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     head: Head,
     key: (StrategyId, Mode),
 ) -> Result<Arc<SeriesIndex>, StoreError> {
@@ -330,7 +373,7 @@ fn valuation(snapshot: &Snapshot) -> Valuation {
 /// The fold just before `first`: from where the index stood at the start
 /// of `first`'s month, through that month's snapshots before it.
 async fn fold_before(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     export: &SeriesExport<'_>,
     index: &SeriesIndex,
     first: &Snapshot,
@@ -362,7 +405,7 @@ async fn fold_before(
 
 /// The page after `after`, built from the rows read in chunks.
 async fn page_from(
-    store: &dyn LedgerStore,
+    store: &dyn SeriesReads,
     export: &SeriesExport<'_>,
     index: &SeriesIndex,
     after: Option<u64>,
@@ -610,13 +653,13 @@ mod tests {
 
     #[test]
     fn at_most_four_pages_are_computed_at_once() {
-        let exports = SeriesExports::default();
-        let places: Vec<_> = (0..MAX_CONCURRENT_EXPORTS)
-            .map(|_| exports.place().expect("a place"))
+        let places = Places::default();
+        let taken: Vec<_> = (0..MAX_CONCURRENT_EXPORTS)
+            .map(|_| places.take().expect("a place"))
             .collect();
-        assert!(exports.place().is_none(), "the fifth is busy");
-        drop(places);
-        assert!(exports.place().is_some(), "places are given back");
+        assert!(places.take().is_none(), "the fifth is busy");
+        drop(taken);
+        assert!(places.take().is_some(), "places are given back");
     }
 
     #[test]

@@ -1,0 +1,22 @@
+//! The use cases: the floor between the specifications (records, the
+//! Merkle tree, the transparency log's formats, the analytics) and the
+//! edge (HTTP handlers, Lambda, freedom-local). Each use case owns the
+//! store it reads through a port and does its own side effects; handlers
+//! hold use cases, never stores, and only translate HTTP to calls and back.
+//!
+//! - [`ledger`]: append a record from a request body (and publish its
+//!   event); read ledger pages.
+//! - [`log`]: the ledger as a C2SP transparency log: the checkpoint, tiles,
+//!   proofs, and never signing two histories.
+//! - [`dashboard`]: the dashboard read model by period, since inception
+//!   from monthly roll-ups.
+//! - [`exports`]: a series as CSV or JSON pages from any cursor, and the
+//!   Atom feed of decisions.
+//! - [`head_cache`]: answers kept per ledger head, each computed once
+//!   however many ask at the same time (single flight).
+
+pub mod dashboard;
+pub mod exports;
+pub mod head_cache;
+pub mod ledger;
+pub mod log;
