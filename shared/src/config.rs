@@ -8,7 +8,6 @@
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::service::log::Log;
 use crate::tlog::DEFAULT_ORIGIN;
 use crate::tlog::note::{NoteError, SigningKey};
 
@@ -142,13 +141,6 @@ pub struct LogConfig {
     pub origin_configured: bool,
     /// `FF_LOG_SIGNING_KEY`, when set.
     pub signing_key: Option<SigningKey>,
-}
-
-impl LogConfig {
-    /// The log this configuration describes, of the ledger in `store`.
-    pub fn into_log(self, store: std::sync::Arc<dyn crate::ports::LedgerStore>) -> Log {
-        Log::new(store, &self.origin, self.signing_key).expect("log_config checked the key's name")
-    }
 }
 
 /// Reads `FF_LOG_ORIGIN` and `FF_LOG_SIGNING_KEY`. With a key and no

@@ -51,6 +51,8 @@ pub mod clock;
 pub mod config;
 pub mod errors;
 pub mod json;
+#[cfg(feature = "lambda")]
+pub mod lambda;
 pub mod merkle;
 pub mod ports;
 pub mod record;
@@ -62,9 +64,5 @@ pub mod tlog;
 #[cfg(feature = "web")]
 pub mod web;
 
-/// The fund interface's schema version (`schemaVersion`).
-pub const SCHEMA_VERSION: u32 = 1;
-/// The scanner's version string.
-pub const SCANNER_VERSION: &str = "scanner-1.0";
-/// The scanner's mode: it only ever runs paper experiments.
-pub const SCANNER_MODE: &str = "paper";
+pub use record::SCHEMA_VERSION;
+pub use scan::{SCANNER_MODE, SCANNER_VERSION};

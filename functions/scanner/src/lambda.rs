@@ -15,11 +15,8 @@ use crate::config::ScannerConfig;
 use crate::run::{RunError, ScanRunner};
 use crate::{AppState, routes};
 use axum::Router;
-use freedom_shared::adapters::{events, stores::Stores};
-use freedom_shared::config;
+use freedom_shared::lambda::{self, Invocations, LambdaEvent, answer_http};
 use freedom_shared::web::{not_found, store_not_configured_app};
-use lambda_http::request::LambdaRequest;
-use lambda_http::{Adapter, LambdaEvent, Service, service_fn};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -43,24 +40,19 @@ impl LambdaApp {
     /// From the environment: KV store, write token, providers, event bus.
     pub async fn from_env(
         lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<LambdaApp, Box<dyn std::error::Error + Send + Sync>> {
-        let Some(kv) = config::kv_config(&lookup)? else {
-            tracing::error!(
-                "no KV REST store is configured: HTTP answers 503 and scheduled runs fail"
-            );
+    ) -> Result<LambdaApp, lambda::Error> {
+        let Some(start) = lambda::start("scanner", &lookup).await? else {
             return Ok(LambdaApp {
                 router: store_not_configured_app(),
                 runner: None,
             });
         };
-        let stores = Stores::kv_rest(&kv)?;
-        tracing::info!(store = %stores.description, "scanner on Lambda");
         let state = AppState::new(
             ScannerConfig::from_env(&lookup)?,
-            &stores,
-            config::write_token(&lookup)?,
+            &start.stores,
+            start.write_token,
         )
-        .with_events(events::from_env(&lookup).await);
+        .with_events(start.events);
         Ok(LambdaApp::new(state))
     }
 
@@ -75,51 +67,34 @@ impl LambdaApp {
     /// Answers one invocation: a scheduled run or an HTTP request. The HTTP
     /// answer is API Gateway's response object.
     #[tracing::instrument(skip_all, fields(scheduled = tracing::field::Empty))]
-    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_http::Error> {
-        let (payload, context) = event.into_parts();
-        let scheduled = is_scheduled(&payload);
+    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda::Error> {
+        let scheduled = is_scheduled(&event.payload);
         tracing::Span::current().record("scheduled", scheduled);
-        if scheduled {
-            let Some(runner) = &self.runner else {
-                return Err(
-                    "no store is configured: the scheduled run cannot save anything".into(),
-                );
-            };
-            return match runner.run().await {
-                Ok(report) => Ok(json!({
-                    "run": "finished", "status": report["status"], "reportAt": report["reportAt"],
-                })),
-                Err(RunError::Busy) => {
-                    Ok(json!({"run": "skipped", "reason": "another run holds the lock"}))
-                }
-                Err(error) => Err(error.into()),
-            };
+        if !scheduled {
+            return answer_http(&self.router, event).await;
         }
-        let request: LambdaRequest = serde_json::from_value(payload)
-            .map_err(|e| format!("neither a scheduled event nor an HTTP API request: {e}"))?;
-        let mut adapter = Adapter::from(self.router.clone());
-        let response = adapter
-            .call(LambdaEvent::new(request, context))
-            .await
-            .map_err(|never| match never {})?;
-        Ok(serde_json::to_value(response)?)
+        let Some(runner) = &self.runner else {
+            return Err("no store is configured: the scheduled run cannot save anything".into());
+        };
+        match runner.run().await {
+            Ok(report) => Ok(json!({
+                "run": "finished", "status": report["status"], "reportAt": report["reportAt"],
+            })),
+            Err(RunError::Busy) => {
+                Ok(json!({"run": "skipped", "reason": "another run holds the lock"}))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
+impl Invocations for LambdaApp {
+    async fn answer(&self, event: LambdaEvent<Value>) -> Result<Value, lambda::Error> {
+        self.handle(event).await
     }
 }
 
 /// Runs the Lambda runtime loop until the runtime stops it.
-pub async fn serve() -> Result<(), lambda_http::Error> {
-    let lookup = |name: &str| std::env::var(name).ok();
-    if !config::is_lambda(lookup) {
-        return Err(
-            "AWS_LAMBDA_RUNTIME_API is not set: this binary is the Lambda package; run freedom-local to serve locally"
-                .into(),
-        );
-    }
-    lambda_http::tracing::init_default_subscriber();
-    let app = LambdaApp::from_env(lookup).await?;
-    lambda_http::lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
-        let app = app.clone();
-        async move { app.handle(event).await }
-    }))
-    .await
+pub async fn serve() -> Result<(), lambda::Error> {
+    lambda::serve(LambdaApp::from_env).await
 }

@@ -32,6 +32,9 @@ pub mod text;
 
 pub use number::{MAX_AMOUNT, decimal_json};
 
+/// The fund interface's schema version (`schemaVersion`).
+pub const SCHEMA_VERSION: u32 = 1;
+
 use crate::json::MalformedJson;
 use chrono::{DateTime, FixedOffset, Utc};
 use guard::Guard;

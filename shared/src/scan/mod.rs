@@ -13,6 +13,11 @@ pub mod experiments;
 pub mod report;
 pub mod text;
 
+/// The scanner's version string.
+pub const SCANNER_VERSION: &str = "scanner-1.0";
+/// The scanner's mode: it only ever runs paper experiments.
+pub const SCANNER_MODE: &str = "paper";
+
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};

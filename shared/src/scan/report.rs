@@ -9,9 +9,9 @@
 use super::checks::Check;
 use super::experiments::{Book, EXPERIMENTS, Experiment};
 use super::{CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, UniverseToken, WalletView};
+use super::{SCANNER_MODE, SCANNER_VERSION};
 use crate::clock::rfc3339;
 use crate::record::decimal_json;
-use crate::{SCANNER_MODE, SCANNER_VERSION};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};

@@ -604,7 +604,7 @@ async fn compute(
     });
     let Some(end) = end else {
         return Ok(Dashboard {
-            schema_version: crate::SCHEMA_VERSION,
+            schema_version: crate::record::SCHEMA_VERSION,
             period,
             unit: UNIT,
             window: Window {
@@ -666,7 +666,7 @@ async fn compute(
         .map(DecisionView::of)
         .collect::<Result<_, StoreError>>()?;
     Ok(Dashboard {
-        schema_version: crate::SCHEMA_VERSION,
+        schema_version: crate::record::SCHEMA_VERSION,
         period,
         unit: UNIT,
         window: Window {

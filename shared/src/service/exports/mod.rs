@@ -209,7 +209,7 @@ impl PageBuilder {
             }
             ExportFormat::Json => {
                 let envelope = serde_json::json!({
-                    "schemaVersion": crate::SCHEMA_VERSION,
+                    "schemaVersion": crate::record::SCHEMA_VERSION,
                     "strategyId": export.strategy_id.as_str(),
                     "mode": export.mode.as_str(),
                     "head": export.head,

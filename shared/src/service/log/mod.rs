@@ -17,6 +17,7 @@ mod vouch;
 
 pub use custody::REFUSED_TO_SIGN;
 
+use crate::config::LogConfig;
 use crate::merkle::Head;
 use crate::ports::event_sink::{Events, no_events};
 use crate::ports::ledger_store::{LedgerStore, StoreError};
@@ -137,6 +138,12 @@ impl Log {
             memo: SubtreeMemo::default(),
             custody: Custody::new(Arc::new(InProcess::default()), no_events()),
         })
+    }
+
+    /// The log `config` describes, of the ledger in `store`.
+    pub fn configured(store: Arc<dyn LedgerStore>, config: LogConfig) -> Log {
+        Log::new(store, &config.origin, config.signing_key)
+            .expect("log_config checked the key's name")
     }
 
     /// The same log remembering the largest checkpoint it signed in
