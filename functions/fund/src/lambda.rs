@@ -3,12 +3,13 @@
 //! ([`freedom_shared::lambda`]). Without the KV REST store's variables every
 //! request answers `503 storage_unavailable`.
 
-use crate::AppState;
+use crate::router::app;
+use crate::state::AppState;
 use axum::Router;
 use freedom_shared::config;
 use freedom_shared::lambda::{self, StartError};
 use freedom_shared::service::log::Log;
-use freedom_shared::web::{not_found, store_not_configured_app};
+use freedom_shared::web::store_not_configured_app;
 use std::sync::Arc;
 
 /// The fund's router as Lambda serves it, from the environment.
@@ -30,7 +31,7 @@ pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Rou
     let state = AppState::new(stores.ledger, start.write_token)
         .with_events(start.events)
         .with_log(log);
-    Ok(crate::routes(state).fallback(not_found))
+    Ok(app(state))
 }
 
 /// Runs the Lambda runtime loop until the runtime stops it.

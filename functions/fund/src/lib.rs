@@ -1,113 +1,37 @@
 //! # fund
 //!
-//! The fund function: `/api/freedom-fund`. One router factory, [`app`], serves
-//! the local listener, the tests and (with Lambda packaging) the Lambda
-//! runtime. Handlers are thin: they translate HTTP to the shared crate's use
-//! cases ([`freedom_shared::service::ledger`], [`freedom_shared::service::dashboard`]) and its
-//! errors back through [`freedom_shared::web::ApiError`].
+//! The fund function: `/api/freedom-fund`, the page at `/`, the decisions
+//! feed and the transparency log. One router factory, [`app`], serves the
+//! local listener, the tests and (with Lambda packaging) the Lambda
+//! runtime. Handlers are thin: they translate HTTP to the shared crate's
+//! use cases ([`freedom_shared::service`]) and their errors back through
+//! [`freedom_shared::web::ApiError`].
 //!
-//! - [`routes`](mod@routes): the handlers for GET (dashboard, ledger, contract, OpenAPI)
-//!   and POST (append).
-//! - [`contract`]: the contract view and the OpenAPI 3.1 document.
+//! The modules read top-down; each uses only those below it:
+//!
 //! - [`lambda`]: the same router under AWS Lambda.
+//! - `router`: every route, and the dispatch of `GET /api/freedom-fund`
+//!   by view.
+//! - `handlers`: the ledger (page, append), the log (checkpoint, tiles,
+//!   proofs) and the exports (series, feed).
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
-//! - [`transparency`]: the ledger as a C2SP transparency log: the signed
-//!   checkpoint and the tiles under `/log`, and the proof views.
-//! - [`exports`]: a series as CSV or JSON pages (`view=series`) and the
-//!   Atom feed of decisions (`/feed.atom`).
+//! - [`contract`]: the contract view, the views' parameters and the
+//!   OpenAPI 3.1 document.
+//! - [`views`], `params`, [`paths`], [`state`]: the JSON answers, the
+//!   query values, the public paths and media types, and what the handlers
+//!   share ([`AppState`]).
 
 pub mod contract;
-pub mod exports;
+mod handlers;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod page;
-pub mod routes;
-pub mod transparency;
+mod params;
+pub mod paths;
+mod router;
+pub mod state;
+pub mod views;
 
-use axum::Router;
-use axum::body::Bytes;
-use freedom_shared::config::WriteToken;
-use freedom_shared::ports::event_sink::Events;
-use freedom_shared::ports::ledger_store::{LedgerStore, SeriesReads};
-use freedom_shared::record::guard::Guard;
-use freedom_shared::service::dashboard::{Dashboards, PeriodCache};
-use freedom_shared::service::exports::Exports;
-use freedom_shared::service::ledger::Ledger;
-use freedom_shared::service::log::Log;
-use freedom_shared::tlog::DEFAULT_ORIGIN;
-use std::sync::Arc;
-
-/// The fund API's path.
-pub const FUND_PATH: &str = "/api/freedom-fund";
-
-/// What the fund handlers share: the use cases, each on the one ledger
-/// store (no handler touches a store), and the write token.
-#[derive(Clone)]
-pub struct AppState {
-    /// The ledger: appends (which announce their events) and pages.
-    pub ledger: Ledger,
-    /// The write token; `None` disables writes (503 `writes_disabled`).
-    pub write_token: Option<WriteToken>,
-    /// Dashboards of the latest head, answered from memory when repeated.
-    pub dashboards: Arc<Dashboards>,
-    /// The page (`GET /`) of the latest head by period, rendered once.
-    pub pages: Arc<PeriodCache<Bytes>>,
-    /// The ledger as a C2SP transparency log: checkpoints, tiles, proofs.
-    pub log: Arc<Log>,
-    /// Series exports from any cursor (a few computed at once), and the feed.
-    pub exports: Arc<Exports>,
-}
-
-impl AppState {
-    /// The use cases on `store`, with an unsigned log; the guard also
-    /// refuses records containing the token.
-    pub fn new(store: Arc<dyn LedgerStore>, write_token: Option<WriteToken>) -> AppState {
-        let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
-        AppState {
-            ledger: Ledger::new(Arc::clone(&store), guard),
-            write_token,
-            dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
-            pages: Arc::new(PeriodCache::default()),
-            log: Arc::new(
-                Log::new(Arc::clone(&store), DEFAULT_ORIGIN, None).expect("an unsigned log"),
-            ),
-            exports: Arc::new(Exports::new(store)),
-        }
-    }
-
-    /// The same state publishing the ledger as `log` (built on the same
-    /// store: its checkpoints signed with its key, which the guard then
-    /// refuses in records).
-    pub fn with_log(mut self, log: Log) -> AppState {
-        self.ledger = self.ledger.with_signing_secrets(log.secret_texts());
-        self.log = Arc::new(log);
-        self
-    }
-
-    /// The same state reading `clock` for "now" (tests).
-    pub fn with_clock(mut self, clock: freedom_shared::clock::Clock) -> AppState {
-        self.ledger = self.ledger.with_clock(clock);
-        self
-    }
-
-    /// The same state announcing new leaves to `events`.
-    pub fn with_events(mut self, events: Events) -> AppState {
-        self.ledger = self.ledger.with_events(events);
-        self
-    }
-}
-
-/// The fund's routes, without a fallback (so they can be merged with the
-/// scanner's on one local port).
-pub fn routes(state: AppState) -> Router {
-    freedom_shared::web::catch_panics(
-        routes::router(state.clone())
-            .merge(transparency::router(state.clone()))
-            .merge(exports::router(state)),
-    )
-}
-
-/// The fund function's router: its routes plus a JSON 404 for anything else.
-pub fn app(state: AppState) -> Router {
-    routes(state).fallback(freedom_shared::web::not_found)
-}
+pub use paths::FUND_PATH;
+pub use router::{app, routes};
+pub use state::AppState;

@@ -26,6 +26,7 @@ use freedom_shared::scan::checks::{self, Evidence};
 use freedom_shared::scan::experiments::{EXPERIMENTS, Side, TokenMarket, Trade};
 use freedom_shared::scan::report::{Observation, ReportParts, ScannerState, UniverseEntry};
 use freedom_shared::scan::text;
+use freedom_shared::scan::view::RunStatus;
 use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL, grid_slot};
 use freedom_shared::service::ledger::{AppendError, Ledger};
 use futures_util::FutureExt;
@@ -300,16 +301,17 @@ impl ScanRunner {
             .map(|w| wallet_view(w, collected.accounts.accounts.get(w)))
             .collect();
         let status = if degraded.is_empty() {
-            "ok"
+            RunStatus::Ok
         } else {
-            "degraded"
+            RunStatus::Degraded
         };
         let finished = whole_seconds((self.clock)());
         state.push_event(
             finished,
             "run",
             format!(
-                "run {status}: {} tokens, {} eligible{}",
+                "run {}: {} tokens, {} eligible{}",
+                status.as_str(),
                 universe.len(),
                 universe.iter().filter(|u| u.eligible).count(),
                 if degraded.is_empty() {
@@ -346,7 +348,7 @@ impl ScanRunner {
             let mut events = vec![OutsideEvent {
                 detail_type: "ScannerRunCompleted",
                 detail: json!({
-                    "status": status, "reportAt": report["reportAt"], "observedAt": report["observedAt"],
+                    "status": status.as_str(), "reportAt": report["reportAt"], "observedAt": report["observedAt"],
                     "tokens": universe.len(), "eligible": universe.iter().filter(|u| u.eligible).count(),
                     "trades": fills.len(),
                 }),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A check's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
     /// The evidence says yes.
@@ -19,13 +20,20 @@ pub enum CheckStatus {
 
 /// One check with a sentence saying why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Check {
     /// The check's fixed name.
+    #[cfg_attr(feature = "schema", schemars(schema_with = "check_name_schema"))]
     pub name: &'static str,
     /// Its outcome.
     pub status: CheckStatus,
     /// Why, in a sentence.
     pub detail: String,
+}
+
+#[cfg(feature = "schema")]
+fn check_name_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"enum": CHECK_NAMES})
 }
 
 /// The checks' names, in report order.

@@ -17,7 +17,6 @@ use super::{DEDUP_WINDOW, TRADES_PER_BOOK};
 use crate::clock::rfc3339;
 use crate::record::{MAX_AMOUNT, decimal_json};
 use chrono::{DateTime, Utc};
-use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -145,8 +144,16 @@ pub struct Position {
     pub mark: Decimal,
 }
 
+impl Position {
+    /// Quantity × mark, to the cent; `None` when it does not fit a decimal.
+    pub fn value(&self) -> Option<Decimal> {
+        value_of(self.quantity, self.mark).map(cents)
+    }
+}
+
 /// Buy or sell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     /// Cash into the token.
@@ -482,42 +489,6 @@ impl Book {
             "positions": positions,
         }))
     }
-
-    /// The book as the report shows it (numbers as JSON numbers).
-    pub fn view(&self) -> Value {
-        let positions: Vec<Value> = self
-            .positions
-            .iter()
-            .map(|p| {
-                json!({
-                    "mint": p.mint, "symbol": p.symbol, "quantity": decimal_json(p.quantity),
-                    "cost": decimal_json(p.cost), "mark": decimal_json(p.mark),
-                    "value": value_of(p.quantity, p.mark).map(|v| decimal_json(cents(v))),
-                })
-            })
-            .collect();
-        let trades: Vec<Value> = self
-            .trades
-            .iter()
-            .map(|t| {
-                json!({
-                    "at": rfc3339(t.at), "mint": t.mint, "symbol": t.symbol, "side": t.side,
-                    "quantity": decimal_json(t.quantity), "mark": decimal_json(t.mark),
-                    "price": decimal_json(t.price), "slippage": t.slippage.to_f64(),
-                    "fee": decimal_json(t.fee), "cashAfter": decimal_json(t.cash_after),
-                })
-            })
-            .collect();
-        json!({
-            "experimentId": self.experiment_id,
-            "cash": decimal_json(self.cash),
-            "equity": self.equity().map(decimal_json),
-            "startCapital": decimal_json(START_CAPITAL_USD),
-            "positions": positions,
-            "trades": trades,
-            "advancedAt": self.advanced_at.map(rfc3339),
-        })
-    }
 }
 
 /// The tokens `rule` wants to hold, in a stable order.
@@ -695,7 +666,7 @@ mod tests {
                     }];
                     book.advance(experiment, &sell_off, at(15));
                     book.advance(experiment, &market, at(30));
-                    let _ = book.view();
+                    let _ = serde_json::to_value(crate::scan::view::BookView::from(&book));
                     if let Some(record) = book.snapshot_record(experiment, at(30)) {
                         let parsed = Record::parse(
                             record.to_string().as_bytes(),

@@ -12,6 +12,7 @@ pub mod checks;
 pub mod experiments;
 pub mod report;
 pub mod text;
+pub mod view;
 
 /// The scanner's version string.
 pub const SCANNER_VERSION: &str = "scanner-1.0";
@@ -185,11 +186,12 @@ pub enum MintAccount {
 
 /// A public account observed for `FF_SCANNER_WALLETS` (read-only, never copied).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WalletView {
     /// The address as configured.
     pub address: String,
-    /// Whether the account exists (`None` when the RPC could not be asked).
+    /// Whether the account exists (null when the RPC could not be asked).
     pub exists: Option<bool>,
     /// Its lamports.
     pub lamports: Option<u64>,
@@ -201,6 +203,7 @@ pub struct WalletView {
 
 /// A token balance of an observed account.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WalletToken {
     /// The token's mint.

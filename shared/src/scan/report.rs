@@ -8,14 +8,15 @@
 
 use super::checks::Check;
 use super::experiments::{Book, EXPERIMENTS, Experiment};
+use super::view::{
+    Amount, BookView, EventView, Instant, LinkView, ObservationView, Report, RunStatus,
+    UniverseView,
+};
 use super::{CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, UniverseToken, WalletView};
-use super::{SCANNER_MODE, SCANNER_VERSION};
-use crate::clock::rfc3339;
-use crate::record::decimal_json;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One observation of a token.
@@ -141,8 +142,8 @@ pub struct UniverseEntry {
 
 /// A finished run's report, as JSON.
 pub struct ReportParts<'a> {
-    /// `ok` or `degraded`.
-    pub status: &'a str,
+    /// How the run ended.
+    pub status: RunStatus,
     /// When the report was written.
     pub report_at: DateTime<Utc>,
     /// When the data was observed (the run's start).
@@ -155,97 +156,75 @@ pub struct ReportParts<'a> {
     pub wallets: &'a [WalletView],
 }
 
-fn optional_decimal(value: Option<Decimal>) -> Value {
-    value.map_or(Value::Null, decimal_json)
-}
-
 impl ReportParts<'_> {
     /// The report with every named part.
-    pub fn to_json(&self) -> Value {
-        let universe: Vec<Value> = self
+    pub fn report(&self) -> Report {
+        let universe = self
             .universe
             .iter()
-            .map(|u| {
-                json!({
-                    "mint": u.mint, "symbol": u.symbol,
-                    "priceUsd": optional_decimal(u.price_usd),
-                    "liquidityUsd": optional_decimal(u.liquidity_usd),
-                    "eligible": u.eligible, "checks": u.checks,
-                })
+            .map(|u| UniverseView {
+                mint: u.mint.clone(),
+                symbol: u.symbol.clone(),
+                price_usd: u.price_usd.map(Amount),
+                liquidity_usd: u.liquidity_usd.map(Amount),
+                eligible: u.eligible,
+                checks: u.checks.clone(),
             })
             .collect();
-        let links: Map<String, Value> = self
+        let links = self
             .universe
             .iter()
             .map(|u| {
-                let list: Vec<Value> = u
+                let list = u
                     .links
                     .iter()
-                    .map(|(provider, url)| json!({"provider": provider, "url": url}))
+                    .map(|(provider, url)| LinkView {
+                        provider: provider.clone(),
+                        url: url.clone(),
+                    })
                     .collect();
-                (u.mint.clone(), Value::Array(list))
+                (u.mint.clone(), list)
             })
             .collect();
-        let books: Vec<Value> = EXPERIMENTS
+        let books = EXPERIMENTS
             .iter()
             .filter_map(|e| self.state.books.iter().find(|b| b.experiment_id == e.id))
-            .map(Book::view)
+            .map(BookView::from)
             .collect();
-        let history: Map<String, Value> = self
+        let history = self
             .state
             .history
             .iter()
             .map(|(mint, list)| {
-                let list: Vec<Value> = list
-                    .iter()
-                    .map(|o| {
-                        json!({
-                            "observedAt": rfc3339(o.observed_at),
-                            "priceUsd": optional_decimal(o.price_usd),
-                            "liquidityUsd": optional_decimal(o.liquidity_usd),
-                        })
-                    })
-                    .collect();
-                (mint.clone(), Value::Array(list))
+                (
+                    mint.clone(),
+                    list.iter().map(ObservationView::from).collect(),
+                )
             })
             .collect();
-        let events: Vec<Value> = self
-            .state
-            .events
-            .iter()
-            .map(|e| json!({"at": rfc3339(e.at), "kind": e.kind, "message": e.message}))
-            .collect();
-        json!({
-            "version": SCANNER_VERSION,
-            "mode": SCANNER_MODE,
-            "status": self.status,
-            "reportAt": rfc3339(self.report_at),
-            "observedAt": rfc3339(self.observed_at),
-            "universe": universe,
-            "links": links,
-            "books": books,
-            "history": history,
-            "events": events,
-            "wallets": self.wallets,
-        })
+        Report {
+            status: Some(self.status),
+            report_at: Some(Instant(self.report_at)),
+            observed_at: Some(Instant(self.observed_at)),
+            universe,
+            links,
+            books,
+            history,
+            events: self.state.events.iter().map(EventView::from).collect(),
+            wallets: self.wallets.to_vec(),
+            ..Report::empty()
+        }
+    }
+
+    /// The report as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.report()).expect("a report serialises")
     }
 }
 
 /// The report before the first run: every named part, empty.
 pub fn empty_report() -> Value {
-    json!({
-        "version": SCANNER_VERSION,
-        "mode": SCANNER_MODE,
-        "status": null,
-        "reportAt": null,
-        "observedAt": null,
-        "universe": [],
-        "links": {},
-        "books": [],
-        "history": {},
-        "events": [],
-        "wallets": []
-    })
+    serde_json::to_value(Report::empty()).expect("a report serialises")
 }
 
 #[cfg(test)]

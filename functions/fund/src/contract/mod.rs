@@ -18,11 +18,11 @@ pub mod rules;
 pub mod views;
 
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
-use freedom_shared::scan::checks::CHECK_NAMES;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::ApiError;
-use freedom_shared::{SCANNER_MODE, SCANNER_VERSION, SCHEMA_VERSION};
+use freedom_shared::SCHEMA_VERSION;
+use schemars::generate::SchemaSettings;
 use operations::{OPERATIONS, Operation, http_layer};
 use serde_json::{Value, json};
 use std::sync::LazyLock;
@@ -127,42 +127,16 @@ fn build_contract() -> Value {
     })
 }
 
-/// The scanner report's named parts (DESIGN.md "Scanner"), as JSON Schema.
-/// The report is assembled as JSON by the scan domain; a test validates real
-/// reports (a run's, and the empty one) against this schema.
+/// The scanner report's JSON Schema, generated from the scanner's own
+/// types ([`freedom_shared::scan::view::Report`]) with every subschema
+/// inline, so it validates a report on its own.
 pub fn scanner_report_schema() -> Value {
-    let object = |required: &[&str]| json!({"type": "object", "required": required});
-    json!({
-        "type": "object",
-        "required": ["version", "mode", "status", "reportAt", "observedAt", "universe", "links", "books", "history", "events", "wallets"],
-        "properties": {
-            "version": {"const": SCANNER_VERSION},
-            "mode": {"const": SCANNER_MODE},
-            "status": {"enum": ["ok", "degraded", null], "description": "null before the first run"},
-            "reportAt": {"type": ["string", "null"], "format": "date-time"},
-            "observedAt": {"type": ["string", "null"], "format": "date-time"},
-            "universe": {"type": "array", "items": {
-                "type": "object",
-                "required": ["mint", "symbol", "priceUsd", "liquidityUsd", "eligible", "checks"],
-                "properties": {
-                    "mint": {"type": "string"}, "symbol": {"type": "string"},
-                    "priceUsd": {"type": ["number", "null"]}, "liquidityUsd": {"type": ["number", "null"]},
-                    "eligible": {"type": "boolean", "description": "true exactly when every check passes"},
-                    "checks": {"type": "array", "items": {
-                        "type": "object", "required": ["name", "status", "detail"],
-                        "properties": {
-                            "name": {"enum": CHECK_NAMES},
-                            "status": {"enum": ["pass", "fail", "unknown"]},
-                            "detail": {"type": "string"}
-                        }
-                    }}
-                }
-            }},
-            "links": {"type": "object", "additionalProperties": {"type": "array", "items": object(&["provider", "url"])}},
-            "books": {"type": "array", "items": object(&["experimentId", "cash", "equity", "positions", "trades"])},
-            "history": {"type": "object", "additionalProperties": {"type": "array", "items": object(&["observedAt", "priceUsd"])}},
-            "events": {"type": "array", "items": object(&["at", "kind", "message"])},
-            "wallets": {"type": "array", "items": object(&["address"])}
-        }
-    })
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .for_serialize()
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<freedom_shared::scan::view::Report>();
+    schema.remove("$schema");
+    schema.remove("title");
+    schema.into()
 }

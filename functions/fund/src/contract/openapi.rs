@@ -6,8 +6,7 @@
 
 use super::operations::{Body, OPERATIONS, Operation, http_layer};
 use super::views::{PERIOD, View};
-use crate::routes::{AppendBody, LedgerView};
-use crate::transparency::{ConsistencyView, ProofView};
+use crate::views::{AppendBody, ConsistencyView, LedgerView, ProofView};
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{COMPONENTS, decision_schema, snapshot_schema};
 use freedom_shared::service::dashboard::Dashboard;

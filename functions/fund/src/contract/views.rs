@@ -112,7 +112,7 @@ const PROOF_PARAMS: [Param; 3] = [
         name: "format",
         required: false,
         description: "json (default), or tlog-proof for a c2sp.org/tlog-proof file (text/plain)",
-        schema: || json!({"enum": crate::transparency::PROOF_FORMATS, "default": "json"}),
+        schema: || json!({"enum": crate::params::PROOF_FORMATS, "default": "json"}),
     },
 ];
 

@@ -26,7 +26,8 @@
 mod chart;
 mod sections;
 
-use crate::{AppState, FUND_PATH};
+use crate::paths::{FEED_PATH, FUND_PATH};
+use crate::state::AppState;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -211,7 +212,7 @@ fn layout(title: &str, content: Markup) -> Markup {
                 meta name="color-scheme" content="light dark";
                 title { (title) }
                 link rel="icon" href="data:,";
-                link rel="alternate" type="application/atom+xml" title="Freedom Fund: decision journal" href=(crate::exports::FEED_PATH);
+                link rel="alternate" type="application/atom+xml" title="Freedom Fund: decision journal" href=(FEED_PATH);
                 style { (PreEscaped(STYLE)) }
             }
             body { (content) }
@@ -265,7 +266,7 @@ pub fn render(
                 p {
                     "Read-only. This service executes no orders, approves nothing, signs nothing and holds no credentials. "
                     a href=(format!("{FUND_PATH}?period={}", period.query_value())) { "This dashboard as JSON" } " · "
-                    a href=(crate::exports::FEED_PATH) type="application/atom+xml" { "Decisions feed (Atom)" } "."
+                    a href=(FEED_PATH) type="application/atom+xml" { "Decisions feed (Atom)" } "."
                 }
             }
         },

@@ -6,7 +6,8 @@
 
 use super::chart::{self, COLOURS, Curve, Point};
 use super::{MAX_DECISIONS, MAX_POSITIONS, MAX_PROSE_CHARS, MAX_STRATEGIES};
-use crate::{FUND_PATH, contract};
+use crate::contract;
+use crate::paths::{FEED_PATH, FUND_PATH};
 use chrono::{DateTime, Utc};
 use freedom_shared::ports::ledger_store::Entry;
 use freedom_shared::record::Mode;
@@ -729,7 +730,7 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                 li { a href=(format!("{FUND_PATH}?view=ledger")) { "The full ledger (JSON, paged)" } }
                 li { a href=(format!("{FUND_PATH}?view=contract")) { "The contract: schemas, rules, formulas" } }
                 li { a href=(format!("{FUND_PATH}?view=openapi")) { "OpenAPI 3.1 document" } }
-                li { a href=(crate::exports::FEED_PATH) type="application/atom+xml" { "The decisions as an Atom feed" } }
+                li { a href=(FEED_PATH) type="application/atom+xml" { "The decisions as an Atom feed" } }
             }
         }
     }

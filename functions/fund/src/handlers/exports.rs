@@ -1,34 +1,19 @@
 //! The record taken out: `GET /api/freedom-fund?view=series` (one series'
 //! every snapshot as CSV or JSON, paged) and `GET /feed.atom` (the latest
-//! decisions as an Atom feed). The work is [`freedom_shared::service::exports`]'s;
-//! these handlers read the store and translate HTTP.
+//! decisions as an Atom feed). The work is
+//! [`freedom_shared::service::exports`]'s; these handlers translate HTTP.
 //!
 //! A series nobody has written is an empty export (the CSV header alone,
 //! or no rows), as a ledger filter that matches nothing is an empty page.
 
-use crate::routes::{mode_param, strategy_id_param};
-use crate::{AppState, FUND_PATH};
-use axum::extract::State;
+use crate::params::{export_format, mode_param, strategy_id_param, whole};
+use crate::paths::{ATOM, FUND_PATH};
+use crate::state::AppState;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
-use freedom_shared::service::exports::{ExportError, ExportFormat, SeriesExport};
+use freedom_shared::service::exports::{ExportError, SeriesExport};
 use freedom_shared::web::{ApiError, QueryParams, client_has, with_etag};
-
-/// The feed's path.
-pub const FEED_PATH: &str = "/feed.atom";
-/// The feed's media type.
-pub const ATOM: &str = "application/atom+xml; charset=utf-8";
-
-/// `GET /feed.atom`.
-pub(crate) fn router(state: AppState) -> axum::Router {
-    axum::Router::new()
-        .route(
-            FEED_PATH,
-            axum::routing::get(feed)
-                .fallback(|| async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } }),
-        )
-        .with_state(state)
-}
 
 /// `?view=series&strategyId=S&mode=M[&format=csv|json][&after=SEQ]`.
 pub(crate) async fn series(
@@ -39,19 +24,12 @@ pub(crate) async fn series(
     // Both are required: `View::parse` refused a query without them.
     let strategy_id = strategy_id_param(params.get("strategyId").unwrap_or_default())?;
     let mode = mode_param(params.get("mode").unwrap_or_default())?;
-    let format = match params.get("format") {
-        None => ExportFormat::Json,
-        Some(text) => ExportFormat::parse(text)
-            .ok_or_else(|| ApiError::invalid_query("format", "format must be json or csv"))?,
-    };
-    let after = params
-        .get("after")
-        .map(|text| {
-            text.parse::<u64>().map_err(|_| {
-                ApiError::invalid_query("after", "after must be a sequence number (0 or more)")
-            })
-        })
-        .transpose()?;
+    let format = export_format(params)?;
+    let after = whole(
+        params,
+        "after",
+        "after must be a sequence number (0 or more)",
+    )?;
     let head = state.exports.head().await?;
     if client_has(headers, &head) {
         // 304: the series is not read at all.
@@ -89,10 +67,11 @@ pub(crate) async fn series(
     Ok(response)
 }
 
-/// `GET /feed.atom`: the latest [`freedom_shared::service::exports::FEED_ENTRIES`] decisions, newest first.
-async fn feed(
+/// `GET /feed.atom`: the latest [`freedom_shared::service::exports::FEED_ENTRIES`]
+/// decisions, newest first.
+pub(crate) async fn feed(
     State(state): State<AppState>,
-    axum::extract::RawQuery(query): axum::extract::RawQuery,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     QueryParams::parse(query.as_deref(), &[])?;

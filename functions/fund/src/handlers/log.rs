@@ -1,0 +1,99 @@
+//! The ledger as a C2SP transparency log over HTTP: `GET /log/checkpoint`,
+//! `GET /log/tile/...`, and the proof views of `GET /api/freedom-fund`
+//! (`view=proof`, `view=consistency`). The work is
+//! [`freedom_shared::service::log::Log`]'s; these handlers only translate
+//! HTTP.
+
+use crate::params::{ProofFormat, positive, proof_format, whole};
+use crate::paths::TEXT_PLAIN;
+use crate::state::AppState;
+use crate::views::{ConsistencyView, ProofView};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderValue, Uri, header};
+use axum::response::{IntoResponse, Response};
+use freedom_shared::tlog::proof::TlogProof;
+use freedom_shared::tlog::tiles::TilePath;
+use freedom_shared::web::{ApiError, QueryParams};
+
+fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Response {
+    let mut response = response.into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+    response
+}
+
+/// `GET /log/checkpoint`: the signed checkpoint of the current head.
+pub(crate) async fn checkpoint(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    let signed = state.log.checkpoint().await?;
+    let body = (
+        [(header::CONTENT_TYPE, TEXT_PLAIN)],
+        signed.note.to_string(),
+    );
+    Ok(with_cache_control(body, "no-cache"))
+}
+
+/// `GET /log/tile/<L>/<N>[.p/<W>]` and `GET /log/tile/entries/<N>[.p/<W>]`,
+/// at their canonical paths only: a percent-encoded path names no tile.
+pub(crate) async fn tile(
+    State(state): State<AppState>,
+    Path(path): Path<String>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    if uri.path().contains('%') {
+        return Err(ApiError::NoSuchTile);
+    }
+    let tile = TilePath::parse(&path).ok_or(ApiError::NoSuchTile)?;
+    let body = state.log.tile(&tile).await?;
+    let cache = if body.immutable {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    let response = (
+        [(header::CONTENT_TYPE, "application/octet-stream")],
+        body.bytes,
+    );
+    Ok(with_cache_control(response, cache))
+}
+
+/// `?view=proof&seq=N[&size=M][&format=json|tlog-proof]`.
+pub(crate) async fn proof(state: &AppState, params: &QueryParams) -> Result<Response, ApiError> {
+    // Required: `View::parse` refused a query without it.
+    let seq = positive(params, "seq")?.unwrap_or_default();
+    let size = positive(params, "size")?;
+    let format = proof_format(params)?;
+    let (inclusion, checkpoint) = state.log.inclusion(seq, size).await?;
+    Ok(match format {
+        ProofFormat::TlogProof => {
+            let text = TlogProof {
+                index: inclusion.leaf_index,
+                path: inclusion.path,
+                checkpoint: checkpoint.to_string(),
+            }
+            .to_text();
+            ([(header::CONTENT_TYPE, TEXT_PLAIN)], text).into_response()
+        }
+        ProofFormat::Json => {
+            axum::Json(ProofView::new(seq, inclusion, &checkpoint)).into_response()
+        }
+    })
+}
+
+/// `?view=consistency&from=A[&to=B]`.
+pub(crate) async fn consistency(
+    state: &AppState,
+    params: &QueryParams,
+) -> Result<Response, ApiError> {
+    // Required: `View::parse` refused a query without it.
+    let from = whole(params, "from", "from must be a whole number, 0 or more")?.unwrap_or_default();
+    let to = positive(params, "to")?;
+    let (proof, checkpoint) = state.log.consistency(from, to).await?;
+    Ok(axum::Json(ConsistencyView::new(proof, &checkpoint)).into_response())
+}

@@ -1,0 +1,26 @@
+//! Where the fund answers and the media types it answers with: the one
+//! place the routes, the page and the contract take them from.
+
+use freedom_shared::tlog::LOG_PREFIX;
+
+/// The fund API's path.
+pub const FUND_PATH: &str = "/api/freedom-fund";
+
+/// The Atom feed of the latest decisions.
+pub const FEED_PATH: &str = "/feed.atom";
+
+/// The feed's media type.
+pub const ATOM: &str = "application/atom+xml; charset=utf-8";
+
+/// The media type of the log's text resources (checkpoints, proofs).
+pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+
+/// The log's checkpoint, `<prefix>/checkpoint`.
+pub fn checkpoint_path() -> String {
+    format!("{LOG_PREFIX}/checkpoint")
+}
+
+/// The route of the log's tiles, `<prefix>/tile/<path>`.
+pub fn tile_route() -> String {
+    format!("{LOG_PREFIX}/tile/{{*path}}")
+}

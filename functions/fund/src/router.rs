@@ -1,0 +1,94 @@
+//! The fund's routes, every one in one place, and the dispatch of
+//! `GET /api/freedom-fund` by view.
+//!
+//! `GET /api/freedom-fund` picks a view from the query: no `view` → the
+//! dashboard (`period`), `view=ledger`, `view=contract`, `view=openapi`,
+//! `view=proof`, `view=consistency`, `view=series`. Each view accepts only
+//! its own parameters ([`crate::contract::views`]). `POST
+//! /api/freedom-fund` appends one record. `GET /` is the page, `GET
+//! /feed.atom` the decisions feed, `GET /log/...` the transparency log.
+
+use crate::contract::{
+    self,
+    views::{PERIOD, View},
+};
+use crate::handlers::{exports, ledger, log};
+use crate::paths::{FEED_PATH, FUND_PATH, checkpoint_path, tile_route};
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use freedom_shared::service::dashboard::Period;
+use freedom_shared::web::{ApiError, with_etag};
+use tracing::instrument;
+
+/// The fund's routes, without a fallback (so they can be merged with the
+/// scanner's on one local port).
+pub fn routes(state: AppState) -> Router {
+    freedom_shared::web::catch_panics(every_route(state))
+}
+
+/// The fund function's router: its routes plus a JSON 404 for anything else.
+pub fn app(state: AppState) -> Router {
+    routes(state).fallback(freedom_shared::web::not_found)
+}
+
+/// Every route of the fund, on `state`.
+fn every_route(state: AppState) -> Router {
+    let only_get = || async { ApiError::MethodNotAllowed { allow: "GET, HEAD" } };
+    Router::new()
+        .route("/", get(crate::page::show).fallback(only_get))
+        .route(
+            FUND_PATH,
+            get(read).post(ledger::append).fallback(|| async {
+                ApiError::MethodNotAllowed {
+                    allow: "GET, HEAD, POST",
+                }
+            }),
+        )
+        .route(&checkpoint_path(), get(log::checkpoint).fallback(only_get))
+        .route(&tile_route(), get(log::tile).fallback(only_get))
+        .route(FEED_PATH, get(exports::feed).fallback(only_get))
+        .with_state(state)
+}
+
+/// The query is never a span field (it is the client's text); the view,
+/// once parsed, is.
+#[instrument(skip_all, fields(view = tracing::field::Empty))]
+async fn read(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (view, params) = View::parse(query.as_deref())?;
+    tracing::Span::current().record("view", view.name().unwrap_or("dashboard"));
+    match view {
+        View::Dashboard => {
+            let period = Period::parse(params.get(PERIOD.name))
+                .map_err(|e| ApiError::invalid_query(PERIOD.name, e.to_string()))?;
+            let rendered = state.dashboards.get(period).await?;
+            let body = ([(header::CONTENT_TYPE, "application/json")], rendered.json);
+            Ok(with_etag(&headers, &rendered.head, body))
+        }
+        View::Ledger => ledger::page(&state, &params, &headers).await,
+        View::Contract => Ok(document(axum::Json(contract::contract_with_log(
+            &state.log,
+        )))),
+        View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
+        View::Proof => log::proof(&state, &params).await,
+        View::Consistency => log::consistency(&state, &params).await,
+        View::Series => exports::series(&state, &params, &headers).await,
+    }
+}
+
+/// A published document: cached for five minutes.
+fn document(body: impl IntoResponse) -> Response {
+    let mut response = body.into_response();
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    response
+}

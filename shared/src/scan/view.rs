@@ -1,0 +1,332 @@
+//! The scanner's report as types: what `GET /api/freedom-scanner` answers.
+//! The report is serialised from these types, and (with the `schema`
+//! feature) its published JSON Schema is generated from them, so the two
+//! cannot drift apart.
+//!
+//! Amounts are exact decimals written as JSON numbers
+//! ([`crate::record::decimal_json`]); instants are RFC 3339 in UTC.
+
+use super::checks::Check;
+use super::experiments::{Book, START_CAPITAL_USD, Side};
+use super::report::{Event, Observation};
+use super::{SCANNER_MODE, SCANNER_VERSION, WalletView};
+use crate::clock::rfc3339;
+use crate::record::decimal_json;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+
+/// A decimal amount, written as a JSON number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Amount(pub Decimal);
+
+impl Serialize for Amount {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        decimal_json(self.0).serialize(serializer)
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Amount {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Amount".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "number"})
+    }
+}
+
+/// An instant, written as RFC 3339 in UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instant(pub DateTime<Utc>);
+
+impl Serialize for Instant {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&rfc3339(self.0))
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Instant {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Instant".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "date-time"})
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Every provider answered.
+    Ok,
+    /// Some provider failed; the run went on with what it had.
+    Degraded,
+}
+
+impl RunStatus {
+    /// `ok` or `degraded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Degraded => "degraded",
+        }
+    }
+}
+
+/// The scanner's report: every named part, empty before the first run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ScannerReport"))]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The scanner's version.
+    #[cfg_attr(feature = "schema", schemars(schema_with = "version_schema"))]
+    pub version: &'static str,
+    /// Always `paper`: the scanner only runs paper experiments.
+    #[cfg_attr(feature = "schema", schemars(schema_with = "mode_schema"))]
+    pub mode: &'static str,
+    /// How the latest run ended; null before the first run.
+    pub status: Option<RunStatus>,
+    /// When the latest report was written; null before the first run.
+    pub report_at: Option<Instant>,
+    /// When its data was observed (the run's start); null before the first run.
+    pub observed_at: Option<Instant>,
+    /// The tokens watched, with their checks.
+    pub universe: Vec<UniverseView>,
+    /// The providers' pages of each token, by mint.
+    pub links: BTreeMap<String, Vec<LinkView>>,
+    /// One paper book per experiment, in the experiments' order.
+    pub books: Vec<BookView>,
+    /// Each token's observations, oldest first, by mint.
+    pub history: BTreeMap<String, Vec<ObservationView>>,
+    /// The latest events, oldest first.
+    pub events: Vec<EventView>,
+    /// The public accounts observed (read-only, never copied).
+    pub wallets: Vec<WalletView>,
+}
+
+#[cfg(feature = "schema")]
+fn version_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": SCANNER_VERSION})
+}
+
+#[cfg(feature = "schema")]
+fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"const": SCANNER_MODE})
+}
+
+impl Report {
+    /// The report before the first run: every named part, empty.
+    pub fn empty() -> Report {
+        Report {
+            version: SCANNER_VERSION,
+            mode: SCANNER_MODE,
+            status: None,
+            report_at: None,
+            observed_at: None,
+            universe: Vec::new(),
+            links: BTreeMap::new(),
+            books: Vec::new(),
+            history: BTreeMap::new(),
+            events: Vec::new(),
+            wallets: Vec::new(),
+        }
+    }
+}
+
+/// One token of the universe.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct UniverseView {
+    /// Mint address.
+    pub mint: String,
+    /// Ticker: DexScreener's, else the configured one.
+    pub symbol: String,
+    /// USD price, when known.
+    pub price_usd: Option<Amount>,
+    /// USD liquidity, when known.
+    pub liquidity_usd: Option<Amount>,
+    /// True exactly when every check passes.
+    pub eligible: bool,
+    /// The checks, in their fixed order.
+    pub checks: Vec<Check>,
+}
+
+/// A provider's page of a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LinkView {
+    /// The provider.
+    pub provider: String,
+    /// Its page of the token.
+    pub url: String,
+}
+
+/// One observation of a token.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationView {
+    /// When the run observed it.
+    pub observed_at: Instant,
+    /// USD price, when known.
+    pub price_usd: Option<Amount>,
+    /// USD liquidity, when known.
+    pub liquidity_usd: Option<Amount>,
+}
+
+impl From<&Observation> for ObservationView {
+    fn from(observation: &Observation) -> ObservationView {
+        ObservationView {
+            observed_at: Instant(observation.observed_at),
+            price_usd: observation.price_usd.map(Amount),
+            liquidity_usd: observation.liquidity_usd.map(Amount),
+        }
+    }
+}
+
+/// Something a run did or met.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct EventView {
+    /// When it happened.
+    pub at: Instant,
+    /// e.g. `run`, `provider`, `trade`, `ledger`.
+    pub kind: String,
+    /// What happened, in a sentence.
+    pub message: String,
+}
+
+impl From<&Event> for EventView {
+    fn from(event: &Event) -> EventView {
+        EventView {
+            at: Instant(event.at),
+            kind: event.kind.clone(),
+            message: event.message.clone(),
+        }
+    }
+}
+
+/// An experiment's paper book.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BookView {
+    /// Which experiment.
+    pub experiment_id: String,
+    /// Cash in USD.
+    pub cash: Amount,
+    /// Cash plus holdings at their marks, to the cent; null when the
+    /// holdings cannot be valued.
+    pub equity: Option<Amount>,
+    /// What every experiment starts with, in USD.
+    pub start_capital: Amount,
+    /// Paper holdings.
+    pub positions: Vec<PositionView>,
+    /// The latest fills, newest last.
+    pub trades: Vec<TradeView>,
+    /// When it last advanced; null before its first advance.
+    pub advanced_at: Option<Instant>,
+}
+
+/// A paper holding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PositionView {
+    /// Mint address.
+    pub mint: String,
+    /// Ticker.
+    pub symbol: String,
+    /// Quantity held.
+    pub quantity: Amount,
+    /// Average fill price paid, fees included.
+    pub cost: Amount,
+    /// Latest price.
+    pub mark: Amount,
+    /// Quantity × mark, to the cent; null when it does not fit.
+    pub value: Option<Amount>,
+}
+
+/// A paper fill.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TradeView {
+    /// When it happened.
+    pub at: Instant,
+    /// Mint address.
+    pub mint: String,
+    /// Ticker at the time of the fill.
+    pub symbol: String,
+    /// Buy or sell.
+    pub side: Side,
+    /// Quantity filled.
+    pub quantity: Amount,
+    /// The market price.
+    pub mark: Amount,
+    /// The fill price after slippage.
+    pub price: Amount,
+    /// Slippage as a share of the mark.
+    pub slippage: Option<f64>,
+    /// Fee paid in USD.
+    pub fee: Amount,
+    /// Cash after the fill.
+    pub cash_after: Amount,
+}
+
+impl From<&Book> for BookView {
+    fn from(book: &Book) -> BookView {
+        BookView {
+            experiment_id: book.experiment_id.clone(),
+            cash: Amount(book.cash),
+            equity: book.equity().map(Amount),
+            start_capital: Amount(START_CAPITAL_USD),
+            positions: book
+                .positions
+                .iter()
+                .map(|p| PositionView {
+                    mint: p.mint.clone(),
+                    symbol: p.symbol.clone(),
+                    quantity: Amount(p.quantity),
+                    cost: Amount(p.cost),
+                    mark: Amount(p.mark),
+                    value: p.value().map(Amount),
+                })
+                .collect(),
+            trades: book
+                .trades
+                .iter()
+                .map(|t| TradeView {
+                    at: Instant(t.at),
+                    mint: t.mint.clone(),
+                    symbol: t.symbol.clone(),
+                    side: t.side,
+                    quantity: Amount(t.quantity),
+                    mark: Amount(t.mark),
+                    price: Amount(t.price),
+                    slippage: t.slippage.to_f64(),
+                    fee: Amount(t.fee),
+                    cash_after: Amount(t.cash_after),
+                })
+                .collect(),
+            advanced_at: book.advanced_at.map(Instant),
+        }
+    }
+}
