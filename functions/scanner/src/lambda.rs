@@ -12,8 +12,9 @@
 //! Lambda's short-lived disk.
 
 use crate::config::ScannerConfig;
+use crate::router::routes;
 use crate::run::{RunError, ScanRunner};
-use crate::{AppState, routes};
+use crate::state::AppState;
 use axum::Router;
 use freedom_shared::lambda::{self, Invocations, LambdaEvent, answer_http};
 use freedom_shared::web::{not_found, store_not_configured_app};

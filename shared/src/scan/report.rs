@@ -156,6 +156,26 @@ pub struct ReportParts<'a> {
     pub wallets: &'a [WalletView],
 }
 
+impl From<&Observation> for ObservationView {
+    fn from(observation: &Observation) -> ObservationView {
+        ObservationView {
+            observed_at: Instant(observation.observed_at),
+            price_usd: observation.price_usd.map(Amount),
+            liquidity_usd: observation.liquidity_usd.map(Amount),
+        }
+    }
+}
+
+impl From<&Event> for EventView {
+    fn from(event: &Event) -> EventView {
+        EventView {
+            at: Instant(event.at),
+            kind: event.kind.clone(),
+            message: event.message.clone(),
+        }
+    }
+}
+
 impl ReportParts<'_> {
     /// The report with every named part.
     pub fn report(&self) -> Report {

@@ -8,7 +8,6 @@
 
 use super::checks::Check;
 use super::experiments::{Book, START_CAPITAL_USD, Side};
-use super::report::{Event, Observation};
 use super::{SCANNER_MODE, SCANNER_VERSION, WalletView};
 use crate::clock::rfc3339;
 use crate::record::decimal_json;
@@ -192,16 +191,6 @@ pub struct ObservationView {
     pub liquidity_usd: Option<Amount>,
 }
 
-impl From<&Observation> for ObservationView {
-    fn from(observation: &Observation) -> ObservationView {
-        ObservationView {
-            observed_at: Instant(observation.observed_at),
-            price_usd: observation.price_usd.map(Amount),
-            liquidity_usd: observation.liquidity_usd.map(Amount),
-        }
-    }
-}
-
 /// Something a run did or met.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -212,16 +201,6 @@ pub struct EventView {
     pub kind: String,
     /// What happened, in a sentence.
     pub message: String,
-}
-
-impl From<&Event> for EventView {
-    fn from(event: &Event) -> EventView {
-        EventView {
-            at: Instant(event.at),
-            kind: event.kind.clone(),
-            message: event.message.clone(),
-        }
-    }
 }
 
 /// An experiment's paper book.

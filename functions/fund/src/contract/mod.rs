@@ -17,13 +17,13 @@ pub mod operations;
 pub mod rules;
 pub mod views;
 
+use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::ApiError;
-use freedom_shared::SCHEMA_VERSION;
-use schemars::generate::SchemaSettings;
 use operations::{OPERATIONS, Operation, http_layer};
+use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 use std::sync::LazyLock;
 

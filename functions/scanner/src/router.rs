@@ -1,0 +1,81 @@
+//! The scanner's route, `/api/freedom-scanner`: `GET` answers the latest
+//! report, `POST` (with the write token) runs the scanner once.
+
+use crate::run::RunError;
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use freedom_shared::scan::report::empty_report;
+use freedom_shared::web::{ApiError, QueryParams, authorize};
+
+/// The scanner API's path.
+pub const SCANNER_PATH: &str = "/api/freedom-scanner";
+
+impl From<RunError> for ApiError {
+    fn from(error: RunError) -> ApiError {
+        match error {
+            RunError::Busy | RunError::LockLost => ApiError::ScannerBusy,
+            RunError::Store(error) => error.into(),
+            RunError::Panicked => ApiError::Internal("the scanner run panicked".into()),
+        }
+    }
+}
+
+fn json_body(text: String) -> Response {
+    let mut response = text.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+#[tracing::instrument(skip_all)]
+async fn read(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    let report = state.runner.latest_report().await?;
+    Ok(json_body(
+        report.unwrap_or_else(|| empty_report().to_string()),
+    ))
+}
+
+#[tracing::instrument(skip_all)]
+async fn run(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(&headers, query.as_deref(), state.write_token.as_ref())?;
+    QueryParams::parse(query.as_deref(), &[])?;
+    let report = state.runner.run().await?;
+    Ok(json_body(report.to_string()))
+}
+
+/// The scanner's routes, without a fallback (so they merge with the fund's).
+pub fn routes(state: AppState) -> Router {
+    let router = Router::new()
+        .route(
+            SCANNER_PATH,
+            get(read).post(run).fallback(|| async {
+                ApiError::MethodNotAllowed {
+                    allow: "GET, HEAD, POST",
+                }
+            }),
+        )
+        .with_state(state);
+    freedom_shared::web::catch_panics(router)
+}
+
+/// The scanner function's router: its routes plus a JSON 404.
+pub fn app(state: AppState) -> Router {
+    routes(state).fallback(freedom_shared::web::not_found)
+}
