@@ -27,7 +27,7 @@ use freedom_shared::scan::experiments::{EXPERIMENTS, Side, TokenMarket, Trade};
 use freedom_shared::scan::report::{Observation, ReportParts, ScannerState, UniverseEntry};
 use freedom_shared::scan::text;
 use freedom_shared::scan::view::RunStatus;
-use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL, grid_slot};
+use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL, UniverseToken, grid_slot};
 use freedom_shared::service::ledger::{AppendError, Ledger};
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -181,106 +181,22 @@ impl ScanRunner {
         }
     }
 
+    /// One run under the lock: read the state, collect, assess every token,
+    /// advance the experiments, then save the report and state together
+    /// (fenced by the lock) and announce the run.
     async fn run_locked(&self, token: &LockToken) -> Result<Value, RunError> {
         let started = whole_seconds((self.clock)());
-        let mut state: ScannerState = match self.store.read(&[STATE]).await?.pop().flatten() {
-            Some(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
-                tracing::error!(%error, "the scanner state is unreadable; starting afresh");
-                ScannerState::default()
-            }),
-            None => ScannerState::default(),
-        };
+        let mut state = self.read_state().await?;
         state.prune(&self.config.universe);
         let collected = self.collect(&mut state, started).await;
-        let mut degraded = collected.degraded;
-
+        let mut degraded = collected.degraded.clone();
         let mut universe = Vec::with_capacity(self.config.universe.len());
         let mut market = Vec::new();
-        for token in &self.config.universe {
-            let quote = if collected.market.quotes.contains_key(&token.mint) {
-                Some(collected.market.quotes[&token.mint].as_ref())
-            } else {
-                None
-            };
-            let mint = collected
-                .accounts
-                .accounts
-                .get(&token.mint)
-                .map(mint_account);
-            let evidence = Evidence {
-                market: quote,
-                risk: state
-                    .risk_cache
-                    .get(&token.mint)
-                    .and_then(|c| c.report.as_ref()),
-                mint: mint.as_ref(),
-            };
-            let checks = checks::evaluate(&evidence);
-            let eligible = checks::eligible(&checks);
-            let quote = quote.flatten();
-            let raw_symbol = quote.map_or(token.symbol.as_str(), |q| q.symbol.as_str());
-            let symbol = text::symbol(raw_symbol, self.ledger.guard()).unwrap_or_else(|| {
-                let fallback = text::fallback_symbol(&token.mint);
-                state.push_event(
-                    started,
-                    "provider",
-                    format!(
-                        "{}: its symbol is not fit for a public record (see the record rules); shown as {fallback}",
-                        token.mint
-                    ),
-                );
-                fallback
-            });
-            if let Some(q) = quote
-                && let (Some(price), Some(liquidity)) = (q.price_usd, q.liquidity_usd)
-            {
-                market.push(TokenMarket {
-                    mint: token.mint.clone(),
-                    symbol: symbol.clone(),
-                    price,
-                    liquidity,
-                    change_h24: q.price_change_h24,
-                    eligible,
-                });
-            }
-            if quote.is_some() {
-                state.observe(
-                    &token.mint,
-                    Observation {
-                        observed_at: started,
-                        price_usd: quote.and_then(|q| q.price_usd),
-                        liquidity_usd: quote.and_then(|q| q.liquidity_usd),
-                    },
-                );
-            }
-            let dexscreener_page = quote
-                .and_then(|q| q.pair_url.as_deref())
-                .and_then(text::url)
-                .map_or_else(
-                    || format!("https://dexscreener.com/solana/{}", token.mint),
-                    str::to_owned,
-                );
-            universe.push(UniverseEntry {
-                mint: token.mint.clone(),
-                symbol,
-                price_usd: quote.and_then(|q| q.price_usd),
-                liquidity_usd: quote.and_then(|q| q.liquidity_usd),
-                eligible,
-                checks,
-                links: vec![
-                    ("dexscreener".into(), dexscreener_page),
-                    (
-                        "rugcheck".into(),
-                        format!("https://rugcheck.xyz/tokens/{}", token.mint),
-                    ),
-                    (
-                        "solscan".into(),
-                        format!("https://solscan.io/token/{}", token.mint),
-                    ),
-                ],
-            });
+        for watched in &self.config.universe {
+            let (entry, priced) = self.assess(watched, &collected, &mut state, started);
+            universe.extend(Some(entry));
+            market.extend(priced);
         }
-
         let mut fills = Vec::new();
         if state.may_advance(started) {
             fills = self
@@ -293,7 +209,6 @@ impl ScanRunner {
                 "not advanced: the last advance was less than 10 minutes ago",
             );
         }
-
         let wallets: Vec<_> = self
             .config
             .wallets
@@ -306,21 +221,7 @@ impl ScanRunner {
             RunStatus::Degraded
         };
         let finished = whole_seconds((self.clock)());
-        state.push_event(
-            finished,
-            "run",
-            format!(
-                "run {}: {} tokens, {} eligible{}",
-                status.as_str(),
-                universe.len(),
-                universe.iter().filter(|u| u.eligible).count(),
-                if degraded.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {}", degraded.join("; "))
-                }
-            ),
-        );
+        state.push_event(finished, "run", run_summary(status, &universe, &degraded));
         let report = ReportParts {
             status,
             report_at: finished,
@@ -330,7 +231,110 @@ impl ScanRunner {
             wallets: &wallets,
         }
         .to_json();
-        let state_text = serde_json::to_string(&state).expect("the state serialises");
+        self.save(token, &report, &state).await?;
+        self.announce(status, &report, &universe, &fills).await;
+        Ok(report)
+    }
+
+    /// The state the last run saved (a fresh one when there is none, or
+    /// when it cannot be read: the scanner's state is derived, never the
+    /// record).
+    async fn read_state(&self) -> Result<ScannerState, RunError> {
+        Ok(match self.store.read(&[STATE]).await?.pop().flatten() {
+            Some(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
+                tracing::error!(%error, "the scanner state is unreadable; starting afresh");
+                ScannerState::default()
+            }),
+            None => ScannerState::default(),
+        })
+    }
+
+    /// One watched token as this run saw it: its report entry (checks,
+    /// links) and, when it is priced, its market for the experiments. The
+    /// observation goes into the state's history.
+    fn assess(
+        &self,
+        watched: &UniverseToken,
+        collected: &Collected,
+        state: &mut ScannerState,
+        started: DateTime<Utc>,
+    ) -> (UniverseEntry, Option<TokenMarket>) {
+        let quote = collected
+            .market
+            .quotes
+            .get(&watched.mint)
+            .map(Option::as_ref);
+        let mint = collected
+            .accounts
+            .accounts
+            .get(&watched.mint)
+            .map(mint_account);
+        let evidence = Evidence {
+            market: quote,
+            risk: state
+                .risk_cache
+                .get(&watched.mint)
+                .and_then(|c| c.report.as_ref()),
+            mint: mint.as_ref(),
+        };
+        let checks = checks::evaluate(&evidence);
+        let eligible = checks::eligible(&checks);
+        let quote = quote.flatten();
+        let raw_symbol = quote.map_or(watched.symbol.as_str(), |q| q.symbol.as_str());
+        let symbol = text::symbol(raw_symbol, self.ledger.guard()).unwrap_or_else(|| {
+            let fallback = text::fallback_symbol(&watched.mint);
+            state.push_event(
+                started,
+                "provider",
+                format!(
+                    "{}: its symbol is not fit for a public record (see the record rules); shown as {fallback}",
+                    watched.mint
+                ),
+            );
+            fallback
+        });
+        let priced = quote.and_then(|q| match (q.price_usd, q.liquidity_usd) {
+            (Some(price), Some(liquidity)) => Some(TokenMarket {
+                mint: watched.mint.clone(),
+                symbol: symbol.clone(),
+                price,
+                liquidity,
+                change_h24: q.price_change_h24,
+                eligible,
+            }),
+            _ => None,
+        });
+        if let Some(q) = quote {
+            state.observe(
+                &watched.mint,
+                Observation {
+                    observed_at: started,
+                    price_usd: q.price_usd,
+                    liquidity_usd: q.liquidity_usd,
+                },
+            );
+        }
+        let entry = UniverseEntry {
+            mint: watched.mint.clone(),
+            symbol,
+            price_usd: quote.and_then(|q| q.price_usd),
+            liquidity_usd: quote.and_then(|q| q.liquidity_usd),
+            eligible,
+            checks,
+            links: links(&watched.mint, quote.and_then(|q| q.pair_url.as_deref())),
+        };
+        (entry, priced)
+    }
+
+    /// Saves the report and the state together, only while this run still
+    /// holds the lock.
+    async fn save(
+        &self,
+        token: &LockToken,
+        report: &Value,
+        state: &ScannerState,
+    ) -> Result<(), RunError> {
+        let state_text = serde_json::to_string(state).expect("the state serialises");
         let saved = self
             .store
             .write_fenced(
@@ -341,30 +345,42 @@ impl ScanRunner {
                 ],
             )
             .await?;
-        if !saved {
-            return Err(RunError::LockLost);
+        if saved {
+            Ok(())
+        } else {
+            Err(RunError::LockLost)
         }
-        if self.events.is_enabled() {
-            let mut events = vec![OutsideEvent {
-                detail_type: "ScannerRunCompleted",
-                detail: json!({
-                    "status": status.as_str(), "reportAt": report["reportAt"], "observedAt": report["observedAt"],
-                    "tokens": universe.len(), "eligible": universe.iter().filter(|u| u.eligible).count(),
-                    "trades": fills.len(),
-                }),
-            }];
-            events.extend(fills.iter().map(|fill| OutsideEvent {
-                detail_type: "PaperTrade",
-                detail: json!({
-                    "experimentId": fill.experiment_id, "at": rfc3339(fill.at), "side": fill.side,
-                    "mint": fill.mint, "symbol": fill.symbol,
-                    "quantity": decimal_json(fill.quantity), "price": decimal_json(fill.price),
-                    "fee": decimal_json(fill.fee), "paper": true,
-                }),
-            }));
-            self.events.publish(events).await;
+    }
+
+    /// Announces the finished run and its paper trades on the event bus.
+    async fn announce(
+        &self,
+        status: RunStatus,
+        report: &Value,
+        universe: &[UniverseEntry],
+        fills: &[Trade],
+    ) {
+        if !self.events.is_enabled() {
+            return;
         }
-        Ok(report)
+        let mut events = vec![OutsideEvent {
+            detail_type: "ScannerRunCompleted",
+            detail: json!({
+                "status": status.as_str(), "reportAt": report["reportAt"], "observedAt": report["observedAt"],
+                "tokens": universe.len(), "eligible": universe.iter().filter(|u| u.eligible).count(),
+                "trades": fills.len(),
+            }),
+        }];
+        events.extend(fills.iter().map(|fill| OutsideEvent {
+            detail_type: "PaperTrade",
+            detail: json!({
+                "experimentId": fill.experiment_id, "at": rfc3339(fill.at), "side": fill.side,
+                "mint": fill.mint, "symbol": fill.symbol,
+                "quantity": decimal_json(fill.quantity), "price": decimal_json(fill.price),
+                "fee": decimal_json(fill.fee), "paper": true,
+            }),
+        }));
+        self.events.publish(events).await;
     }
 
     /// Asks the three providers at once, each until its own deadline within
@@ -524,4 +540,36 @@ impl ScanRunner {
         }
         all_fills
     }
+}
+
+/// The run's closing event: its status, the universe, and what degraded it.
+fn run_summary(status: RunStatus, universe: &[UniverseEntry], degraded: &[String]) -> String {
+    format!(
+        "run {}: {} tokens, {} eligible{}",
+        status.as_str(),
+        universe.len(),
+        universe.iter().filter(|u| u.eligible).count(),
+        if degraded.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", degraded.join("; "))
+        }
+    )
+}
+
+/// A token's pages at the providers: DexScreener's pair page when it gave
+/// a fit one, else its token page; RugCheck's and Solscan's.
+fn links(mint: &str, pair_url: Option<&str>) -> Vec<(String, String)> {
+    let dexscreener_page = pair_url.and_then(text::url).map_or_else(
+        || format!("https://dexscreener.com/solana/{mint}"),
+        str::to_owned,
+    );
+    vec![
+        ("dexscreener".into(), dexscreener_page),
+        (
+            "rugcheck".into(),
+            format!("https://rugcheck.xyz/tokens/{mint}"),
+        ),
+        ("solscan".into(), format!("https://solscan.io/token/{mint}")),
+    ]
 }
