@@ -15,9 +15,10 @@
 //! whole series, bit for bit (the state keeps every `f64` exactly; property
 //! tests in `analytics` and here).
 
+use super::view::{latest_view, month_label};
 use super::{
     DrawdownPoint, FlowPoint, MAX_CHART_POINTS, MetricsView, MonthReturn, Point, SeriesPoint,
-    StrategyView, YearReturn, month_label,
+    StrategyView, YearReturn,
 };
 use crate::analytics::{self, Fold, IndexPoint, Valuation, finite};
 use crate::record::{Snapshot, decimal_json};
@@ -442,7 +443,7 @@ impl SeriesFold {
                 equity: baseline_equity,
                 seq: baseline_seq,
             },
-            latest: super::latest_view(latest_seq, latest),
+            latest: latest_view(latest_seq, latest),
             metrics: MetricsView {
                 twr: metrics.twr,
                 annualized_return: metrics.annualized_return,

@@ -1,0 +1,269 @@
+//! The dashboard's computation at one head: the series folded from the
+//! store (a window, or since inception from the roll-ups), their metrics
+//! and chart points, and the comparison.
+
+use super::compare::{Timeline, compare};
+use super::period::*;
+use super::rollup::{self, ROLLUP_VERSION, SeriesFold};
+use super::snapshot_of;
+use super::view::*;
+use crate::analytics;
+use crate::clock::rfc3339;
+use crate::merkle::Head;
+use crate::ports::ledger_store::{Entry, Rollup, SeriesReads, SeriesSince, StoreError};
+use crate::record::{Mode, Snapshot, StrategyId};
+use chrono::{DateTime, Utc};
+use std::borrow::Cow;
+
+fn nanos(instant: DateTime<Utc>) -> i64 {
+    instant.timestamp_nanos_opt().unwrap_or(i64::MAX)
+}
+
+pub(super) async fn compute(
+    store: &dyn SeriesReads,
+    period: Period,
+    head: Head,
+    latest: Vec<Entry>,
+    inception: Option<(String, DateTime<Utc>)>,
+) -> Result<Dashboard, StoreError> {
+    let mut latest: Vec<(Entry, Snapshot)> = latest
+        .into_iter()
+        .map(|e| snapshot_of(&e).map(|s| (e, s)))
+        .collect::<Result<_, _>>()?;
+    latest.sort_by(|(_, a), (_, b)| {
+        (a.header.strategy_id.as_str(), a.header.mode)
+            .cmp(&(b.header.strategy_id.as_str(), b.header.mode))
+    });
+    let end = latest.iter().map(|(_, s)| s.header.as_of.instant()).max();
+    let inception = inception.map(|(as_of, instant)| Inception {
+        as_of,
+        age_days: end.map(|end| (end.date_naive() - instant.date_naive()).num_days()),
+    });
+    let Some(end) = end else {
+        return Ok(Dashboard {
+            schema_version: crate::record::SCHEMA_VERSION,
+            period,
+            unit: UNIT,
+            window: Window {
+                start: None,
+                end: None,
+            },
+            inception,
+            head,
+            strategies: Vec::new(),
+            comparison: Comparison {
+                shared_timestamps: 0,
+                misaligned: Vec::new(),
+                strategies: Vec::new(),
+            },
+            decisions: Vec::new(),
+        });
+    };
+    let keys: Vec<(StrategyId, Mode)> = latest
+        .iter()
+        .map(|(_, s)| (s.header.strategy_id.clone(), s.header.mode))
+        .collect();
+    let (folds, decisions) = match period.days() {
+        Some(days) => {
+            fold_window(
+                store,
+                &keys,
+                &latest,
+                head,
+                nanos(analytics::window_start(end, days)),
+            )
+            .await?
+        }
+        None => fold_since_inception(store, &keys, &latest, head).await?,
+    };
+    let start = match period.days() {
+        Some(days) => analytics::window_start(end, days),
+        // The fund's first snapshot.
+        None => folds
+            .iter()
+            .filter_map(SeriesFold::first_instant)
+            .min()
+            .unwrap_or(end),
+    };
+    let mut strategies = Vec::with_capacity(latest.len());
+    let mut timelines = Vec::with_capacity(latest.len());
+    for ((latest_entry, latest_snapshot), mut fold) in latest.iter().zip(folds) {
+        // The series always holds the latest snapshot; fall back to it alone.
+        if fold.is_empty() {
+            fold.push(latest_entry.seq, latest_snapshot);
+        }
+        let (view, instants) = fold.finish(latest_entry.seq, latest_snapshot, end);
+        strategies.push(view);
+        timelines.push(Timeline { start, instants });
+    }
+    let comparison = compare(&strategies, &timelines);
+    // The store's query selects decisions; the text is checked to be JSON here.
+    let decisions = decisions
+        .iter()
+        .map(DecisionView::of)
+        .collect::<Result<_, StoreError>>()?;
+    Ok(Dashboard {
+        schema_version: crate::record::SCHEMA_VERSION,
+        period,
+        unit: UNIT,
+        window: Window {
+            start: Some(rfc3339(start)),
+            end: Some(rfc3339(end)),
+        },
+        inception,
+        head,
+        strategies,
+        comparison,
+        decisions,
+    })
+}
+
+/// A windowed period's series folded from the store: each series'
+/// baseline and window snapshots (keeping every point for the comparison),
+/// and the window's decisions, up to `head`.
+async fn fold_window(
+    store: &dyn SeriesReads,
+    keys: &[(StrategyId, Mode)],
+    latest: &[(Entry, Snapshot)],
+    head: Head,
+    read_from: i64,
+) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
+    // Read up to the end of time rather than `end`: no series has a
+    // snapshot after its latest (so the series are the same), and decisions
+    // made after the fund's latest snapshot belong on the dashboard too.
+    let window = store
+        .window(keys, read_from, i64::MAX, MAX_DECISIONS)
+        .await?;
+    let mut folds = Vec::with_capacity(keys.len());
+    for (entries, latest) in window.series.iter().zip(latest) {
+        let mut fold = SeriesFold::keeping_every_point();
+        for entry in entries.iter().filter(|e| at_head(e, head)) {
+            fold.push(entry.seq, &*snapshot_in(entry, Some(latest))?);
+        }
+        folds.push(fold);
+    }
+    let decisions = window
+        .decisions
+        .into_iter()
+        .filter(|e| at_head(e, head))
+        .collect();
+    Ok((folds, decisions))
+}
+
+/// The since-inception series: each stored roll-up (see the `rollup` module) with
+/// the snapshots after it, and the latest decisions, up to `head`. Months
+/// that closed since a series' roll-up are folded into it and the roll-up
+/// is stored again; a store that cannot keep it only costs the next reader
+/// the same work.
+async fn fold_since_inception(
+    store: &dyn SeriesReads,
+    keys: &[(StrategyId, Mode)],
+    latest: &[(Entry, Snapshot)],
+    head: Head,
+) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
+    let since = store
+        .since_inception(keys, ROLLUP_VERSION, head.size, MAX_DECISIONS)
+        .await?;
+    let mut folds = Vec::with_capacity(keys.len());
+    let mut rollups = Vec::new();
+    for ((key, series), latest) in keys.iter().zip(since.series).zip(latest) {
+        folds.push(fold_series(store, key, series, Some(latest), head, &mut rollups).await?);
+    }
+    keep_rollups(store, &rollups).await;
+    let decisions = since
+        .decisions
+        .into_iter()
+        .filter(|e| at_head(e, head))
+        .collect();
+    Ok((folds, decisions))
+}
+
+/// Stores `rollups`; a store that cannot keep them only costs the next
+/// reader the same work.
+pub(crate) async fn keep_rollups(store: &dyn SeriesReads, rollups: &[Rollup]) {
+    if let Err(error) = store.put_rollups(rollups).await {
+        tracing::warn!(%error, "the since-inception roll-ups were not kept");
+    }
+}
+
+/// One series since inception, up to `head`: its stored roll-up (`series`
+/// as [`SeriesReads::since_inception`] read it) with the snapshots after
+/// it. When months closed since the roll-up, the new roll-up (the fold
+/// through the last closed month) is added to `rollups`. `latest` is the
+/// series' latest snapshot when the caller has it parsed already.
+pub(crate) async fn fold_series(
+    store: &dyn SeriesReads,
+    (strategy_id, mode): &(StrategyId, Mode),
+    series: SeriesSince,
+    latest: Option<&(Entry, Snapshot)>,
+    head: Head,
+    rollups: &mut Vec<Rollup>,
+) -> Result<SeriesFold, StoreError> {
+    let stored = series
+        .state
+        .as_deref()
+        .map(serde_json::from_str::<SeriesFold>);
+    let unreadable = matches!(stored, Some(Err(_)));
+    let (mut fold, entries) = match stored {
+        Some(Ok(fold)) => (fold, series.entries),
+        // A state this version cannot read: start over from the series'
+        // first snapshot, and replace it.
+        Some(Err(_)) => (
+            SeriesFold::default(),
+            store
+                .snapshot_series(strategy_id, *mode, i64::MIN, i64::MAX)
+                .await?,
+        ),
+        None => (SeriesFold::default(), series.entries),
+    };
+    let snapshots: Vec<(u64, Cow<Snapshot>)> = entries
+        .iter()
+        .filter(|e| at_head(e, head))
+        .map(|e| snapshot_in(e, latest).map(|s| (e.seq, s)))
+        .collect::<Result<_, _>>()?;
+    // Every month before the latest snapshot's is closed.
+    let open_month = snapshots
+        .last()
+        .and_then(|(_, s)| rollup::month_start(s.header.as_of.instant()));
+    let closed = open_month.map_or(0, |start| {
+        snapshots.partition_point(|(_, s)| s.header.as_of.instant() < start)
+    });
+    for (seq, snapshot) in &snapshots[..closed] {
+        fold.push(*seq, snapshot);
+    }
+    if let (true, Some(start)) = (closed > 0, open_month) {
+        rollups.push(Rollup {
+            strategy_id: strategy_id.clone(),
+            mode: *mode,
+            version: ROLLUP_VERSION,
+            from_nanos: nanos(start),
+            through_seq: fold.through_seq(),
+            state: serde_json::to_string(&fold).expect("a fold serialises"),
+            overwrite: unreadable,
+        });
+    }
+    for (seq, snapshot) in &snapshots[closed..] {
+        fold.push(*seq, snapshot);
+    }
+    Ok(fold)
+}
+
+/// The snapshot `entry` holds: the series' `latest`, parsed already, when it
+/// is that one (every series read ends with it).
+fn snapshot_in<'a>(
+    entry: &Entry,
+    latest: Option<&'a (Entry, Snapshot)>,
+) -> Result<Cow<'a, Snapshot>, StoreError> {
+    match latest {
+        Some((latest_entry, snapshot)) if entry.seq == latest_entry.seq => {
+            Ok(Cow::Borrowed(snapshot))
+        }
+        _ => snapshot_of(entry).map(Cow::Owned),
+    }
+}
+
+/// Whether `entry` is part of the ledger at `head` (entries appended after
+/// the head are not part of a dashboard computed at it).
+fn at_head(entry: &Entry, head: Head) -> bool {
+    entry.seq <= head.size
+}
