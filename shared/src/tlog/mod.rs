@@ -12,6 +12,7 @@
 pub mod checkpoint;
 pub mod note;
 pub mod proof;
+pub mod subtree;
 pub mod tiles;
 
 /// The log's origin when none is configured.
