@@ -23,8 +23,11 @@
 //! ETag is the root hash, as for the data it shows. Colours follow the
 //! reader's light or dark scheme; the layout is one column at phone width.
 
+mod bits;
 mod chart;
+mod journal;
 mod sections;
+mod strategies;
 
 use crate::paths::{FEED_PATH, FUND_PATH};
 use crate::state::AppState;
@@ -32,18 +35,18 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use bits::period_label;
 use freedom_shared::errors::ErrorChain;
 use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::service::dashboard::{Dashboard, Period, RenderedDashboard};
 use freedom_shared::service::log::LogError;
 use freedom_shared::web::{QueryParams, with_etag};
+use journal::{journal_section, ledger_section};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
-use sections::{
-    FORMULAS_SECTION, chart_section, journal_section, ledger_section, period_label, period_switch,
-    strategies_section, verify_section, window_line,
-};
+use sections::{FORMULAS_SECTION, chart_section, period_switch, verify_section, window_line};
 use sha2::{Digest as _, Sha256};
 use std::sync::LazyLock;
+use strategies::strategies_section;
 
 /// How many of the newest ledger entries the page lists.
 pub const LATEST_ENTRIES: usize = 10;

@@ -1,0 +1,151 @@
+//! The decision journal and the newest ledger entries.
+
+use super::MAX_DECISIONS;
+use super::bits::*;
+use crate::paths::{FEED_PATH, FUND_PATH};
+use freedom_shared::ports::ledger_store::Entry;
+use freedom_shared::service::dashboard::{Dashboard, DecisionView, SeriesPoint};
+use maud::{Markup, html};
+use serde_json::Value;
+
+pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {
+    html! {
+        section #journal aria-labelledby="journal-title" {
+            h2 #journal-title { "Decision journal" }
+            @if dashboard.decisions.is_empty() {
+                p { "No decisions recorded in this window." }
+            }
+            @for decision in dashboard.decisions.iter().take(MAX_DECISIONS) {
+                (decision_entry(dashboard, decision))
+            }
+            @if dashboard.decisions.len() > MAX_DECISIONS {
+                p.note {
+                    "The newest " (MAX_DECISIONS) " are shown; "
+                    a href=(format!("{FUND_PATH}?view=ledger&type=decision")) { "the ledger" }
+                    " holds every decision."
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn text<'a>(record: &'a Value, field: &str) -> Option<&'a str> {
+    record.get(field).and_then(Value::as_str)
+}
+
+pub(super) fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> Markup {
+    let record: Value = serde_json::from_str(decision.record.get()).unwrap_or(Value::Null);
+    let as_of = text(&record, "asOf").unwrap_or_default();
+    let strategy_id = text(&record, "strategyId").unwrap_or_default();
+    let mode = text(&record, "mode").unwrap_or_default();
+    let action = text(&record, "action").unwrap_or_default();
+    let around = snapshots_around(dashboard, strategy_id, mode, as_of);
+    html! {
+        article.decision {
+            h3 {
+                span class=(format!("badge action {action}")) { (action) } " "
+                bdi { (excerpt(text(&record, "summary").unwrap_or_default())) }
+            }
+            p.meta {
+                time datetime=(as_of) { (date_time(as_of)) } " · "
+                bdi { (text(&record, "strategyName").unwrap_or(strategy_id)) } " (" (mode) ") · "
+                a href=(format!("{FUND_PATH}?view=ledger&strategyId={strategy_id}&type=decision")) { "ledger entry #" (decision.seq) }
+            }
+            dl {
+                @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { bdi { (excerpt(thesis)) } } }
+                @if let Some(counter) = text(&record, "counterEvidence") { dt { "Counter-evidence" } dd { bdi { (excerpt(counter)) } } }
+                @if let Some(next) = text(&record, "nextCheck") { dt { "Next check" } dd { bdi { (excerpt(next)) } } }
+                dt { "Snapshots around it" }
+                dd {
+                    @match around {
+                        (None, None) => { "none in this window" }
+                        (before, after) => {
+                            "before: " (point_text(before)) "; after: " (point_text(after))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn point_text(point: Option<&SeriesPoint>) -> String {
+    match point {
+        Some(p) => format!("{} at {}", date_time(&p.as_of), money(&p.equity)),
+        None => "none yet".to_owned(),
+    }
+}
+
+/// The strategy's last snapshot at or before the decision and its first after.
+pub(super) fn snapshots_around<'a>(
+    dashboard: &'a Dashboard,
+    strategy_id: &str,
+    mode: &str,
+    as_of: &str,
+) -> (Option<&'a SeriesPoint>, Option<&'a SeriesPoint>) {
+    let Some(at) = instant(as_of) else {
+        return (None, None);
+    };
+    let Some(strategy) = dashboard
+        .strategies
+        .iter()
+        .find(|s| s.strategy_id == strategy_id && s.mode.as_str() == mode)
+    else {
+        return (None, None);
+    };
+    let before = strategy
+        .series
+        .iter()
+        .rev()
+        .find(|p| instant(&p.as_of).is_some_and(|t| t <= at));
+    let after = strategy
+        .series
+        .iter()
+        .find(|p| instant(&p.as_of).is_some_and(|t| t > at));
+    (before, after)
+}
+
+// -------------------------------------------------------------- ledger
+
+pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
+    html! {
+        section #ledger aria-labelledby="ledger-title" {
+            h2 #ledger-title { "Ledger" }
+            p {
+                (dashboard.head.size) " records. Root hash (RFC 9162 Merkle Tree Hash of every record's RFC 8785 form):"
+            }
+            p { code.hash #root-hash { (dashboard.head.root_hash) } }
+            @if !entries.is_empty() {
+                div.scroll {
+                    table.entries {
+                        caption { "Newest entries" }
+                        thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Leaf hash" } th scope="col" { "Proof" } } }
+                        tbody {
+                            @for entry in entries {
+                                @let record: Value = serde_json::from_str(&entry.canonical).unwrap_or(Value::Null);
+                                tr {
+                                    td { (entry.seq) }
+                                    td { (text(&record, "type").unwrap_or_default()) }
+                                    td { bdi { (text(&record, "strategyId").unwrap_or_default()) } " (" (text(&record, "mode").unwrap_or_default()) ")" }
+                                    td { (date_time(text(&record, "asOf").unwrap_or_default())) }
+                                    td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
+                                    td {
+                                        a href=(format!("{FUND_PATH}?view=proof&seq={}&format=tlog-proof", entry.seq)) aria-label=(format!("Inclusion proof of record {} (.tlog-proof)", entry.seq)) { ".tlog-proof" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            ul.links {
+                li { a href=(format!("{FUND_PATH}?view=ledger")) { "The full ledger (JSON, paged)" } }
+                li { a href=(format!("{FUND_PATH}?view=contract")) { "The contract: schemas, rules, formulas" } }
+                li { a href=(format!("{FUND_PATH}?view=openapi")) { "OpenAPI 3.1 document" } }
+                li { a href=(FEED_PATH) type="application/atom+xml" { "The decisions as an Atom feed" } }
+            }
+        }
+    }
+}
+
+// -------------------------------------------------------------- verify

@@ -1,0 +1,319 @@
+//! The strategies: the at-a-glance table and each strategy's card
+//! (metrics linked to their formulas, monthly returns, drawdowns, flows,
+//! latest positions).
+
+use super::bits::*;
+use super::chart::{self, Curve, Point};
+use super::{MAX_POSITIONS, MAX_STRATEGIES};
+use crate::paths::FUND_PATH;
+use freedom_shared::service::dashboard::{Dashboard, StrategyView};
+use maud::{Markup, html};
+
+pub(super) fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {
+    html! {
+        tr {
+            th scope="row" { a href=(format!("#formula-{formula}")) title="How this is computed" { (name) } }
+            td { (value) }
+        }
+    }
+}
+
+pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
+    html! {
+        section #strategies aria-labelledby="strategies-title" {
+            h2 #strategies-title { "Strategies" }
+            @if dashboard.strategies.is_empty() {
+                p { "No strategy has a snapshot yet." }
+            }
+            @if dashboard.comparison.shared_timestamps > 0 || !dashboard.comparison.misaligned.is_empty() {
+                p.note {
+                    (dashboard.comparison.shared_timestamps) " valuation instants are shared by every strategy in this window."
+                    @if !dashboard.comparison.misaligned.is_empty() {
+                        " Misaligned (missing most of the valuation instants the other series use): "
+                        @for (i, key) in dashboard.comparison.misaligned.iter().take(MAX_STRATEGIES).enumerate() {
+                            @if i > 0 { ", " }
+                            bdi { (key.strategy_id) } " (" (key.mode.as_str()) ")"
+                        }
+                        @if dashboard.comparison.misaligned.len() > MAX_STRATEGIES {
+                            " and " (dashboard.comparison.misaligned.len() - MAX_STRATEGIES) " more"
+                        }
+                        "."
+                    }
+                }
+            }
+            @if dashboard.strategies.len() > MAX_STRATEGIES {
+                p.note {
+                    (MAX_STRATEGIES) " are shown here, live ones first; "
+                    a href=(format!("{FUND_PATH}?period={}", dashboard.period.query_value())) { "the JSON dashboard" }
+                    " lists all " (dashboard.strategies.len()) " strategies."
+                }
+            }
+            @if !dashboard.strategies.is_empty() {
+                (overview(dashboard))
+            }
+            @for strategy in shown(dashboard) {
+                (strategy_card(strategy, dashboard.comparison.is_misaligned(strategy)))
+            }
+        }
+    }
+}
+
+/// One row per strategy: what a reader compares first.
+pub(super) fn overview(dashboard: &Dashboard) -> Markup {
+    html! {
+        div.scroll {
+            table.overview {
+                caption { "At a glance (each metric links to its formula)" }
+                thead {
+                    tr {
+                        th scope="col" { "Strategy" }
+                        th scope="col" { a href="#formula-twr" { "Return" } }
+                        th scope="col" { a href="#formula-maxDrawdown" { "Max drawdown" } }
+                        th scope="col" { a href="#formula-sharpe" { "Sharpe" } }
+                        th scope="col" { "Equity" }
+                    }
+                }
+                tbody {
+                    @for strategy in shown(dashboard) {
+                        tr {
+                            th scope="row" {
+                                a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
+                                " " (mode_badge(strategy.mode))
+                                (status_badges(strategy, dashboard.comparison.is_misaligned(strategy)))
+                            }
+                            td { (percent(strategy.metrics.twr)) }
+                            td { (percent(strategy.metrics.max_drawdown)) }
+                            td { (ratio(strategy.metrics.sharpe)) }
+                            td { (money(&strategy.latest.equity)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup {
+    let m = &strategy.metrics;
+    let latest = &strategy.latest;
+    html! {
+        article.strategy #(strategy_anchor(strategy)) aria-labelledby=(format!("{}-title", strategy_anchor(strategy))) {
+            h3 #(format!("{}-title", strategy_anchor(strategy))) {
+                bdi { (strategy.strategy_name) } " " (mode_badge(strategy.mode)) (status_badges(strategy, misaligned))
+            }
+            p.meta {
+                code { bdi { (strategy.strategy_id) } } " · baseline " (date(&strategy.baseline.as_of)) " at " (money(&strategy.baseline.equity))
+                " · latest " (date_time(&latest.as_of)) " at " (money(&latest.equity))
+            }
+            @if strategy.baseline_only {
+                p.note { "Only the baseline is known in this window, so there is no return yet (not 0 %)." }
+            }
+            div.tables {
+            div.scroll {
+                table.metrics {
+                    caption { "Metrics over the window (" (m.intervals) " intervals)" }
+                    tbody {
+                        (metric_row("Time-weighted return", "twr", percent(m.twr)))
+                        (metric_row("Annualized return", "annualizedReturn", percent(m.annualized_return)))
+                        (metric_row("P&L", "pnl", m.pnl.as_ref().map_or_else(not_computable, |v| html! { (money(v)) })))
+                        (metric_row("Net flows", "netFlows", m.net_flows.as_ref().map_or_else(not_computable, |v| html! { (money(v)) })))
+                        (metric_row("Max drawdown", "maxDrawdown", percent(m.max_drawdown)))
+                        (metric_row("Volatility (annualized)", "volatility", percent(m.volatility)))
+                        (metric_row("Sharpe", "sharpe", ratio(m.sharpe)))
+                        (metric_row("Sortino", "sortino", ratio(m.sortino)))
+                        (metric_row("Calmar", "calmar", ratio(m.calmar)))
+                        (metric_row("Best day", "bestDay", percent(m.best_day)))
+                        (metric_row("Worst day", "worstDay", percent(m.worst_day)))
+                        (metric_row("Current drawdown", "currentDrawdown", percent(m.current_drawdown)))
+                        (metric_row("Longest drawdown", "longestDrawdownDays", m.longest_drawdown_days.map_or_else(not_computable, |d| html! { (d) " days" })))
+                    }
+                }
+            }
+            (positions(strategy))
+            }
+            (monthly_grid(strategy))
+            (underwater_chart(strategy))
+            (flows(strategy))
+            p.links {
+                "This series' every snapshot: "
+                a href=(export_link(strategy, "csv")) { "CSV" } " · "
+                a href=(export_link(strategy, "json")) { "JSON" }
+            }
+        }
+    }
+}
+
+pub(super) fn export_link(strategy: &StrategyView, format: &str) -> String {
+    format!(
+        "{FUND_PATH}?view=series&strategyId={}&mode={}&format={format}",
+        strategy.strategy_id,
+        strategy.mode.as_str()
+    )
+}
+
+/// A return as a grid cell: the value as text with its sign (so colour is
+/// never the only cue), classed by sign for the colours.
+pub(super) fn return_cell(value: Option<f64>) -> Markup {
+    match value {
+        Some(v) => {
+            let class = if v > 0.0 {
+                "up"
+            } else if v < 0.0 {
+                "down"
+            } else {
+                "flat"
+            };
+            let text = format!("{:+.1}", v * 100.0).replace('-', "−");
+            html! { td class=(class) { (text) } }
+        }
+        None => html! { td { (not_computable()) } },
+    }
+}
+
+pub(super) const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Years × months of returns, each year with its own return.
+pub(super) fn monthly_grid(strategy: &StrategyView) -> Markup {
+    let mut years: Vec<i32> = strategy.yearly.iter().map(|y| y.year).collect();
+    years.reverse();
+    let month = |year: i32, number: usize| {
+        let key = format!("{year:04}-{number:02}");
+        strategy.monthly.iter().find(|m| m.month == key)
+    };
+    html! {
+        @if !years.is_empty() {
+            div.scroll {
+                table.monthly {
+                    caption { "Monthly returns, % (each month's time-weighted return; the year's in the last column)" }
+                    thead { tr { th scope="col" { "Year" } @for name in MONTHS { th scope="col" { (name) } } th scope="col" { "Year" } } }
+                    tbody {
+                        @for year in years {
+                            tr {
+                                th scope="row" { (year) }
+                                @for number in 1..=12 {
+                                    @match month(year, number) {
+                                        Some(m) => { (return_cell(m.r#return)) }
+                                        None => { td {} }
+                                    }
+                                }
+                                (return_cell(strategy.yearly.iter().find(|y| y.year == year).and_then(|y| y.r#return)))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The drawdown at each charted point, as an inline SVG chart.
+pub(super) fn underwater_chart(strategy: &StrategyView) -> Markup {
+    let points: Vec<Point> = strategy
+        .underwater
+        .iter()
+        .filter_map(|p| {
+            let value = p.drawdown?;
+            Some(Point {
+                t: instant(&p.as_of)?.timestamp(),
+                value,
+                title: format!("{}: drawdown {:.2} %", date_time(&p.as_of), value * 100.0),
+            })
+        })
+        .collect();
+    if points.len() < 2 {
+        return html! {};
+    }
+    let id = format!("{}-underwater", strategy_anchor(strategy));
+    let description = strategy
+        .metrics
+        .current_drawdown
+        .map(|d| format!("current drawdown {:.2} %", d * 100.0))
+        .unwrap_or_else(|| "no drawdown computable".to_owned());
+    let curve = Curve {
+        class: format!("c6 {}", strategy.mode.as_str()),
+        strategy_id: strategy.strategy_id.to_string(),
+        mode: strategy.mode.as_str(),
+        points,
+    };
+    html! {
+        div.underwater {
+            h4 { "Underwater: drawdown from the running peak" }
+            (chart::line_chart(std::slice::from_ref(&curve), &chart::Labels {
+                id: &id,
+                title: "Drawdown of the growth index from its running peak",
+                description,
+                x_axis: "valuation date (UTC)",
+                reference: 0.0,
+                percent: true,
+            }))
+        }
+    }
+}
+
+/// The non-zero deposits and withdrawals in the window.
+pub(super) fn flows(strategy: &StrategyView) -> Markup {
+    html! {
+        @if !strategy.flows.is_empty() {
+            div.scroll {
+                table.flows {
+                    caption { "Deposits (+) and withdrawals (−) in the window" }
+                    thead { tr { th scope="col" { "As of" } th scope="col" { "Amount" } } }
+                    tbody {
+                        @for flow in strategy.flows.iter().rev().take(MAX_FLOWS) {
+                            tr { td { (date_time(&flow.as_of)) } td { (signed_money(&flow.amount)) } }
+                        }
+                    }
+                }
+                @if strategy.flows.len() > MAX_FLOWS {
+                    p.note { "The newest " (MAX_FLOWS) " of " (strategy.flows.len()) " flows; the CSV has them all." }
+                }
+            }
+        }
+    }
+}
+
+/// Most flows a strategy's card lists (the newest).
+pub(super) const MAX_FLOWS: usize = 20;
+
+pub(super) fn positions(strategy: &StrategyView) -> Markup {
+    let latest = &strategy.latest;
+    html! {
+        @match &latest.positions {
+            Some(positions) => {
+                div.scroll {
+                    table.positions {
+                        caption { "Positions on " (date(&latest.as_of)) }
+                        thead { tr { th scope="col" { "Symbol" } th scope="col" { "Quantity" } th scope="col" { "Mark" } th scope="col" { "Value" } th scope="col" { "Weight" } } }
+                        tbody {
+                            @for p in positions.iter().take(MAX_POSITIONS) {
+                                tr {
+                                    th scope="row" { bdi { (p.symbol) } }
+                                    td { (number(&p.quantity)) }
+                                    td { (money(&p.mark)) }
+                                    td { (money(&p.value)) }
+                                    td { (percent_plain(p.weight)) }
+                                }
+                            }
+                            @if positions.len() > MAX_POSITIONS {
+                                tr.more {
+                                    td colspan="5" {
+                                        "and " (positions.len() - MAX_POSITIONS) " more positions, in "
+                                        a href=(format!("{FUND_PATH}?view=ledger&strategyId={}&type=snapshot&mode={}&limit=1", strategy.strategy_id, strategy.mode.as_str())) { "the ledger entry" }
+                                    }
+                                }
+                            }
+                            @if let Some(cash) = &latest.cash {
+                                tr.cash { th scope="row" { "Cash" } td {} td {} td { (money(cash)) } td { (percent_plain(latest.cash_weight)) } }
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                p.note { "No positions reported with the latest snapshot." }
+            }
+        }
+    }
+}
