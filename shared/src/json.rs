@@ -136,6 +136,9 @@ impl Reader<'_> {
         }
     }
 
+    /// The whole document: one value and nothing after it. (Long: the
+    /// parser's loop with an explicit stack, so no depth of nesting can
+    /// overflow the thread's stack.)
     fn document(mut self) -> Result<ExactJson, MalformedJson> {
         let mut stack: Vec<Open> = Vec::new();
         'value: loop {

@@ -50,7 +50,8 @@ fn snapshot(
     })
 }
 
-/// Every record, in the order to append them.
+/// Every record, in the order to append them. (Long: a listing of
+/// records, one literal each.)
 pub fn records() -> Vec<Value> {
     let dates = valuation_dates();
     let mut records = Vec::new();

@@ -152,6 +152,8 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(json!({ "error": message }))).into_response()
 }
 
+/// Answers one REST request as Upstash does. (Long: the protocol's four
+/// shapes, single, pipeline, transaction and faults, in one dispatch.)
 async fn handle(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, mode: Mode) -> Response {
     shared.requests.fetch_add(1, Ordering::SeqCst);
     let fault = shared

@@ -176,100 +176,10 @@ pub async fn verify_log(
     let checkpoint = Checkpoint::open(&note, key)
         .map_err(|e| discrepancy(format!("the checkpoint does not verify: {e}")))?;
     let size = checkpoint.size;
-
-    // Every leaf, from the entry bundles; the root from them.
-    let mut leaves: Vec<Vec<u8>> = Vec::new();
-    let bundles = size.div_ceil(TILE_WIDTH);
-    for index in 0..bundles {
-        let width = (size - index * TILE_WIDTH).min(TILE_WIDTH);
-        let path = tile_path(TileKind::Entries, index, width);
-        let bundle = service.get(&format!("log/tile/{path}")).await?;
-        let entries = split_bundle(&bundle)
-            .ok_or_else(|| discrepancy(format!("entry bundle {path} is not a bundle")))?;
-        if entries.len() as u64 != width {
-            return Err(discrepancy(format!(
-                "entry bundle {path} holds {} entries, not {width}",
-                entries.len()
-            )));
-        }
-        leaves.extend(entries.into_iter().map(<[u8]>::to_vec));
-    }
+    let leaves = fetch_leaves(service, &checkpoint).await?;
     let hashes: Vec<Digest> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
-    let mut frontier = Frontier::empty();
-    hashes.iter().for_each(|hash| frontier.push(*hash));
-    if frontier.root() != checkpoint.root {
-        return Err(discrepancy(format!(
-            "the {size} entries do not hash to the checkpoint's root: an entry was changed, added or removed"
-        )));
-    }
-
-    // Every hash tile, against the tree the leaves make.
-    let expected = tiles_of(&hashes);
-    for (tile, hashes_expected) in &expected {
-        let width = level_width(size, u32::from(tile.level)) - tile.index * TILE_WIDTH;
-        let width = width.min(TILE_WIDTH);
-        let path = tile_path(TileKind::Hashes(tile.level), tile.index, width);
-        let served = service.get(&format!("log/tile/{path}")).await?;
-        let expected_bytes: Vec<u8> = hashes_expected[..width as usize]
-            .iter()
-            .flat_map(|h| h.0)
-            .collect();
-        if served != expected_bytes {
-            return Err(discrepancy(format!(
-                "hash tile {path} differs from the tree the entries make"
-            )));
-        }
-    }
-
-    // Each record of the ledger view, against its leaf.
-    let mut before = size.checked_add(1);
-    let mut seen = 0u64;
-    while let Some(cursor) = before {
-        let page = service
-            .get(&format!(
-                "api/freedom-fund?view=ledger&limit=1000&before={cursor}"
-            ))
-            .await?;
-        let page: LedgerPage = serde_json::from_slice(&page)
-            .map_err(|e| discrepancy(format!("a ledger page is not the documented shape: {e}")))?;
-        if page.head.size < size {
-            return Err(discrepancy(format!(
-                "the ledger view's head ({}) is behind the checkpoint ({size})",
-                page.head.size
-            )));
-        }
-        for entry in &page.entries {
-            let leaf = entry
-                .seq
-                .checked_sub(1)
-                .and_then(|i| leaves.get(i as usize))
-                .ok_or_else(|| {
-                    discrepancy(format!(
-                        "the ledger view shows seq {}, outside the checkpoint's tree",
-                        entry.seq
-                    ))
-                })?;
-            if canonical_json(&entry.record).as_bytes() != leaf.as_slice() {
-                return Err(discrepancy(format!(
-                    "record {} in the ledger view is not the logged entry",
-                    entry.seq
-                )));
-            }
-            if entry.leaf_hash != leaf_hash(leaf) {
-                return Err(discrepancy(format!(
-                    "record {}'s leafHash in the ledger view is not its entry's hash",
-                    entry.seq
-                )));
-            }
-            seen += 1;
-        }
-        before = page.next;
-    }
-    if seen != size {
-        return Err(discrepancy(format!(
-            "the ledger view shows {seen} records, the checkpoint {size}"
-        )));
-    }
+    check_hash_tiles(service, size, &hashes).await?;
+    check_ledger_view(service, size, &leaves).await?;
 
     // Consistency with the checkpoint kept.
     let mut consistent = String::new();
@@ -293,6 +203,123 @@ pub async fn verify_log(
         "OK {} size {size} root {}: signature valid, {size} entries hash to the root, every tile and record matches{consistent}",
         checkpoint.origin, checkpoint.root
     )))
+}
+
+/// Every leaf of the checkpoint's tree, from the entry bundles, checked to
+/// hash to its root.
+async fn fetch_leaves(service: &Service, checkpoint: &Checkpoint) -> Result<Vec<Vec<u8>>, Failure> {
+    let size = checkpoint.size;
+    let mut leaves: Vec<Vec<u8>> = Vec::new();
+    let bundles = size.div_ceil(TILE_WIDTH);
+    for index in 0..bundles {
+        let width = (size - index * TILE_WIDTH).min(TILE_WIDTH);
+        let path = tile_path(TileKind::Entries, index, width);
+        let bundle = service.get(&format!("log/tile/{path}")).await?;
+        let entries = split_bundle(&bundle)
+            .ok_or_else(|| discrepancy(format!("entry bundle {path} is not a bundle")))?;
+        if entries.len() as u64 != width {
+            return Err(discrepancy(format!(
+                "entry bundle {path} holds {} entries, not {width}",
+                entries.len()
+            )));
+        }
+        leaves.extend(entries.into_iter().map(<[u8]>::to_vec));
+    }
+    let mut frontier = Frontier::empty();
+    leaves
+        .iter()
+        .for_each(|leaf| frontier.push(leaf_hash(leaf)));
+    if frontier.root() != checkpoint.root {
+        return Err(discrepancy(format!(
+            "the {size} entries do not hash to the checkpoint's root: an entry was changed, added or removed"
+        )));
+    }
+    Ok(leaves)
+}
+
+/// Every hash tile of a tree of `size`, against the tree the leaf `hashes`
+/// make.
+async fn check_hash_tiles(service: &Service, size: u64, hashes: &[Digest]) -> Result<(), Failure> {
+    for (tile, hashes_expected) in &tiles_of(hashes) {
+        let width = level_width(size, u32::from(tile.level)) - tile.index * TILE_WIDTH;
+        let width = width.min(TILE_WIDTH);
+        let path = tile_path(TileKind::Hashes(tile.level), tile.index, width);
+        let served = service.get(&format!("log/tile/{path}")).await?;
+        let expected_bytes: Vec<u8> = hashes_expected[..width as usize]
+            .iter()
+            .flat_map(|h| h.0)
+            .collect();
+        if served != expected_bytes {
+            return Err(discrepancy(format!(
+                "hash tile {path} differs from the tree the entries make"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Each record of the ledger view, page by page, against its leaf: every
+/// one of the `size` leaves shown once, in its canonical form and hash.
+async fn check_ledger_view(
+    service: &Service,
+    size: u64,
+    leaves: &[Vec<u8>],
+) -> Result<(), Failure> {
+    let mut before = size.checked_add(1);
+    let mut seen = 0u64;
+    while let Some(cursor) = before {
+        let page = service
+            .get(&format!(
+                "api/freedom-fund?view=ledger&limit=1000&before={cursor}"
+            ))
+            .await?;
+        let page: LedgerPage = serde_json::from_slice(&page)
+            .map_err(|e| discrepancy(format!("a ledger page is not the documented shape: {e}")))?;
+        if page.head.size < size {
+            return Err(discrepancy(format!(
+                "the ledger view's head ({}) is behind the checkpoint ({size})",
+                page.head.size
+            )));
+        }
+        for entry in &page.entries {
+            check_entry(entry, leaves)?;
+            seen += 1;
+        }
+        before = page.next;
+    }
+    if seen != size {
+        return Err(discrepancy(format!(
+            "the ledger view shows {seen} records, the checkpoint {size}"
+        )));
+    }
+    Ok(())
+}
+
+/// One entry of the ledger view against its leaf.
+fn check_entry(entry: &LedgerEntry, leaves: &[Vec<u8>]) -> Result<(), Failure> {
+    let leaf = entry
+        .seq
+        .checked_sub(1)
+        .and_then(|i| leaves.get(i as usize))
+        .ok_or_else(|| {
+            discrepancy(format!(
+                "the ledger view shows seq {}, outside the checkpoint's tree",
+                entry.seq
+            ))
+        })?;
+    if canonical_json(&entry.record).as_bytes() != leaf.as_slice() {
+        return Err(discrepancy(format!(
+            "record {} in the ledger view is not the logged entry",
+            entry.seq
+        )));
+    }
+    if entry.leaf_hash != leaf_hash(leaf) {
+        return Err(discrepancy(format!(
+            "record {}'s leafHash in the ledger view is not its entry's hash",
+            entry.seq
+        )));
+    }
+    Ok(())
 }
 
 fn tile_path(kind: TileKind, index: u64, width: u64) -> String {

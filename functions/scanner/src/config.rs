@@ -128,7 +128,8 @@ fn list(lookup: &impl Fn(&str) -> Option<String>, variable: &str) -> Vec<String>
 impl ScannerConfig {
     /// Reads `FF_DEXSCREENER_URL`, `FF_RUGCHECK_URL`, `FF_SOLANA_RPC_URL`,
     /// `FF_SCANNER_UNIVERSE` (comma-separated `MINT` or `SYMBOL:MINT`) and
-    /// `FF_SCANNER_WALLETS` (comma-separated addresses).
+    /// `FF_SCANNER_WALLETS` (comma-separated addresses). (Long: one read
+    /// per variable, each with its own refusal.)
     pub fn from_env(
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<ScannerConfig, ScannerConfigError> {

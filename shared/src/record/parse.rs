@@ -234,6 +234,9 @@ impl Parser {
         value
     }
 
+    /// A text field under `rule`, every way it can fail reported. (Long:
+    /// one pass over the rule's checks in the order the contract lists
+    /// them, each with its own message.)
     fn string(&mut self, value: &ExactJson, path: &str, rule: Text) -> Option<String> {
         let ExactJson::String(text) = value else {
             let hint = if matches!(value, ExactJson::Null) {
@@ -421,6 +424,8 @@ impl Parser {
         record
     }
 
+    /// The fields every record has. (Long: one read per header field, in
+    /// the schema's order, so every problem of a record is reported at once.)
     fn header(&mut self, members: &mut Members<'_>) -> Option<Header> {
         let id = self
             .required(members, "id")

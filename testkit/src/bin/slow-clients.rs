@@ -117,6 +117,7 @@ fn mb(kib: u64) -> String {
     format!("{:.1} MB", kib as f64 / 1024.0)
 }
 
+// Long: the measurement as one script, step after step, as README reports it.
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

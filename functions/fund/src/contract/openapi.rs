@@ -256,7 +256,8 @@ fn example_decision() -> Value {
     })
 }
 
-/// The OpenAPI 3.1 document of the whole interface.
+/// The OpenAPI 3.1 document of the whole interface. (Long: the document's
+/// components, each generated or declared once, in one place.)
 pub fn openapi() -> Value {
     let mut generator = SchemaSettings::draft2020_12()
         .with(|settings| settings.definitions_path = "/components/schemas".into())

@@ -19,6 +19,8 @@ fn nanos(instant: DateTime<Utc>) -> i64 {
     instant.timestamp_nanos_opt().unwrap_or(i64::MAX)
 }
 
+/// The dashboard for `period` at `head`, from the `latest` snapshot of
+/// every series and the ledger's `inception` (its first record's `asOf`).
 pub(super) async fn compute(
     store: &dyn SeriesReads,
     period: Period,
@@ -40,24 +42,7 @@ pub(super) async fn compute(
         age_days: end.map(|end| (end.date_naive() - instant.date_naive()).num_days()),
     });
     let Some(end) = end else {
-        return Ok(Dashboard {
-            schema_version: crate::record::SCHEMA_VERSION,
-            period,
-            unit: UNIT,
-            window: Window {
-                start: None,
-                end: None,
-            },
-            inception,
-            head,
-            strategies: Vec::new(),
-            comparison: Comparison {
-                shared_timestamps: 0,
-                misaligned: Vec::new(),
-                strategies: Vec::new(),
-            },
-            decisions: Vec::new(),
-        });
+        return Ok(Dashboard::without_snapshots(period, head, inception));
     };
     let keys: Vec<(StrategyId, Mode)> = latest
         .iter()
@@ -116,6 +101,30 @@ pub(super) async fn compute(
         comparison,
         decisions,
     })
+}
+
+impl Dashboard {
+    /// The answer of `compute` when the ledger holds no snapshot yet.
+    fn without_snapshots(period: Period, head: Head, inception: Option<Inception>) -> Dashboard {
+        Dashboard {
+            schema_version: crate::record::SCHEMA_VERSION,
+            period,
+            unit: UNIT,
+            window: Window {
+                start: None,
+                end: None,
+            },
+            inception,
+            head,
+            strategies: Vec::new(),
+            comparison: Comparison {
+                shared_timestamps: 0,
+                misaligned: Vec::new(),
+                strategies: Vec::new(),
+            },
+            decisions: Vec::new(),
+        }
+    }
 }
 
 /// A windowed period's series folded from the store: each series'

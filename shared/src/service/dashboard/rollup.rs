@@ -391,7 +391,8 @@ impl SeriesFold {
 
     /// The series' dashboard entry, and its growth index by instant for the
     /// comparison; `latest` is its latest snapshot (the last one taken),
-    /// `end` the fund's latest instant.
+    /// `end` the fund's latest instant. (Long: every part of the entry is
+    /// read off the fold in one place, so none is computed twice.)
     pub(crate) fn finish(
         self,
         latest_seq: u64,

@@ -485,7 +485,8 @@ pub fn xml_text(text: &str) -> String {
 /// entry ids `urn:freedom-fund:leaf:<leafHash>`, links to the page and to
 /// each record's inclusion proof. `updated` is the newest decision's
 /// `asOf`, or `fallback` when there is none. Links are relative to the
-/// service's root (`page` is the page's path, `api` the API's).
+/// service's root (`page` is the page's path, `api` the API's). (Long:
+/// the feed's template, element after element, as RFC 4287 orders them.)
 pub fn atom_feed(
     decisions: &[Entry],
     page: &str,

@@ -81,7 +81,9 @@ fn append_in_transaction(
 }
 
 /// One append's checks and writes inside an open transaction; `frontier`
-/// is the in-memory right edge, written back once by the caller.
+/// is the in-memory right edge, written back once by the caller. (Long:
+/// the checks and writes of one transaction, in the order the KV store's
+/// script makes them, so the two stores read alike.)
 fn apply(
     tx: &rusqlite::Transaction<'_>,
     c: &Candidate,

@@ -59,52 +59,10 @@ impl LedgerAppend for KvLedgerStore {
             RecordKind::Snapshot => self.series_key(strategy, c.mode),
             RecordKind::Decision => self.key("decisions"),
         };
-        let leaf_hex = c.leaf_hash.to_hex();
         for _ in 0..MAX_APPEND_ATTEMPTS {
-            let mut next = frontier.clone();
-            let created = next.push_recording(c.leaf_hash);
+            let (next, keys, args) = self.append_call(&c, &frontier, &time_index);
             let new_head = next.head();
             let seq = new_head.size;
-            let tile_nodes = tile_appends(seq, &created);
-            let expected_root = if frontier.size() == 0 {
-                String::new()
-            } else {
-                frontier.root().to_hex()
-            };
-            let mut keys = vec![
-                self.key("head"),
-                self.key("ids"),
-                self.record_key(seq),
-                time_index.clone(),
-                self.key("strategies"),
-                self.index_key(c.kind, c.mode, Some(strategy)),
-                self.index_key(c.kind, c.mode, None),
-                self.record_key(1),
-            ];
-            keys.extend(tile_nodes.iter().map(|(tile, _)| self.tile_key(*tile)));
-            let mut args = vec![
-                frontier.size().to_string(),
-                expected_root,
-                c.id.as_str().to_owned(),
-                c.kind.as_str().to_owned(),
-                format!("{} {strategy}", c.mode.as_str()),
-                time_code(c.as_of_nanos),
-                seq_code(seq),
-                leaf_hex.clone(),
-                c.canonical.clone(),
-                seq.to_string(),
-                new_head.root_hash.to_hex(),
-                hex::encode(next.to_bytes()),
-                glob_escape(&self.prefix),
-                self.prefix.len().to_string(),
-            ];
-            // Each node goes at the end of its tile: the script checks the
-            // tile's length is the node's position (64 hex digits a hash).
-            args.extend(tile_nodes.iter().map(|(tile, hash)| {
-                let position =
-                    level_width(seq, u32::from(tile.level)) - 1 - tile.index * TILE_WIDTH;
-                format!("{}:{}", position * 64, hash.to_hex())
-            }));
             let reply = match APPEND_SCRIPT.run(&self.client, &keys, &args).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -169,6 +127,64 @@ impl LedgerAppend for KvLedgerStore {
         Err(StoreError::unavailable_now(
             "the ledger head kept moving under concurrent appends; try again",
         ))
+    }
+}
+
+impl KvLedgerStore {
+    /// The append script's keys and arguments for appending `c` to the
+    /// ledger at `frontier` (with `time_index`, its series' or the
+    /// decisions' index), and the frontier the append makes.
+    fn append_call(
+        &self,
+        c: &Candidate,
+        frontier: &Frontier,
+        time_index: &str,
+    ) -> (Frontier, Vec<String>, Vec<String>) {
+        let strategy = c.strategy_id.as_str();
+        let mut next = frontier.clone();
+        let created = next.push_recording(c.leaf_hash);
+        let new_head = next.head();
+        let seq = new_head.size;
+        let tile_nodes = tile_appends(seq, &created);
+        let expected_root = if frontier.size() == 0 {
+            String::new()
+        } else {
+            frontier.root().to_hex()
+        };
+        let mut keys = vec![
+            self.key("head"),
+            self.key("ids"),
+            self.record_key(seq),
+            time_index.to_owned(),
+            self.key("strategies"),
+            self.index_key(c.kind, c.mode, Some(strategy)),
+            self.index_key(c.kind, c.mode, None),
+            self.record_key(1),
+        ];
+        keys.extend(tile_nodes.iter().map(|(tile, _)| self.tile_key(*tile)));
+        let mut args = vec![
+            frontier.size().to_string(),
+            expected_root,
+            c.id.as_str().to_owned(),
+            c.kind.as_str().to_owned(),
+            format!("{} {strategy}", c.mode.as_str()),
+            time_code(c.as_of_nanos),
+            seq_code(seq),
+            c.leaf_hash.to_hex(),
+            c.canonical.clone(),
+            seq.to_string(),
+            new_head.root_hash.to_hex(),
+            hex::encode(next.to_bytes()),
+            glob_escape(&self.prefix),
+            self.prefix.len().to_string(),
+        ];
+        // Each node goes at the end of its tile: the script checks the
+        // tile's length is the node's position (64 hex digits a hash).
+        args.extend(tile_nodes.iter().map(|(tile, hash)| {
+            let position = level_width(seq, u32::from(tile.level)) - 1 - tile.index * TILE_WIDTH;
+            format!("{}:{}", position * 64, hash.to_hex())
+        }));
+        (next, keys, args)
     }
 }
 
