@@ -23,7 +23,7 @@ pub fn canonical_json(value: &Value) -> String {
 }
 
 /// ECMAScript's shortest round-trip form of a double (`-0` is written `0`).
-pub fn format_number(number: f64) -> String {
+pub(crate) fn format_number(number: f64) -> String {
     if number == 0.0 {
         return "0".to_owned();
     }

@@ -188,7 +188,7 @@ fn is_log_origin(origin: &str) -> bool {
 }
 
 /// Shortest write token accepted at start-up.
-pub const MIN_WRITE_TOKEN_CHARS: usize = 16;
+pub(crate) const MIN_WRITE_TOKEN_CHARS: usize = 16;
 
 /// The KV variable pairs, in order of preference.
 pub const KV_PAIRS: [(&str, &str); 3] = [
@@ -236,7 +236,7 @@ pub fn kv_config(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<KvCon
 
 /// Whether this process runs under the AWS Lambda runtime
 /// (`AWS_LAMBDA_RUNTIME_API` is set).
-pub fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
     lookup("AWS_LAMBDA_RUNTIME_API").is_some_and(|v| !v.is_empty())
 }
 

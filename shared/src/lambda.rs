@@ -124,7 +124,7 @@ where
 }
 
 /// How a function reads the process environment.
-pub type Env = fn(&str) -> Option<String>;
+pub(crate) type Env = fn(&str) -> Option<String>;
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()

@@ -81,7 +81,7 @@ pub fn leaf_hash(leaf: &[u8]) -> Digest {
 }
 
 /// `SHA-256(0x01 || left || right)`: an interior node.
-pub fn node_hash(left: &Digest, right: &Digest) -> Digest {
+pub(crate) fn node_hash(left: &Digest, right: &Digest) -> Digest {
     let mut h = Sha256::new();
     h.update([0x01]);
     h.update(left.0);
@@ -90,7 +90,7 @@ pub fn node_hash(left: &Digest, right: &Digest) -> Digest {
 }
 
 /// `SHA-256("")`: the root of the empty tree.
-pub fn empty_root() -> Digest {
+pub(crate) fn empty_root() -> Digest {
     Digest(Sha256::digest([]).into())
 }
 
@@ -109,7 +109,7 @@ pub fn root_of(leaves: &[Digest]) -> Digest {
 
 /// The largest power of two strictly less than `n` (for n ≥ 2): where
 /// RFC 9162 splits a tree of `n` leaves.
-pub fn largest_power_of_two_below(n: u64) -> u64 {
+pub(crate) fn largest_power_of_two_below(n: u64) -> u64 {
     debug_assert!(n >= 2);
     1 << (63 - (n - 1).leading_zeros())
 }

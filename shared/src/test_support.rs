@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// Arbitrary JSON documents: every type, nested up to 6 levels, with keys
 /// and strings from all of Unicode.
-pub fn json_tree() -> impl Strategy<Value = Value> {
+pub(crate) fn json_tree() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -24,7 +24,7 @@ pub fn json_tree() -> impl Strategy<Value = Value> {
 
 /// JSON number texts, including those no double holds exactly, those beyond
 /// a double's range and those beyond a decimal's precision.
-pub fn number_text() -> impl Strategy<Value = String> {
+pub(crate) fn number_text() -> impl Strategy<Value = String> {
     prop_oneof![
         r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,4})?",
         prop::sample::select(vec![

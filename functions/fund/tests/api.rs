@@ -391,6 +391,36 @@ async fn duplicate_keys_are_refused() {
     assert_eq!(answer.body["error"]["details"][0]["rule"], "duplicate_key");
 }
 
+/// A log entry's length is a `u16`: a record whose canonical form is
+/// longer could never be bundled into the log's entry tiles, so the tile
+/// (and every proof through it) would fail for good. Numbers are written
+/// in full in the canonical form (`1e14` is `100000000000000`), so a body
+/// well under 64 KiB can grow past it; such a record is refused.
+#[tokio::test]
+async fn a_record_whose_canonical_form_outgrows_a_log_entry_is_refused() {
+    let app = spawn_app();
+    let mut record = snapshot("s1", "core", "2026-05-04T16:00:00Z", 1.0);
+    let positions: Vec<Value> = (0..1000)
+        .map(|i| json!({"symbol": format!("S{i}"), "quantity": 1, "cost": 1, "mark": 1}))
+        .collect();
+    record["positions"] = json!(positions);
+    record["cash"] = json!(0);
+    record["equity"] = json!(1e10);
+    let body = record
+        .to_string()
+        .replace("\"cost\":1,", "\"cost\":1e-7,")
+        .replace("\"mark\":1,", "\"mark\":1e-7,")
+        .replace("\"quantity\":1,", "\"quantity\":1e14,");
+    assert!(body.len() < 64 * 1024, "the body fits the size limit");
+    let answer = app.post_raw(body).await;
+    assert_eq!(
+        (answer.status, answer.code()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+    );
+    assert_eq!(answer.body["error"]["details"][0]["rule"], "entry_size");
+    assert_eq!(ledger_size(&app).await, 0);
+}
+
 #[tokio::test]
 async fn secrets_are_422_sensitive_content_and_never_echoed() {
     let app = spawn_app();

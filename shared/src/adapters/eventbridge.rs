@@ -28,7 +28,7 @@ use aws_smithy_types::body::SdkBody;
 use std::time::Duration;
 
 /// The `source` of every event.
-pub const SOURCE: &str = "freedom-fund";
+pub(crate) const SOURCE: &str = "freedom-fund";
 /// Entries per `PutEvents` call (the service's limit).
 pub const BATCH: usize = 10;
 /// How long a publish may take before it is abandoned.

@@ -19,10 +19,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How long setting up a connection may take, whatever the request's timeout.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The `User-Agent` of every outbound request.
-pub const USER_AGENT: &str = concat!("freedom-fund/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("freedom-fund/", env!("CARGO_PKG_VERSION"));
 
 /// Why an outbound request got no usable answer.
 #[derive(Debug, thiserror::Error)]

@@ -49,7 +49,7 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 /// Trading days in a year, for annualising.
-pub const TRADING_DAYS_PER_YEAR: f64 = 252.0;
+pub(crate) const TRADING_DAYS_PER_YEAR: f64 = 252.0;
 
 /// One valuation of a strategy: when, what it was worth, the flow at its end.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -64,13 +64,13 @@ pub struct Valuation {
 }
 
 /// Whether `day` is a trading day (Monday to Friday by UTC date).
-pub fn is_trading_day(day: DateTime<Utc>) -> bool {
+pub(crate) fn is_trading_day(day: DateTime<Utc>) -> bool {
     !matches!(day.weekday(), Weekday::Sat | Weekday::Sun)
 }
 
 /// The window's start: step back from `end` one calendar day at a time,
 /// counting the steps that land on a weekday, until `days` are counted.
-pub fn window_start(end: DateTime<Utc>, days: u32) -> DateTime<Utc> {
+pub(crate) fn window_start(end: DateTime<Utc>, days: u32) -> DateTime<Utc> {
     let mut at = end;
     let mut counted = 0;
     while counted < days {
@@ -87,7 +87,7 @@ pub fn window_start(end: DateTime<Utc>, days: u32) -> DateTime<Utc> {
 /// of the instants `to` − k days, k = 1, 2, … while at or after `from`,
 /// those on a weekday. Constant time: five per whole week, then the rest
 /// one by one.
-pub fn trading_days_between(from: DateTime<Utc>, to: DateTime<Utc>) -> u32 {
+pub(crate) fn trading_days_between(from: DateTime<Utc>, to: DateTime<Utc>) -> u32 {
     let steps = (to - from).num_days().max(0);
     let (weeks, rest) = (steps / 7, steps % 7);
     let mut counted = weeks.saturating_mul(5);
@@ -103,7 +103,7 @@ pub fn trading_days_between(from: DateTime<Utc>, to: DateTime<Utc>) -> u32 {
 
 /// Whether a strategy whose latest snapshot is `latest` is stale: more than
 /// one trading day older than the fund's latest snapshot `end`.
-pub fn is_stale(latest: DateTime<Utc>, end: DateTime<Utc>) -> bool {
+pub(crate) fn is_stale(latest: DateTime<Utc>, end: DateTime<Utc>) -> bool {
     latest < window_start(end, 1)
 }
 
@@ -122,7 +122,7 @@ fn interval_return(previous: &Valuation, current: &Valuation) -> Option<f64> {
 }
 
 /// A UTC calendar month, `(year, month)` with month 1 to 12.
-pub type Month = (i32, u32);
+pub(crate) type Month = (i32, u32);
 
 /// The Calmar ratio: annualised return / |max drawdown|; `None` unless both
 /// are defined and the drawdown is below 0.

@@ -42,7 +42,7 @@ impl LockToken {
 }
 
 /// One named value the scanner keeps (its report, its books, its caches).
-pub type StateEntry = (String, String);
+pub(crate) type StateEntry = (String, String);
 
 /// The scanner run's lock and state.
 #[async_trait]

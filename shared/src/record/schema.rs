@@ -55,10 +55,14 @@ pub const INEXPRESSIBLE: &[(&str, &str)] = &[
         "format",
         "source.url must also parse as a URL with a host (WHATWG URL Standard: host syntax, port range); the schema's pattern states its scheme and characters",
     ),
+    (
+        "entry_size",
+        "the record's RFC 8785 canonical form is at most 65535 bytes, the most a log entry holds (its length in an entry bundle is a u16); numbers count as written in full (1e14 takes 15 digits): a length of the canonical form, not of the body sent",
+    ),
 ];
 
 /// The JSON Schema dialect of the record schemas.
-pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+pub(crate) const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// `asOf` for a new record: RFC 3339 with an explicit offset, written in
 /// [`YEARS`], seconds 00 to 59 (`format: date-time` adds calendar validity).
@@ -256,7 +260,7 @@ pub const COMPONENTS: &str = "#/components/schemas";
 
 /// A reference to the decision record's schema (in the OpenAPI document).
 #[cfg(feature = "schema")]
-pub fn decision_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn decision_ref(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"$ref": format!("{COMPONENTS}/Decision")})
 }
 

@@ -10,7 +10,7 @@
 /// break lines where a reader expects none; the interlinear annotation
 /// characters (U+FFF9–U+FFFB); and the noncharacters (U+FDD0–U+FDEF,
 /// U+FFFE, U+FFFF).
-pub fn is_forbidden_in_text(c: char) -> bool {
+pub(crate) fn is_forbidden_in_text(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -34,20 +34,20 @@ pub fn is_forbidden_in_text(c: char) -> bool {
 /// cannot name characters beyond the BMP alike in every engine, so the
 /// schemas leave these to the parser (rule `hidden_character`, listed as
 /// not in the schema).
-pub fn is_forbidden_beyond_bmp(c: char) -> bool {
+pub(crate) fn is_forbidden_beyond_bmp(c: char) -> bool {
     let code = c as u32;
     matches!(c, '\u{E0000}'..='\u{E007F}') || (code > 0xFFFF && code & 0xFFFE == 0xFFFE)
 }
 
 /// The controls prose (summaries, theses) may still carry: line breaks and
 /// tabs.
-pub fn is_prose_break(c: char) -> bool {
+pub(crate) fn is_prose_break(c: char) -> bool {
     matches!(c, '\n' | '\t' | '\r')
 }
 
 /// Characters that do not make a text non-blank (Unicode `White_Space`, as
 /// `str::trim` reads it).
-pub fn is_blank(c: char) -> bool {
+pub(crate) fn is_blank(c: char) -> bool {
     c.is_whitespace()
 }
 
@@ -55,12 +55,12 @@ pub fn is_blank(c: char) -> bool {
 /// case) and printable ASCII (the record keeps the text exactly as sent, and
 /// a URL parser would silently drop or convert anything else). The parser
 /// also requires it to parse as a URL with a host (WHATWG URL Standard).
-pub const URL_PATTERN: &str = "^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$";
+pub(crate) const URL_PATTERN: &str = "^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$";
 
 /// A regular-expression character class, in the syntax ECMA-262, Python and
 /// Rust's `regex` share (`\uXXXX` escapes), of every character for which
 /// `test` holds. Every such set here lies in the Basic Multilingual Plane.
-pub fn char_class(test: impl Fn(char) -> bool) -> String {
+pub(crate) fn char_class(test: impl Fn(char) -> bool) -> String {
     let mut class = String::from("[");
     let mut run: Option<(u32, u32)> = None;
     let close = |class: &mut String, (first, last): (u32, u32)| {

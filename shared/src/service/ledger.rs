@@ -13,7 +13,8 @@ use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError,
 };
 use crate::record::guard::Guard;
-use crate::record::{Record, RecordError};
+use crate::record::{FieldIssue, Record, RecordError};
+use crate::tlog::tiles::MAX_ENTRY_BYTES;
 use std::sync::Arc;
 
 /// Largest request body the write path accepts (64 KiB).
@@ -45,6 +46,10 @@ pub struct Receipt {
     /// The head after the append.
     pub head: Head,
 }
+
+/// The rule that refuses a record whose canonical form is longer than a
+/// log entry can be (its length in an entry bundle is a `u16`).
+pub const ENTRY_SIZE_RULE: &str = "entry_size";
 
 /// Why an append stored nothing.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +116,17 @@ impl Ledger {
     pub async fn append(&self, body: &[u8]) -> Result<Receipt, AppendError> {
         let record = Record::parse(body, &self.guard, (self.clock)())?;
         let candidate = Candidate::new(&record);
+        if candidate.canonical.len() > MAX_ENTRY_BYTES {
+            return Err(RecordError::Invalid(vec![FieldIssue {
+                field: String::new(),
+                rule: ENTRY_SIZE_RULE.to_owned(),
+                message: format!(
+                    "the record's canonical form is {} bytes; a log entry holds at most {MAX_ENTRY_BYTES} (numbers are written in full: 1e14 takes 15 digits)",
+                    candidate.canonical.len()
+                ),
+            }])
+            .into());
+        }
         match self.store.append(candidate).await? {
             AppendOutcome::Created { entry, head } => {
                 if self.events.is_enabled() {

@@ -44,7 +44,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// `SHA-256(name || 0x0A || 0x01 || public key)[:4]`.
-pub fn key_id(name: &str, public_key: &[u8; 32]) -> [u8; 4] {
+pub(crate) fn key_id(name: &str, public_key: &[u8; 32]) -> [u8; 4] {
     let mut hash = Sha256::new();
     hash.update(name.as_bytes());
     hash.update([b'\n', ED25519]);

@@ -250,7 +250,7 @@ pub fn verify_consistency(
 }
 
 /// The first line of a `.tlog-proof`.
-pub const TLOG_PROOF_HEADER: &str = "c2sp.org/tlog-proof@v1";
+pub(crate) const TLOG_PROOF_HEADER: &str = "c2sp.org/tlog-proof@v1";
 
 /// A proof in the c2sp.org/tlog-proof form: an index, its inclusion path
 /// and the signed checkpoint the path leads to.

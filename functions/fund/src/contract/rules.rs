@@ -19,6 +19,7 @@ use freedom_shared::service::exports::{
 use freedom_shared::service::ledger::{
     BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
 };
+use freedom_shared::tlog::tiles::MAX_ENTRY_BYTES;
 use freedom_shared::web::ServerLimits;
 use freedom_shared::{SCANNER_MODE, SCANNER_VERSION};
 use serde_json::{Value, json};
@@ -45,6 +46,19 @@ pub fn rules() -> Value {
         "notInSchema": {
             "note": "the record schemas state every rule of a new record except these, which JSON Schema cannot express; the service applies them too",
             "rules": not_in_schema
+        },
+        "crossField": {
+            "note": "rules that relate one field or parameter to another, which JSON Schema cannot state: a request that is valid against the schemas alone may still be refused for them",
+            "record": {
+                "reconciliation": "with positions: |equity - (cash + sum(quantity * mark))| <= the tolerance (422)",
+                "cash_exceeds_equity": "without positions: cash <= equity + the tolerance (422)",
+                "entry_size": format!("the canonical form of the whole record is at most {MAX_ENTRY_BYTES} bytes (422)"),
+                "body": format!("the body is at most {MAX_BODY_BYTES} bytes (413): up to {MAX_POSITIONS} positions are allowed, but not every schema-valid record of that many fits")
+            },
+            "query": {
+                "proof": "seq <= size (400 invalid_query); size <= the head's size (404)",
+                "consistency": "from <= to (400 invalid_query); to <= the head's size (404)"
+            }
         },
         "baseline": "the first snapshot of a strategy establishes its baseline; it cannot establish a return",
         "ordering": "snapshots of one (strategyId, mode) are appended in increasing asOf: the same instant is duplicate_snapshot, an older one out_of_order; the id is checked first, so replaying an old record answers 200 unchanged; decisions may come in any order",

@@ -35,7 +35,7 @@ fn is_corruption(error: &rusqlite::Error) -> bool {
 
 /// One connection, used by one blocking task at a time.
 #[derive(Clone)]
-pub struct SharedConnection {
+pub(crate) struct SharedConnection {
     connection: Arc<Mutex<Connection>>,
     /// Which store it belongs to, for errors.
     store: &'static str,

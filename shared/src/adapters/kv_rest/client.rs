@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long one request may take, connection included, unless configured.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The largest response body the client reads (Upstash caps requests at 10 MB).
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
@@ -56,7 +56,7 @@ pub enum KvError {
 }
 
 /// One command's own result inside a pipeline: its value or its error text.
-pub type CommandResult = Result<Value, String>;
+pub(crate) type CommandResult = Result<Value, String>;
 
 /// A Redis command as the REST protocol sends it: a JSON array of strings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -199,7 +199,7 @@ fn item_result(item: Value) -> Result<CommandResult, KvError> {
 
 /// A Lua script, identified by its SHA-1 as `EVALSHA` expects.
 #[derive(Debug)]
-pub struct Script {
+pub(crate) struct Script {
     source: &'static str,
     sha1: String,
 }
@@ -258,7 +258,7 @@ impl Script {
 }
 
 /// Reads a result as a string (`null` is `None`).
-pub fn as_string(value: &Value) -> Result<Option<&str>, KvError> {
+pub(crate) fn as_string(value: &Value) -> Result<Option<&str>, KvError> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s)),

@@ -135,7 +135,7 @@ pub enum AppendOutcome {
 }
 
 /// What made a store fail, kept for the log (clients never see it).
-pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A store failed; nothing is half-written. Each variant says whether
 /// trying again can help, which decides what the client is told.

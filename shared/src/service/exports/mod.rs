@@ -40,7 +40,7 @@ pub const MAX_EXPORT_PAGE_BYTES: usize = MAX_PAGE_BYTES;
 /// How many decisions the Atom feed carries (the newest).
 pub const FEED_ENTRIES: usize = 50;
 /// The feed's own id.
-pub const FEED_ID: &str = "urn:freedom-fund:feed:decisions";
+pub(crate) const FEED_ID: &str = "urn:freedom-fund:feed:decisions";
 
 /// The export's formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -464,7 +464,7 @@ async fn page_from(
 /// Text made safe for XML 1.0 character data and attribute values: the
 /// five special characters escaped, and characters XML 1.0 forbids (most
 /// control characters) replaced by U+FFFD, so no record can break the feed.
-pub fn xml_text(text: &str) -> String {
+pub(crate) fn xml_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -487,7 +487,7 @@ pub fn xml_text(text: &str) -> String {
 /// `asOf`, or `fallback` when there is none. Links are relative to the
 /// service's root (`page` is the page's path, `api` the API's). (Long:
 /// the feed's template, element after element, as RFC 4287 orders them.)
-pub fn atom_feed(
+pub(crate) fn atom_feed(
     decisions: &[Entry],
     page: &str,
     api: &str,
