@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What the linters do not check in template.yaml: the shape DESIGN.md and
-the design card ask for. Exits 1 with one line per problem.
+"""What the linters do not check in template.yaml: the shape README
+("Deploying to AWS (SAM)") describes. Exits 1 with one line per problem.
 
 Run by scripts/test after cfn-lint and `sam validate --lint`. Uses
 cfn-lint's YAML decoder (it understands !Ref, !If, !Sub)."""

@@ -16,7 +16,7 @@
 //!   as CSV, following `next`, waiting the `Retry-After` second when the
 //!   answer is busy: the wall time and the process's peak RSS (`VmHWM`).
 //!
-//! The goals (DESIGN.md "Bounded work for every public read"): a page at
+//! The goals (docs/design.md, "A read"): a page at
 //! 100 k costs at most 1.5× a page at 1 k; the 16 exports stay under
 //! 200 MB of RSS. Run: `cargo bench -p freedom-shared --bench exports`.
 

@@ -1,4 +1,4 @@
-//! Configuration from the environment (DESIGN.md "Configuration").
+//! Configuration from the environment (README, "Configuration").
 //!
 //! Secrets are wrapped so they never print: [`WriteToken`] and the KV token
 //! show as `[redacted]` in `Debug`, and errors name variables, never values.
@@ -188,7 +188,7 @@ fn is_log_origin(origin: &str) -> bool {
 }
 
 /// Shortest write token accepted at start-up.
-pub(crate) const MIN_WRITE_TOKEN_CHARS: usize = 16;
+pub const MIN_WRITE_TOKEN_CHARS: usize = 16;
 
 /// The KV variable pairs, in order of preference.
 pub const KV_PAIRS: [(&str, &str); 3] = [

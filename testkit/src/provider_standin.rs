@@ -1,5 +1,5 @@
 //! A local stand-in for the scanner's three providers, answering in their
-//! real shapes (see `../shared/fixtures/`), with injectable latency and
+//! real shapes (docs/providers.md), with injectable latency and
 //! failures. The scanner's production code talks to it by base URL:
 //!
 //! - DexScreener: `GET /tokens/v1/solana/{mint,…}` (more than 30 mints → 400);
@@ -70,8 +70,8 @@ pub struct StandInToken {
     pub risks: Option<Vec<(String, String)>>,
 }
 
-/// The fixture tokens (`../shared/fixtures/README.md`) plus one clean,
-/// liquid token, so a run has something eligible.
+/// Three sample tokens (a clean one, a risky one, one no provider knows)
+/// plus one clean, liquid token, so a run has something eligible.
 pub fn fixture_tokens() -> Vec<StandInToken> {
     vec![
         StandInToken {

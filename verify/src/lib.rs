@@ -1,8 +1,8 @@
 //! # freedom-verify
 //!
 //! Checks Freedom Fund's public record the way a sceptical reader would,
-//! trusting nothing but the log's verifier key (DESIGN.md "The log to the
-//! C2SP standard"; README "Trust model").
+//! trusting nothing but the log's verifier key (README, "The log to
+//! the C2SP standard", and its trust model).
 //!
 //! **Online** ([`verify_log`]): fetch the checkpoint and check its
 //! signature; fetch every entry bundle and re-derive each leaf hash and the
@@ -53,7 +53,7 @@ pub struct Verified(pub String);
 /// The checkpoint a reader keeps between runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct State {
+pub(crate) struct State {
     /// The log's origin.
     pub origin: String,
     /// The tree size it signs.

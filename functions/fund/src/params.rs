@@ -95,7 +95,7 @@ pub(crate) fn whole(
 }
 
 /// The `format` values of `view=proof`.
-pub const PROOF_FORMATS: [&str; 2] = ["json", "tlog-proof"];
+pub(crate) const PROOF_FORMATS: [&str; 2] = ["json", "tlog-proof"];
 
 /// How `view=proof` answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

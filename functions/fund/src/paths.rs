@@ -7,20 +7,20 @@ use freedom_shared::tlog::LOG_PREFIX;
 pub const FUND_PATH: &str = "/api/freedom-fund";
 
 /// The Atom feed of the latest decisions.
-pub const FEED_PATH: &str = "/feed.atom";
+pub(crate) const FEED_PATH: &str = "/feed.atom";
 
 /// The feed's media type.
-pub const ATOM: &str = "application/atom+xml; charset=utf-8";
+pub(crate) const ATOM: &str = "application/atom+xml; charset=utf-8";
 
 /// The media type of the log's text resources (checkpoints, proofs).
-pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+pub(crate) const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
 
 /// The log's checkpoint, `<prefix>/checkpoint`.
-pub fn checkpoint_path() -> String {
+pub(crate) fn checkpoint_path() -> String {
     format!("{LOG_PREFIX}/checkpoint")
 }
 
 /// The route of the log's tiles, `<prefix>/tile/<path>`.
-pub fn tile_route() -> String {
+pub(crate) fn tile_route() -> String {
     format!("{LOG_PREFIX}/tile/{{*path}}")
 }

@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 /// A page of the ledger (`?view=ledger`), newest first.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct LedgerView {
+pub(crate) struct LedgerView {
     /// Always 1.
     schema_version: u32,
     /// The head the page was read at.
@@ -48,7 +48,7 @@ impl LedgerView {
 /// One ledger entry: a record with its place in the log.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EntryView {
+pub(crate) struct EntryView {
     /// Its position, 1-based (leaf index + 1).
     seq: u64,
     /// `SHA-256(0x00 || canonical record)`.
@@ -78,7 +78,7 @@ impl EntryView {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "AppendReceipt")]
-pub struct AppendBody {
+pub(crate) struct AppendBody {
     /// `created` (a new leaf) or `unchanged` (identical content stored already).
     #[schemars(schema_with = "append_status")]
     status: &'static str,
@@ -131,7 +131,7 @@ impl AppendBody {
 /// The inclusion proof of one record (`?view=proof`).
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ProofView {
+pub(crate) struct ProofView {
     /// The record's position, 1-based.
     seq: u64,
     /// Its leaf index (`seq - 1`).
@@ -163,7 +163,7 @@ impl ProofView {
 /// A consistency proof between two sizes of the log (`?view=consistency`).
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ConsistencyView {
+pub(crate) struct ConsistencyView {
     /// The older size.
     from: u64,
     /// The newer size.

@@ -1,5 +1,5 @@
 //! A scanner run over 200 tokens with every provider answering after 100 ms
-//! (the stand-in), with the production pacing (PROVIDERS.md rates), against
+//! (the stand-in), with the production pacing (the rates of docs/providers.md), against
 //! the critical path those rates and batch sizes allow:
 //!
 //! - DexScreener: ceil(200 / 30) = 7 requests, one every 200 ms (300/min);

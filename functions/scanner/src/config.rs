@@ -1,6 +1,6 @@
-//! The scanner's configuration from the environment (DESIGN.md
+//! The scanner's configuration from the environment (README,
 //! "Configuration"): provider base URLs, the universe, the observed wallets,
-//! and the run's time budget. Provider rates follow PROVIDERS.md.
+//! and the run's time budget. Provider rates follow docs/providers.md.
 
 use crate::providers::ProviderConfig;
 use freedom_shared::scan::UniverseToken;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// The universe when `FF_SCANNER_UNIVERSE` is not set: liquid, well-known
 /// Solana tokens (public mint addresses).
-pub const DEFAULT_UNIVERSE: [(&str, &str); 8] = [
+pub(crate) const DEFAULT_UNIVERSE: [(&str, &str); 8] = [
     ("SOL", "So11111111111111111111111111111111111111112"),
     ("USDC", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"),
     ("JUP", "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN"),
@@ -20,7 +20,7 @@ pub const DEFAULT_UNIVERSE: [(&str, &str); 8] = [
 ];
 
 /// Most tokens a universe may hold.
-pub const MAX_UNIVERSE: usize = 500;
+pub(crate) const MAX_UNIVERSE: usize = 500;
 
 /// Everything a run needs to know.
 #[derive(Debug, Clone)]

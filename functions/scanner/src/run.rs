@@ -1,4 +1,4 @@
-//! One scanner run (DESIGN.md "Scanner"): take the lock or refuse; collect
+//! One scanner run (docs/design.md, "The scanner"): take the lock or refuse; collect
 //! from the three providers within the time budget; check every universe
 //! entry; record observations (10-minute dedup); advance the experiments at
 //! most once per 10 minutes and append their paper snapshots to the fund
@@ -36,9 +36,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// State names in the scanner store.
-pub const REPORT: &str = "report";
+pub(crate) const REPORT: &str = "report";
 /// The persisted [`ScannerState`].
-pub const STATE: &str = "state";
+pub(crate) const STATE: &str = "state";
 
 /// Why a run did not produce a report.
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,5 @@
 //! The event sink on Amazon EventBridge: when `FF_EVENT_BUS_NAME` is set, the
-//! functions publish what they did (DESIGN.md "Events to outside
+//! functions publish what they did (docs/design.md, "Events to outside
 //! consumers"). Entries go in batches of at most 10 (the `PutEvents` limit);
 //! a failure is logged and never fails the write or the run, and a slow bus
 //! is given up after [`PUBLISH_TIMEOUT`].

@@ -85,13 +85,13 @@ fn chained_by<K: PartialEq>(
 }
 
 /// The TWR of each UTC calendar month that holds an interval (the first
-/// from the baseline), in order (DESIGN.md `monthly`).
+/// from the baseline), in order (the contract's `monthly` formula).
 pub(super) fn monthly_returns(series: &[Valuation], returns: &[f64]) -> Vec<(Month, f64)> {
     chained_by(series, returns, |at| (at.year(), at.month()))
 }
 
 /// The TWR of each UTC calendar year that holds an interval, in order
-/// (DESIGN.md `yearly`).
+/// (the contract's `yearly` formula).
 pub(super) fn yearly_returns(series: &[Valuation], returns: &[f64]) -> Vec<(i32, f64)> {
     chained_by(series, returns, |at| at.year())
 }

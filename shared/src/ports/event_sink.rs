@@ -1,4 +1,4 @@
-//! Events to outside consumers (DESIGN.md "Events to outside consumers"): a
+//! Events to outside consumers (docs/design.md, "Events to outside consumers"): a
 //! record appended, a scanner run completed, a paper trade. Publishing is
 //! best effort: a sink logs its failures and never fails the write or the
 //! run that published. The adapter is [`crate::adapters::eventbridge`].

@@ -1,7 +1,7 @@
 //! The port line: what the domain needs from the outside world, as traits.
 //! Adapters (in [`crate::adapters`], each behind a cargo feature) implement
-//! them; the use cases ([`crate::ledger`], [`crate::dashboard`], the
-//! scanner's run) only ever see the traits.
+//! them; the use cases ([`crate::service`], and the scanner's run) only
+//! ever see the traits. No port imports a use case.
 //!
 //! - [`ledger_store`]: the append-only Merkle ledger ([`LedgerStore`]).
 //! - [`scan_store`]: the scanner's run lock and fenced state ([`ScanStore`]).

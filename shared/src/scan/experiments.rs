@@ -22,17 +22,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Start capital of every experiment, in USD.
-pub(crate) const START_CAPITAL_USD: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
+pub const START_CAPITAL_USD: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
 /// Fee per fill: 0.25 % of notional.
-pub(crate) const FEE_RATE: Decimal = Decimal::from_parts(25, 0, 0, false, 4);
+pub const FEE_RATE: Decimal = Decimal::from_parts(25, 0, 0, false, 4);
 /// Largest slippage a fill pays: 5 %.
 pub(crate) const MAX_SLIPPAGE: Decimal = Decimal::from_parts(5, 0, 0, false, 2);
 /// A holding is traded when it is off its target by more than 2 % of equity.
-pub(crate) const REBALANCE_BAND: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
+pub const REBALANCE_BAND: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
 /// Fills below one dollar are not made.
 pub(crate) const MIN_TRADE_USD: Decimal = Decimal::ONE;
 /// The momentum rule holds at most this many tokens.
-pub(crate) const MOMENTUM_TOKENS: usize = 3;
+pub const MOMENTUM_TOKENS: usize = 3;
 
 /// What an experiment holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The scanner's domain (DESIGN.md "Scanner"): what was collected, the checks
+//! The scanner's domain (docs/design.md, "The scanner"): what was collected, the checks
 //! per universe entry, the fixed paper experiments and their books, the
 //! persisted state and the report. Everything here is pure; the provider
 //! clients and the run itself live in the scanner function.

@@ -27,7 +27,7 @@ pub const FALLBACK_SYMBOL_CHARS: usize = 8;
 
 /// Whether `c` is a control, bidirectional or format character: invisible,
 /// or changing how the text around it is shown.
-pub(crate) fn is_hidden(c: char) -> bool {
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

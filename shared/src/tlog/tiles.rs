@@ -182,7 +182,7 @@ fn path_string(path: TilePath) -> String {
 /// now has `size` leaves (the leaf at height 0, then each node it merged
 /// into); each node of a height that is a multiple of 8 is the next hash of
 /// a tile.
-pub(crate) fn tile_appends(size: u64, created: &[(u32, Digest)]) -> Vec<(TileId, Digest)> {
+pub fn tile_appends(size: u64, created: &[(u32, Digest)]) -> Vec<(TileId, Digest)> {
     created
         .iter()
         .filter(|(height, _)| height % TILE_HEIGHT == 0)

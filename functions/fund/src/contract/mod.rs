@@ -43,7 +43,7 @@ pub fn openapi() -> &'static Value {
 /// The contract view of a service publishing its ledger as `log`: the
 /// static contract with `log: {origin, verifierKey, prefix}` (the verifier
 /// key is null when the log has no signing key).
-pub fn contract_with_log(log: &Log) -> Value {
+pub(crate) fn contract_with_log(log: &Log) -> Value {
     let mut contract = contract().clone();
     contract["log"] = json!({
         "origin": log.origin(),
@@ -130,7 +130,7 @@ fn build_contract() -> Value {
 /// The scanner report's JSON Schema, generated from the scanner's own
 /// types ([`freedom_shared::scan::view::Report`]) with every subschema
 /// inline, so it validates a report on its own.
-pub fn scanner_report_schema() -> Value {
+pub(crate) fn scanner_report_schema() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| settings.inline_subschemas = true)
         .for_serialize()

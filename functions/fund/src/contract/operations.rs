@@ -47,7 +47,7 @@ fn signing_or_store_failures() -> Vec<ApiError> {
 
 /// One operation: a method on a path.
 #[derive(Debug, Clone, Copy)]
-pub struct Operation {
+pub(crate) struct Operation {
     /// `GET` or `POST`.
     pub method: &'static str,
     /// The path.
@@ -98,7 +98,7 @@ fn unauthorized() -> ApiError {
 
 /// What the local HTTP layer answers by itself before any route (API
 /// Gateway answers its own under Lambda).
-pub fn http_layer() -> Vec<ApiError> {
+pub(crate) fn http_layer() -> Vec<ApiError> {
     vec![
         ApiError::BadRequest,
         ApiError::RequestTimeout,
@@ -109,7 +109,7 @@ pub fn http_layer() -> Vec<ApiError> {
 }
 
 /// The interface, operation by operation.
-pub const OPERATIONS: &[Operation] = &[
+pub(crate) const OPERATIONS: &[Operation] = &[
     Operation {
         method: "GET",
         path: "/",

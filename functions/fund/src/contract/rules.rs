@@ -88,7 +88,7 @@ pub fn rules() -> Value {
 
 /// The dashboard's formulas, one per metric (the page links every metric
 /// to its entry here).
-pub fn dashboard_formulas() -> Value {
+pub(crate) fn dashboard_formulas() -> Value {
     json!({
         "window": "ends at the fund's latest snapshot (end); its start steps back from end one calendar day at a time, counting steps that land on a weekday, until period are counted; with period=all it starts at the fund's first snapshot and each series' baseline is its own first snapshot",
         "inception": "the asOf of the ledger's first record (seq 1); ageDays = calendar days (UTC dates) from it to end",

@@ -10,7 +10,7 @@ use freedom_shared::web::{ApiError, QueryParams};
 use serde_json::{Value, json};
 
 /// One query parameter of a view.
-pub struct Param {
+pub(crate) struct Param {
     /// Its name in the query.
     pub name: &'static str,
     /// Whether the view needs it (a missing one is 400 `invalid_query`).
@@ -23,7 +23,7 @@ pub struct Param {
 }
 
 /// The dashboard's period (also the page's, at `/`).
-pub const PERIOD: Param = Param {
+pub(crate) const PERIOD: Param = Param {
     name: "period",
     required: false,
     description: "the window in trading days (Monday to Friday by UTC date), or all (since inception)",
@@ -133,7 +133,7 @@ const CONSISTENCY_PARAMS: [Param; 2] = [
 
 /// A view of `GET /api/freedom-fund`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     /// The dashboard (no `view` parameter).
     Dashboard,
     /// `view=ledger`: a page of the ledger.

@@ -19,10 +19,10 @@ const TOP: f64 = 16.0;
 const BOTTOM: f64 = 40.0;
 
 /// Distinct curve colours in the stylesheet (`c0` … `c7`), reused in turn.
-pub const COLOURS: usize = 8;
+pub(crate) const COLOURS: usize = 8;
 
 /// One series to draw.
-pub struct Curve {
+pub(crate) struct Curve {
     /// CSS classes of its line and dots: its colour and its dash.
     pub class: String,
     /// The strategy it shows, as a `data-strategy` attribute.
@@ -34,7 +34,7 @@ pub struct Curve {
 }
 
 /// One point of a curve.
-pub struct Point {
+pub(crate) struct Point {
     /// Seconds since the Unix epoch.
     pub t: i64,
     /// The value drawn (finite).
@@ -45,7 +45,7 @@ pub struct Point {
 
 /// What the chart says about itself to assistive technology, and how its
 /// y axis reads.
-pub struct Labels<'a> {
+pub(crate) struct Labels<'a> {
     /// A prefix for the chart's element ids, unique on the page.
     pub id: &'a str,
     /// The `<title>` of the whole chart.
@@ -75,7 +75,7 @@ fn y_label(v: f64, decimals: usize, percent: bool) -> String {
 
 /// The chart of `curves` (at least one point among them), with a dashed
 /// line at the reference value.
-pub fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
+pub(crate) fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
     let all = curves.iter().flat_map(|c| c.points.iter());
     let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
     let (mut y_min, mut y_max) = (labels.reference, labels.reference);

@@ -1,4 +1,4 @@
-//! The public page, `GET /` (DESIGN.md "The public page"): the dashboard as
+//! The public page, `GET /` (README, "The public page"): the dashboard as
 //! server-rendered HTML that reads fully with scripts off (there are none).
 //!
 //! It shows the strategies' growth indices as an inline SVG chart (live solid,
@@ -227,7 +227,7 @@ fn layout(title: &str, content: Markup) -> Markup {
 /// verifier key and the signed checkpoint of the head shown (both absent
 /// when the log has no signing key).
 #[derive(Debug, Clone, Default)]
-pub struct Verification {
+pub(crate) struct Verification {
     /// The log's origin.
     pub origin: String,
     /// The verifier key, text form.
@@ -237,7 +237,7 @@ pub struct Verification {
 }
 
 /// The whole page for one dashboard and the newest ledger entries.
-pub fn render(
+pub(crate) fn render(
     dashboard: &Dashboard,
     latest_entries: &[Entry],
     verification: &Verification,

@@ -1,4 +1,4 @@
-//! The three public providers (PROVIDERS.md), each its own client with a base
+//! The three public providers (docs/providers.md), each its own client with a base
 //! URL, a timeout per request, retries with backoff on 429, 5xx and
 //! timeouts, a response size cap, and a limiter that keeps to the provider's
 //! documented rate (bounded concurrency plus a minimum spacing between

@@ -1,4 +1,4 @@
-//! The providers' answers as typed shapes (PROVIDERS.md and `fixtures/`),
+//! The providers' answers as typed shapes (docs/providers.md),
 //! read with `serde` straight from the answer's bytes.
 //!
 //! Providers vary in what they send (fields missing, `null`, numbers as
@@ -62,7 +62,7 @@ impl<'de> Deserialize<'de> for DecimalText {
 /// `/latest/dex/tokens/...` wraps them as `{"pairs": [...] | null}`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum PairsAnswer {
+pub(crate) enum PairsAnswer {
     /// The array of pairs (an element that is not a pair is skipped).
     Pairs(Vec<Loose<Pair>>),
     /// The older envelope.
@@ -135,7 +135,7 @@ pub struct PriceChange {
 /// `GET /v1/tokens/{mint}/report/summary`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct RiskSummary {
+pub(crate) struct RiskSummary {
     /// Present when RugCheck answers an error with a success status.
     pub error: Loose<Value>,
     /// The listed risks (`null` or absent: none; another type: malformed).
@@ -148,7 +148,7 @@ pub struct RiskSummary {
 
 /// One risk.
 #[derive(Debug, Deserialize)]
-pub struct RiskEntry {
+pub(crate) struct RiskEntry {
     /// e.g. "Mint Authority still enabled".
     pub name: String,
     /// `info`, `warn` or `danger`.
@@ -163,7 +163,7 @@ pub struct RiskEntry {
 /// A JSON-RPC answer to `getMultipleAccounts`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct RpcAnswer {
+pub(crate) struct RpcAnswer {
     /// The error object, when the call failed.
     pub error: Loose<Value>,
     /// The result, when it succeeded.
@@ -173,7 +173,7 @@ pub struct RpcAnswer {
 /// A JSON-RPC error object.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     /// e.g. -32602.
     pub code: Loose<i64>,
     /// What went wrong.
@@ -182,7 +182,7 @@ pub struct RpcError {
 
 /// The result of `getMultipleAccounts`.
 #[derive(Debug, Deserialize)]
-pub struct RpcResult {
+pub(crate) struct RpcResult {
     /// One slot per key asked for, in order.
     pub value: Vec<AccountSlot>,
 }
@@ -239,7 +239,7 @@ pub struct Parsed {
 /// A parsed token account's mint and balance.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct TokenAccountInfo {
+pub(crate) struct TokenAccountInfo {
     /// The token it holds.
     pub mint: Loose<String>,
     /// How much of it.
@@ -249,7 +249,7 @@ pub struct TokenAccountInfo {
 /// A token balance as the RPC writes it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct TokenAmount {
+pub(crate) struct TokenAmount {
     /// The amount in whole tokens, as text.
     pub ui_amount_string: Loose<String>,
 }

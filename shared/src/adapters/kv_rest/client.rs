@@ -1,4 +1,4 @@
-//! A client of the Upstash Redis REST protocol (PROVIDERS.md "Upstash Redis
+//! A client of the Upstash Redis REST protocol (docs/providers.md, "Upstash Redis
 //! REST"): the production KV store's only way in.
 //!
 //! - one command: `POST {url}` with a JSON array, answered `{"result": …}`;
@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long one request may take, connection included, unless configured.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The largest response body the client reads (Upstash caps requests at 10 MB).
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
@@ -199,7 +199,7 @@ fn item_result(item: Value) -> Result<CommandResult, KvError> {
 
 /// A Lua script, identified by its SHA-1 as `EVALSHA` expects.
 #[derive(Debug)]
-pub(crate) struct Script {
+pub struct Script {
     source: &'static str,
     sha1: String,
 }

@@ -1,5 +1,5 @@
 //! The KV REST store: Redis behind the Upstash REST protocol, the production
-//! store (PROVIDERS.md "Upstash Redis REST").
+//! store (docs/providers.md, "Upstash Redis REST").
 //!
 //! - [`client`]: the protocol's client (commands, `/pipeline`, `/multi-exec`,
 //!   Lua scripts by `EVALSHA`), on the one outbound HTTP client.

@@ -4,21 +4,21 @@
 //! both adapters (`adapters::embedded::ledger_store`, feature `embedded`,
 //! and `adapters::kv_rest::ledger_store`, feature `kv`):
 //!
-//! - [`LedgerAppend`] ([`append`]): the one write. `append` performs the
+//! - [`LedgerAppend`] (`append.rs`): the one write. `append` performs the
 //!   contract's checks atomically (id → identical or `id_conflict`; same
 //!   strategy, mode and instant → `duplicate_snapshot`; older than the
 //!   latest of its strategy and mode → `out_of_order`), then writes record,
 //!   leaf and head in one step.
-//! - [`LedgerPages`] ([`pages`]): ledger pages, newest first, cut by one
+//! - [`LedgerPages`] (`pages.rs`): ledger pages, newest first, cut by one
 //!   rule ([`PageBuilder`]).
-//! - [`SeriesReads`] ([`series`]): what the dashboard and the exports read:
+//! - [`SeriesReads`] (`series.rs`): what the dashboard and the exports read:
 //!   one strategy's snapshots around a window or after a cursor, the
 //!   latest snapshot of each strategy (with the head it was read at),
 //!   decisions in a time range, the whole window in one call, and since
 //!   inception each series' stored roll-up with the snapshots after it.
 //!   Every read costs O(window + strategies), or O(open month +
 //!   strategies) since inception, never O(history).
-//! - [`TileReads`] ([`tiles`]): what the log reads: the head, hash tiles
+//! - [`TileReads`] (`tiles.rs`): what the log reads: the head, hash tiles
 //!   and entry runs.
 //!
 //! [`LedgerStore`] is all four: what a store adapter is, and what a

@@ -20,7 +20,8 @@ pub const MAX_DECISIONS: usize = 50;
 /// "…" when cut); the ledger view has the record whole.
 pub const MAX_DECISION_TEXT_CHARS: usize = 600;
 /// The decision fields the dashboard cuts.
-pub(crate) const CUT_DECISION_FIELDS: [&str; 4] = ["summary", "thesis", "counterEvidence", "nextCheck"];
+pub(crate) const CUT_DECISION_FIELDS: [&str; 4] =
+    ["summary", "thesis", "counterEvidence", "nextCheck"];
 /// Beyond this many points a chart series is thinned to the last point of
 /// each UTC day (with the baseline kept), beyond this many days to each ISO
 /// week's last, beyond this many weeks to each month's; the metrics never
@@ -271,8 +272,8 @@ pub struct SeriesKey {
 pub struct Comparison {
     /// Timestamps (instants in the window) that every series has.
     pub shared_timestamps: usize,
-    /// Series that do not value at the reference times (DESIGN.md
-    /// "Dashboard"): the reference times are the valuation instants in the
+    /// Series that do not value at the reference times (the
+    /// contract's `comparison` formula): the reference times are the valuation instants in the
     /// window used by at least half of the series; a series is misaligned
     /// when it misses more than half of the reference times within its own
     /// span (its baseline to its latest snapshot). Sorted by id, then mode.

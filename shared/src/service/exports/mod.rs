@@ -1,4 +1,4 @@
-//! The record taken out (DESIGN.md "What a fund reader expects", exports):
+//! The record taken out (README, "Since inception, and what a fund reader expects"):
 //! one series' every snapshot as CSV (RFC 4180) or JSON, in time order and
 //! in pages of at most [`MAX_EXPORT_PAGE_BYTES`]; and the Atom feed
 //! (RFC 4287) of the latest decisions.
@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The CSV export's header line (DESIGN.md, fixed).
+/// The CSV export's header line (fixed: the contract publishes it).
 pub const CSV_HEADER: &str = "asOf,equity,flowSincePrevious,cash,index,drawdown,seq,leafHash";
 /// Most bytes an export page's body holds (1 MiB, as a ledger page).
 pub const MAX_EXPORT_PAGE_BYTES: usize = MAX_PAGE_BYTES;
@@ -487,7 +487,7 @@ pub(crate) fn xml_text(text: &str) -> String {
 /// `asOf`, or `fallback` when there is none. Links are relative to the
 /// service's root (`page` is the page's path, `api` the API's). (Long:
 /// the feed's template, element after element, as RFC 4287 orders them.)
-pub(crate) fn atom_feed(
+pub fn atom_feed(
     decisions: &[Entry],
     page: &str,
     api: &str,

@@ -90,7 +90,7 @@ CREATE TABLE IF NOT EXISTS rollups (
 ) WITHOUT ROWID, STRICT;
 ";
 
-/// The embedded adapter of [`LedgerStore`].
+/// The embedded adapter of [`crate::ports::LedgerStore`].
 #[derive(Clone, Debug)]
 pub struct SqliteLedgerStore {
     writer: SharedConnection,

@@ -1,4 +1,4 @@
-//! The KV store's append: one run of `kv_append.lua`, which checks the
+//! The KV store's append: one run of `append.lua`, which checks the
 //! keys it reads agree, then the contract's checks and the head, and writes
 //! record, id, indexes, head and tiles together.
 

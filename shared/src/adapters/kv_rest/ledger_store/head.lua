@@ -1,4 +1,4 @@
--- Shared by kv_page.lua and kv_latest.lua (prepended to each, so each
+-- Shared by page.lua and latest.lua (prepended to each, so each
 -- script stays one self-contained source that Redis loads by its SHA).
 --
 -- read_head(head_key, ids_key): the head's {size, root} ({false, false}

@@ -31,7 +31,7 @@
 //!
 //! # Round trips
 //!
-//! - append: one `EVALSHA` of `kv_append.lua` that checks id, slot, order and
+//! - append: one `EVALSHA` of `append.lua` that checks id, slot, order and
 //!   the head and writes record, id, time index, latest, both page indexes and
 //!   the head together; the new root is computed here (Redis Lua has no
 //!   SHA-256) from the head's frontier, read first when this process has not
@@ -45,21 +45,21 @@
 //! - tiles and entry bundles: one (`multi-exec` of the head and an `MGET`);
 //!   a proof is two (the head, then its tiles). A ledger written before
 //!   tiles were kept has its tiles built once from its leaves by the first
-//!   read that needs them (`kv_tiles.lua`, conditional on the head).
+//!   read that needs them (`tiles.lua`, conditional on the head).
 //! - head: one; latest snapshots (with the head and the first record): one
-//!   run of `kv_latest.lua`; dashboard window, series, decisions: one run of
-//!   `kv_window.lua` (index ranges and records together), so a cold
-//!   dashboard is two; page: one run of `kv_page.lua` (the head, the
+//!   run of `latest.lua`; dashboard window, series, decisions: one run of
+//!   `window.lua` (index ranges and records together), so a cold
+//!   dashboard is two; page: one run of `page.lua` (the head, the
 //!   page's seqs merged from its indexes, and the records in order up to
 //!   the page's byte budget).
-//! - a series export's rows from its cursor: one run of `kv_after.lua`
+//! - a series export's rows from its cursor: one run of `after.lua`
 //!   (the series' page index from the cursor's seq, and the records).
-//! - since inception: one run of `kv_since.lua` (each series' roll-up, when
+//! - since inception: one run of `since.lua` (each series' roll-up, when
 //!   its version is the reader's and it folds nothing beyond the reader's
 //!   head, with the series' members from its `from` code on, else the whole
 //!   series; and the latest decisions), so a cold `period=all` is two like
 //!   any period; storing roll-ups after a month closes is one run of
-//!   `kv_rollups.lua`, which never moves a roll-up back.
+//!   `rollups.lua`, which never moves a roll-up back.
 
 use super::client::{Command, CommandResult, KvClient, KvError, as_array, as_string};
 use crate::merkle::{Digest, Frontier, Head};
@@ -121,7 +121,7 @@ fn is_transient_refusal(message: &str) -> bool {
     TRANSIENT.iter().any(|prefix| message.starts_with(prefix))
 }
 
-/// The KV REST adapter of [`LedgerStore`].
+/// The KV REST adapter of [`crate::ports::LedgerStore`].
 #[derive(Debug)]
 pub struct KvLedgerStore {
     client: KvClient,

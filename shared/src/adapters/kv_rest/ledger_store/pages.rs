@@ -1,4 +1,4 @@
-//! The KV store's ledger pages: one run of `kv_page.lua`.
+//! The KV store's ledger pages: one run of `page.lua`.
 
 use super::super::client::{Script, as_array, as_string};
 use super::{KvLedgerStore, parse_head, parse_seq, seq_record_pairs};
@@ -14,7 +14,7 @@ static PAGE_SCRIPT: LazyLock<Script> =
 
 #[async_trait]
 impl LedgerPages for KvLedgerStore {
-    /// One round trip: `kv_page.lua` reads the head, merges the page's
+    /// One round trip: `page.lua` reads the head, merges the page's
     /// indexes (for a filtered page) and reads the records up to the page's
     /// byte budget, at one moment.
     async fn page(&self, q: &PageQuery) -> Result<Page, StoreError> {

@@ -1,4 +1,4 @@
--- Shared by kv_window.lua and kv_since.lua (prepended to each, so each
+-- Shared by window.lua and since.lua (prepended to each, so each
 -- script stays one self-contained source that Redis loads by its SHA).
 --
 -- records(prefix, members): time-index members "<asOf code>:<seq code>"

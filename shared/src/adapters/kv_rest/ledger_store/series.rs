@@ -1,6 +1,6 @@
-//! The KV store's series reads: one script run each (`kv_window.lua`,
-//! `kv_latest.lua`, `kv_since.lua`, `kv_after.lua`), and the roll-ups'
-//! write (`kv_rollups.lua`).
+//! The KV store's series reads: one script run each (`window.lua`,
+//! `latest.lua`, `since.lua`, `after.lua`), and the roll-ups'
+//! write (`rollups.lua`).
 
 use super::super::client::{Script, as_array, as_string};
 use super::{KvLedgerStore, parse_head, parse_record, seq_record_pairs, time_code};
@@ -53,7 +53,7 @@ impl SeriesReads for KvLedgerStore {
         Ok(window.series.into_iter().next().unwrap_or_default())
     }
 
-    /// One round trip: `kv_after.lua` reads the series' seqs above the
+    /// One round trip: `after.lua` reads the series' seqs above the
     /// cursor from its page index and their records.
     async fn series_after(
         &self,
@@ -75,7 +75,7 @@ impl SeriesReads for KvLedgerStore {
         seq_record_pairs(as_array(&value)?)
     }
 
-    /// One round trip: `kv_latest.lua` reads the head, the first record and
+    /// One round trip: `latest.lua` reads the head, the first record and
     /// every strategy's latest snapshot at one moment.
     async fn latest_snapshots(&self) -> Result<LatestSnapshots, StoreError> {
         let keys = [self.key("head"), self.key("strategies"), self.key("ids")];
@@ -108,7 +108,7 @@ impl SeriesReads for KvLedgerStore {
             .decisions)
     }
 
-    /// One round trip: `kv_window.lua` reads every series' index ranges,
+    /// One round trip: `window.lua` reads every series' index ranges,
     /// the decisions' range and their records at one moment.
     async fn window(
         &self,
@@ -153,7 +153,7 @@ impl SeriesReads for KvLedgerStore {
         })
     }
 
-    /// One round trip: `kv_since.lua` reads each series' roll-up, the
+    /// One round trip: `since.lua` reads each series' roll-up, the
     /// snapshots after it and the latest decisions at one moment.
     async fn since_inception(
         &self,
@@ -201,7 +201,7 @@ impl SeriesReads for KvLedgerStore {
         })
     }
 
-    /// One round trip: `kv_rollups.lua` keeps each roll-up that moves its
+    /// One round trip: `rollups.lua` keeps each roll-up that moves its
     /// series forward (or is of another version).
     async fn put_rollups(&self, rollups: &[Rollup]) -> Result<(), StoreError> {
         for batch in rollup_batches(rollups, MAX_ROLLUP_REQUEST_BYTES) {
@@ -227,7 +227,7 @@ impl SeriesReads for KvLedgerStore {
     }
 }
 
-/// The most state bytes one `kv_rollups.lua` request carries (Upstash
+/// The most state bytes one `rollups.lua` request carries (Upstash
 /// refuses requests over 10 MB); more roll-ups take more requests.
 const MAX_ROLLUP_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 

@@ -1,6 +1,6 @@
 //! The KV store's log reads: the head, hash tiles and entry runs, each one
 //! `multi-exec` with the head; and building the tiles of a ledger written
-//! before tiles were kept (`kv_tiles.lua`, conditional on the head).
+//! before tiles were kept (`tiles.lua`, conditional on the head).
 
 use super::super::client::{Command, Script, as_array, as_string};
 use super::{KvLedgerStore, command_result, optional_field, parse_head, parse_record};
