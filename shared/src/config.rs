@@ -236,6 +236,7 @@ pub fn kv_config(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<KvCon
 
 /// Whether this process runs under the AWS Lambda runtime
 /// (`AWS_LAMBDA_RUNTIME_API` is set).
+#[cfg(feature = "lambda")]
 pub(crate) fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
     lookup("AWS_LAMBDA_RUNTIME_API").is_some_and(|v| !v.is_empty())
 }

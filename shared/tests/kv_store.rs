@@ -71,6 +71,36 @@ async fn the_kv_scanner_store_passes_the_lock_suite() {
     .await;
 }
 
+/// Evidence lives under the prefix with a Redis expiry of its time to keep
+/// (seven days for the scanner), as base64, and bytes that do not hash to
+/// their name are never served.
+#[tokio::test]
+async fn evidence_is_kept_with_an_expiry_and_checked_on_read() {
+    let (_server, bridge) = bridge().await;
+    let store = KvScanStore::new(KvClient::new(&bridge.kv_config("ff:")), "ff:");
+    let body = bytes::Bytes::from_static(b"[1,2,3]");
+    let hash = freedom_shared::scan::provenance::sha256_hex(&body);
+    let week = freedom_shared::scan::provenance::EVIDENCE_TTL;
+    store
+        .keep_evidence(&[(hash.clone(), body.clone())], week)
+        .await
+        .unwrap();
+    let mut redis = bridge.redis();
+    let key = format!("ff:scanner:evidence:{hash}");
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= week.as_secs() as i64, "{ttl}");
+    assert_eq!(store.evidence(&hash).await.unwrap(), Some(body.to_vec()));
+    let _: () = redis.set(&key, "W1swXQ==").await.unwrap(); // "[[0]": another body
+    assert!(matches!(
+        store.evidence(&hash).await,
+        Err(StoreError::Corrupt(_))
+    ));
+}
+
 #[tokio::test]
 async fn records_live_in_redis_under_the_prefix_and_a_second_store_sees_them() {
     let (_server, bridge) = bridge().await;

@@ -161,7 +161,7 @@ async fn a_hanging_provider_times_out() {
 async fn rugcheck_reports_no_report_and_no_credentials() {
     let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
     let client = RugCheck::new(Http::new(config(stand_in.url().into())));
-    let RiskAnswer::Report(bravo) = client
+    let (RiskAnswer::Report(bravo), received) = client
         .report("FakeBravoMintTestTestTestTestTestTestTestTes", later())
         .await
         .unwrap()
@@ -172,13 +172,23 @@ async fn rugcheck_reports_no_report_and_no_credentials() {
         bravo.risks.iter().filter(|r| r.level == "danger").count(),
         3
     );
-    assert_eq!(
-        client
-            .report("FakeCharMintNoPairsTestTestTestTestTestTestT", later())
-            .await
-            .unwrap(),
-        RiskAnswer::NoReport
+    // Provenance: the request without the base URL's path, the exact bytes.
+    assert_eq!(received.provider, "rugcheck");
+    assert!(
+        received
+            .request
+            .ends_with("/v1/tokens/FakeBravoMintTestTestTestTestTestTestTestTes/report/summary"),
+        "{}",
+        received.request
     );
+    assert_eq!(received.status, 200);
+    assert!(serde_json::from_slice::<serde_json::Value>(&received.body).is_ok());
+    let (none, refusal) = client
+        .report("FakeCharMintNoPairsTestTestTestTestTestTestT", later())
+        .await
+        .unwrap();
+    assert_eq!(none, RiskAnswer::NoReport);
+    assert_eq!(refusal.status, 404);
     stand_in.inject(Provider::RugCheck, Fault::Status(503));
     stand_in.inject(Provider::RugCheck, Fault::Status(503));
     stand_in.inject(Provider::RugCheck, Fault::Status(503));
@@ -205,16 +215,22 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
     assert_eq!(stand_in.requests(Provider::Solana), 2);
     assert_eq!(stand_in.largest_batch(Provider::Solana), 100);
     assert_eq!(accounts.accounts.len(), keys.len());
+    let MintAccount::Mint(bravo) =
+        mint_account(&accounts.accounts["FakeBravoMintTestTestTestTestTestTestTestTes"])
+    else {
+        panic!("bravo is a parsed mint")
+    };
     assert_eq!(
-        mint_account(&accounts.accounts["FakeBravoMintTestTestTestTestTestTestTestTes"]),
-        MintAccount::Mint {
-            mint_authority: freedom_shared::scan::Authority::HeldBy(
-                "FakeMintAuthBravoTestTestTestTestTestTestTes".into()
-            ),
-            freeze_authority: freedom_shared::scan::Authority::HeldBy(
-                "FakeFreezeAuthBravoTestTestTestTestTestTestT".into()
-            ),
-        }
+        bravo.mint_authority,
+        freedom_shared::scan::Authority::HeldBy(
+            "FakeMintAuthBravoTestTestTestTestTestTestTes".into()
+        )
+    );
+    assert_eq!(
+        bravo.freeze_authority,
+        freedom_shared::scan::Authority::HeldBy(
+            "FakeFreezeAuthBravoTestTestTestTestTestTestT".into()
+        )
     );
     assert_eq!(
         mint_account(&accounts.accounts["FakeCharMintNoPairsTestTestTestTestTestTestT"]),
@@ -230,7 +246,12 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
     // base64 data (no parser applied) is not a parsed mint.
     let raw = serde_json::json!({"data": ["AAAA", "base64"], "lamports": 1, "owner": "x", "executable": false, "rentEpoch": u64::MAX, "space": 82});
     let raw: AccountSlot = serde_json::from_value(raw).unwrap();
-    assert_eq!(mint_account(&raw), MintAccount::NotAMint);
+    assert_eq!(
+        mint_account(&raw),
+        MintAccount::NotAMint {
+            program: Some("x".into())
+        }
+    );
 }
 
 #[tokio::test]
@@ -274,7 +295,8 @@ fn authorities_are_revoked_only_by_an_explicit_null() {
             "lamports": 1_461_600, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "executable": false,
             "data": {"program": "spl-token", "space": 82, "parsed": {"type": "mint", "info": info}}
         }]}});
-        let slots = parse_accounts(body.to_string().as_bytes(), 1).unwrap();
+        let (slots, slot) = parse_accounts(body.to_string().as_bytes(), 1).unwrap();
+        assert_eq!(slot, Some(1));
         mint_account(&slots[0])
     };
     let status = |info: serde_json::Value, check: &str| {
@@ -283,6 +305,9 @@ fn authorities_are_revoked_only_by_an_explicit_null() {
             market: None,
             risk: None,
             mint: Some(&account),
+            holders: None,
+            epoch: None,
+            sources: &Default::default(),
         });
         checks.iter().find(|c| c.name == check).unwrap().status
     };

@@ -7,6 +7,9 @@
 //! the token still holds the lock: a run that overran its expiry, after which
 //! another run took the lock, can no longer overwrite the newer run's state.
 //!
+//! It also keeps the runs' evidence: provider bodies and reports under the
+//! SHA-256 of their bytes, for a limited time ([`ScanStore::keep_evidence`]).
+//!
 //! Adapters: `adapters::embedded::SqliteScanStore` (one file in the data
 //! dir; the same guarantees across processes sharing it) and
 //! `adapters::kv_rest::KvScanStore` (`SET NX PX` and Lua checks).
@@ -65,4 +68,33 @@ pub trait ScanStore: Send + Sync + 'static {
 
     /// The values stored under `names`, in order (`None` where absent).
     async fn read(&self, names: &[&str]) -> Result<Vec<Option<String>>, StoreError>;
+
+    /// Keeps each item's bytes under its SHA-256 (lowercase hex) for `ttl`.
+    /// Evidence is content-addressed, so this needs no lock: an item kept
+    /// already stays as it is.
+    async fn keep_evidence(&self, items: &[Evidence], ttl: Duration) -> Result<(), StoreError>;
+
+    /// The bytes kept under `sha256`, while they are kept (`None` once
+    /// expired or never kept). Bytes that do not hash to `sha256` are
+    /// [`StoreError::Corrupt`], never served.
+    async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError>;
+}
+
+/// One item of evidence: its SHA-256 (lowercase hex) and its bytes.
+pub type Evidence = (String, bytes::Bytes);
+
+/// `bytes` if they hash to `sha256`, else the store's copy is corrupt.
+pub(crate) fn checked_evidence(
+    sha256: &str,
+    bytes: Vec<u8>,
+    store: &str,
+) -> Result<Vec<u8>, StoreError> {
+    use sha2::Digest as _;
+    if hex::encode(sha2::Sha256::digest(&bytes)) == sha256 {
+        Ok(bytes)
+    } else {
+        Err(StoreError::Corrupt(format!(
+            "the {store}'s evidence {sha256} does not hash to its name"
+        )))
+    }
 }

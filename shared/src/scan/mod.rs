@@ -3,16 +3,24 @@
 //! persisted state and the report. Everything here is pure; the provider
 //! clients and the run itself live in the scanner function.
 //!
-//! - [`checks`]: the five checks and eligibility;
+//! - [`checks`]: the checks and eligibility;
+//! - [`mint`]: the mint account, its Token-2022 extensions and transfer fee;
+//! - [`holders`]: the largest holders and their share of supply;
+//! - [`provenance`]: the provider answers a run used, by the hash of their bytes;
 //! - [`experiments`]: the fixed experiments, their cost model and paper books;
 //! - [`report`]: the persisted state (bounded) and the report's named parts;
 //! - [`text`]: provider text made fit for a book, a record and the report.
 
 pub mod checks;
 pub mod experiments;
+pub mod holders;
+pub mod mint;
+pub mod provenance;
 pub mod report;
 pub mod text;
 pub mod view;
+
+pub use mint::MintAccount;
 
 /// The scanner's version string.
 pub const SCANNER_VERSION: &str = "scanner-1.0";
@@ -69,6 +77,10 @@ pub struct MarketQuote {
     pub price_change_h24: Option<f64>,
     /// The pool's DexScreener page.
     pub pair_url: Option<String>,
+    /// The addresses of every pool DexScreener lists for the token (their
+    /// own token accounts are not holders).
+    #[serde(default)]
+    pub pools: Vec<String>,
 }
 
 /// One risk RugCheck lists.
@@ -100,6 +112,10 @@ pub struct RiskReport {
     pub score_normalised: Option<f64>,
     /// Its listed risks.
     pub risks: Vec<Risk>,
+    /// `lpLockedPct`: the share of the LP locked or burned, in percent;
+    /// `None` where RugCheck gives no figure.
+    #[serde(default)]
+    pub lp_locked_pct: Option<f64>,
 }
 
 impl RiskReport {
@@ -137,6 +153,18 @@ pub struct CachedRisk {
     pub fetched_at: DateTime<Utc>,
     /// Its report; `None` when it has none for the token.
     pub report: Option<RiskReport>,
+    /// The answer it was read from (absent in reports cached before
+    /// provenance was kept: those are fetched again).
+    #[serde(default)]
+    pub provenance: Vec<provenance::ProvenanceEntry>,
+}
+
+impl CachedRisk {
+    /// Whether the cached answer is still fresh at `now`: younger than
+    /// [`RISK_CACHE_TTL`], and with its provenance.
+    pub fn is_fresh(&self, now: DateTime<Utc>) -> bool {
+        !self.provenance.is_empty() && now - self.fetched_at < RISK_CACHE_TTL
+    }
 }
 
 /// What a parsed mint says of one of its authorities. Only an explicit
@@ -165,23 +193,6 @@ impl Authority {
             _ => Authority::Unknown,
         }
     }
-}
-
-/// What the Solana RPC says of a mint account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum MintAccount {
-    /// The account does not exist.
-    Missing,
-    /// The account exists but is not a parsed SPL mint.
-    NotAMint,
-    /// A parsed SPL (or Token-2022) mint.
-    Mint {
-        /// `mintAuthority`.
-        mint_authority: Authority,
-        /// `freezeAuthority`.
-        freeze_authority: Authority,
-    },
 }
 
 /// A public account observed for `FF_SCANNER_WALLETS` (read-only, never copied).

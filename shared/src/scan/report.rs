@@ -7,10 +7,12 @@
 //! advanced. The report is what `GET /api/freedom-scanner` answers.
 
 use super::checks::Check;
-use super::experiments::{Book, EXPERIMENTS, Experiment};
+use super::experiments::{Book, EXPERIMENTS, Experiment, RETIRED};
+use super::holders::CachedHolders;
+use super::provenance::ProvenanceEntry;
 use super::view::{
-    Amount, BookView, EventView, Instant, LinkView, ObservationView, Report, RunStatus,
-    UniverseView,
+    Amount, BookView, EventView, ExperimentView, Instant, LinkView, ObservationView, Report,
+    RetiredView, RunStatus, UniverseView,
 };
 use super::{CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, UniverseToken, WalletView};
 use chrono::{DateTime, Utc};
@@ -54,8 +56,29 @@ pub struct ScannerState {
     pub events: Vec<Event>,
     /// RugCheck answers per mint.
     pub risk_cache: BTreeMap<String, CachedRisk>,
+    /// The largest holders per mint.
+    #[serde(default)]
+    pub holders_cache: BTreeMap<String, CachedHolders>,
+    /// Each experiment's registration as found in (or written to) the
+    /// ledger.
+    #[serde(default)]
+    pub registrations: BTreeMap<String, Registration>,
+    /// Each retired experiment's last paper snapshot in the ledger, once
+    /// looked up.
+    #[serde(default)]
+    pub retired: BTreeMap<String, u64>,
     /// When the experiments last advanced.
     pub last_advanced_at: Option<DateTime<Utc>>,
+}
+
+/// An experiment's registration decision in the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Registration {
+    /// Its place in the ledger.
+    pub seq: u64,
+    /// The rule hash it names (`sha256:<hex>`).
+    pub rule_hash: String,
 }
 
 impl ScannerState {
@@ -108,13 +131,17 @@ impl ScannerState {
         self.events.drain(..excess);
     }
 
-    /// Drops history and cached reports of tokens no longer in `universe`,
-    /// and bounds every cached report (a state saved before reports were
-    /// bounded shrinks at its next run).
+    /// Drops history and cached answers of tokens no longer in
+    /// `universe` and the books of retired experiments (their last
+    /// snapshot stays in the ledger), and bounds every cached report (a
+    /// state saved before reports were bounded shrinks at its next run).
     pub fn prune(&mut self, universe: &[UniverseToken]) {
         let keep = |mint: &String| universe.iter().any(|t| &t.mint == mint);
         self.history.retain(|mint, _| keep(mint));
         self.risk_cache.retain(|mint, _| keep(mint));
+        self.holders_cache.retain(|mint, _| keep(mint));
+        self.books
+            .retain(|book| EXPERIMENTS.iter().any(|e| e.id == book.experiment_id));
         for cached in self.risk_cache.values_mut() {
             cached.report = cached.report.take().map(super::RiskReport::bounded);
         }
@@ -154,6 +181,11 @@ pub struct ReportParts<'a> {
     pub state: &'a ScannerState,
     /// Observed public accounts.
     pub wallets: &'a [WalletView],
+    /// Every provider answer the run used (checks and fills name them by
+    /// index and hash).
+    pub provenance: &'a [ProvenanceEntry],
+    /// Each experiment's rule and registration this run.
+    pub experiments: &'a [ExperimentView],
 }
 
 impl From<&Observation> for ObservationView {
@@ -232,6 +264,15 @@ impl ReportParts<'_> {
             history,
             events: self.state.events.iter().map(EventView::from).collect(),
             wallets: self.wallets.to_vec(),
+            experiments: self.experiments.to_vec(),
+            retired: RETIRED
+                .iter()
+                .map(|id| RetiredView {
+                    experiment_id: (*id).to_owned(),
+                    last_snapshot_seq: self.state.retired.get(*id).copied(),
+                })
+                .collect(),
+            provenance: self.provenance.to_vec(),
             ..Report::empty()
         }
     }
@@ -265,6 +306,7 @@ mod tests {
     fn pruning_keeps_the_universe_s_reports_bounded() {
         use crate::scan::{CachedRisk, MAX_RISK_BYTES, Risk, RiskReport, UniverseToken};
         let huge = RiskReport {
+            lp_locked_pct: None,
             score: None,
             score_normalised: None,
             risks: (0..2000)
@@ -282,6 +324,7 @@ mod tests {
                 CachedRisk {
                     fetched_at: observation(0).observed_at,
                     report: Some(huge.clone()),
+                    provenance: Vec::new(),
                 },
             );
         }

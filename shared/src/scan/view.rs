@@ -8,6 +8,7 @@
 
 use super::checks::Check;
 use super::experiments::{Book, START_CAPITAL_USD, Side};
+use super::provenance::ProvenanceEntry;
 use super::{SCANNER_MODE, SCANNER_VERSION, WalletView};
 use crate::clock::rfc3339;
 use crate::record::decimal_json;
@@ -118,6 +119,56 @@ pub struct Report {
     pub events: Vec<EventView>,
     /// The public accounts observed (read-only, never copied).
     pub wallets: Vec<WalletView>,
+    /// Each experiment's pre-registered rule and where its registration is.
+    pub experiments: Vec<ExperimentView>,
+    /// The retired experiments, with their last paper snapshot.
+    pub retired: Vec<RetiredView>,
+    /// Every provider answer the run used, each named by the SHA-256 of the
+    /// exact bytes received (served as evidence for seven days); checks
+    /// name these by index, fills by `bodySha256`.
+    pub provenance: Vec<ProvenanceEntry>,
+}
+
+/// Where an experiment stands this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ExperimentStatus {
+    /// Registered under the rule in code: it advances.
+    Active,
+    /// Not registered yet (the ledger could not be read or written): it
+    /// does not advance.
+    Unregistered,
+    /// The rule in code differs from the registered one: it does not
+    /// advance (event `experiment_rule_mismatch`).
+    RuleMismatch,
+}
+
+/// An experiment's rule and registration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentView {
+    /// Its id (its `strategyId` in the ledger).
+    pub experiment_id: String,
+    /// `sha256:<hex>` of its rule text, as the code has it.
+    pub rule_hash: String,
+    /// The ledger seq of its registration decision, when registered.
+    pub registered_seq: Option<u64>,
+    /// Where it stands.
+    pub status: ExperimentStatus,
+}
+
+/// A retired experiment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RetiredView {
+    /// Its id.
+    pub experiment_id: String,
+    /// The seq of its last paper snapshot in the ledger (null when it has
+    /// none, or it was not found).
+    pub last_snapshot_seq: Option<u64>,
 }
 
 #[cfg(feature = "schema")]
@@ -145,6 +196,9 @@ impl Report {
             history: BTreeMap::new(),
             events: Vec::new(),
             wallets: Vec::new(),
+            experiments: Vec::new(),
+            retired: Vec::new(),
+            provenance: Vec::new(),
         }
     }
 }
@@ -239,8 +293,12 @@ pub struct PositionView {
     pub cost: Amount,
     /// Latest price.
     pub mark: Amount,
-    /// Quantity × mark, to the cent; null when it does not fit.
+    /// Quantity × mark, to the cent (0 once blocked); null when it does
+    /// not fit.
     pub value: Option<Amount>,
+    /// The token can no longer be moved (non-transferable, frozen or
+    /// paused): valued at 0 from then on, never sold.
+    pub blocked: bool,
 }
 
 /// A paper fill.
@@ -264,10 +322,15 @@ pub struct TradeView {
     pub price: Amount,
     /// Slippage as a share of the mark.
     pub slippage: Option<f64>,
-    /// Fee paid in USD.
+    /// Swap fee paid in USD.
     pub fee: Amount,
+    /// The token's transfer fee on the tokens moved, in tokens.
+    pub transfer_fee: Amount,
     /// Cash after the fill.
     pub cash_after: Amount,
+    /// The provider answers (by `bodySha256`) the fill's price and fee
+    /// came from.
+    pub evidence: Vec<String>,
 }
 
 impl From<&Book> for BookView {
@@ -287,6 +350,7 @@ impl From<&Book> for BookView {
                     cost: Amount(p.cost),
                     mark: Amount(p.mark),
                     value: p.value().map(Amount),
+                    blocked: p.blocked,
                 })
                 .collect(),
             trades: book
@@ -302,7 +366,9 @@ impl From<&Book> for BookView {
                     price: Amount(t.price),
                     slippage: t.slippage.to_f64(),
                     fee: Amount(t.fee),
+                    transfer_fee: Amount(t.transfer_fee),
                     cash_after: Amount(t.cash_after),
+                    evidence: t.evidence.clone(),
                 })
                 .collect(),
             advanced_at: book.advanced_at.map(Instant),

@@ -13,7 +13,7 @@ use crate::ports::ledger_store::{
     AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError,
 };
 use crate::record::guard::Guard;
-use crate::record::{FieldIssue, Record, RecordError};
+use crate::record::{FieldIssue, Mode, Record, RecordError, RecordKind, StrategyId};
 use crate::tlog::tiles::MAX_ENTRY_BYTES;
 use std::sync::Arc;
 
@@ -151,6 +151,69 @@ impl Ledger {
     /// A page of the ledger, newest first.
     pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
         self.store.page(query).await
+    }
+
+    /// The newest record of one series of records (`strategy`, `kind`,
+    /// `mode`): one page read.
+    pub async fn newest(
+        &self,
+        strategy: &StrategyId,
+        kind: RecordKind,
+        mode: Mode,
+    ) -> Result<Option<Entry>, StoreError> {
+        let page = self
+            .page(&series_query(strategy, kind, mode, None, 1))
+            .await?;
+        Ok(page.entries.into_iter().next())
+    }
+
+    /// The record `id` among one series of records (`strategy`, `kind`,
+    /// `mode`), newest first, reading at most [`MAX_FIND_PAGES`] pages.
+    pub async fn find(
+        &self,
+        strategy: &StrategyId,
+        kind: RecordKind,
+        mode: Mode,
+        id: &str,
+    ) -> Result<Option<(Entry, Record)>, StoreError> {
+        let mut before = None;
+        for _ in 0..MAX_FIND_PAGES {
+            let page = self
+                .page(&series_query(strategy, kind, mode, before, MAX_PAGE_LIMIT))
+                .await?;
+            for entry in page.entries {
+                let record = Record::from_canonical(&entry.canonical).map_err(|e| {
+                    StoreError::Corrupt(format!("stored record {} does not parse: {e}", entry.seq))
+                })?;
+                if record.header().id.as_str() == id {
+                    return Ok(Some((entry, record)));
+                }
+            }
+            match page.next {
+                Some(next) => before = Some(next),
+                None => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Most pages [`Ledger::find`] reads.
+pub const MAX_FIND_PAGES: usize = 10;
+
+fn series_query(
+    strategy: &StrategyId,
+    kind: RecordKind,
+    mode: Mode,
+    before: Option<u64>,
+    limit: usize,
+) -> PageQuery {
+    PageQuery {
+        before,
+        limit,
+        strategy_id: Some(strategy.clone()),
+        kind: Some(kind),
+        mode: Some(mode),
     }
 }
 

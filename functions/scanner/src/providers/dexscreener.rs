@@ -4,9 +4,10 @@
 //! pairs is absent (not indexed). The most liquid pair gives the price.
 
 use super::wire::{Pair, PairToken, PairsAnswer};
-use super::{Http, ProviderError};
+use super::{DEXSCREENER, Http, ProviderError, Received};
 use freedom_shared::record::MAX_AMOUNT;
 use freedom_shared::scan::MarketQuote;
+use freedom_shared::scan::provenance::http_request;
 use futures_util::future::join_all;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -14,13 +15,22 @@ use tokio::time::Instant;
 
 /// Mints per request (the endpoint's limit).
 pub const BATCH: usize = 30;
+/// Most pool addresses kept per token (a token with more pools than this
+/// has them listed by DexScreener in no useful order; the holders' check
+/// leaves these out of its count).
+pub const MAX_POOLS: usize = 30;
 
 /// What one collection got: quotes for every mint of the batches that
-/// answered (`None` = not indexed), and the batches that failed.
+/// answered (`None` = not indexed), the answers they came from, and the
+/// batches that failed.
 #[derive(Debug, Default)]
 pub struct MarketData {
     /// Per answered mint: its best pool, or `None` when not indexed.
     pub quotes: BTreeMap<String, Option<MarketQuote>>,
+    /// The answers, one per batch that answered.
+    pub answers: Vec<Received>,
+    /// Per answered mint: the index in `answers` of its batch's answer.
+    pub sources: BTreeMap<String, usize>,
     /// One entry per failed batch.
     pub failures: Vec<ProviderError>,
 }
@@ -41,18 +51,26 @@ impl DexScreener {
     /// answer by `deadline` are kept.
     pub async fn quotes(&self, mints: &[String], deadline: Instant) -> MarketData {
         let batches = mints.chunks(BATCH).map(|batch| async move {
-            let url = format!(
-                "{}/tokens/v1/solana/{}",
-                self.http.base_url(),
-                batch.join(",")
+            let path = format!("/tokens/v1/solana/{}", batch.join(","));
+            let url = format!("{}{path}", self.http.base_url());
+            let answer = self.http.by(deadline, self.http.get(&url)).await?;
+            let received = Received::new(
+                DEXSCREENER,
+                http_request("GET", self.http.base_url(), &path),
+                &answer,
             );
-            let answer = self.http.by(deadline, self.http.get(&url)).await;
-            answer.and_then(|answer| parse_pairs(&answer.body, batch))
+            Ok((parse_pairs(&answer.body, batch)?, received))
         });
         let mut data = MarketData::default();
         for answer in join_all(batches).await {
             match answer {
-                Ok(quotes) => data.quotes.extend(quotes),
+                Ok((quotes, received)) => {
+                    let index = data.answers.len();
+                    data.answers.push(received);
+                    data.sources
+                        .extend(quotes.keys().map(|mint| (mint.clone(), index)));
+                    data.quotes.extend(quotes);
+                }
                 Err(error) => data.failures.push(error),
             }
         }
@@ -70,6 +88,7 @@ pub fn parse_pairs(
         .map_err(|_| ProviderError::Malformed("expected an array of pairs"))?;
     let mut best: BTreeMap<String, Option<MarketQuote>> =
         requested.iter().map(|m| (m.clone(), None)).collect();
+    let mut pools: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for pair in answer.pairs() {
         for (side, is_base) in [(&pair.base_token, true), (&pair.quote_token, false)] {
             let Some(token) = side.get() else {
@@ -78,6 +97,12 @@ pub fn parse_pairs(
             let Some(slot) = best.get_mut(&token.address) else {
                 continue;
             };
+            if let Some(address) = pair.pair_address.get() {
+                let list = pools.entry(token.address.as_str()).or_default();
+                if !list.contains(address) && list.len() < MAX_POOLS {
+                    list.push(address.clone());
+                }
+            }
             let quote = quote_for_side(pair, token, is_base);
             let better = match slot {
                 None => true,
@@ -89,6 +114,11 @@ pub fn parse_pairs(
             if better {
                 *slot = Some(quote);
             }
+        }
+    }
+    for (mint, quote) in &mut best {
+        if let (Some(quote), Some(list)) = (quote.as_mut(), pools.remove(mint.as_str())) {
+            quote.pools = list;
         }
     }
     Ok(best)
@@ -139,6 +169,7 @@ fn quote_for_side(pair: &Pair, token: &PairToken, is_base: bool) -> MarketQuote 
             .get()
             .filter(|u| u.starts_with("https://"))
             .cloned(),
+        pools: Vec::new(),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod rugcheck;
 pub mod solana;
 pub mod wire;
 
+use bytes::Bytes;
 use freedom_shared::adapters::outbound::{self, Answer, Class, OutboundError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,44 @@ use tokio::time::Instant;
 
 /// The largest response body a provider may send.
 pub const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+
+/// DexScreener's name in provenance.
+pub const DEXSCREENER: &str = "dexscreener";
+/// RugCheck's name in provenance.
+pub const RUGCHECK: &str = "rugcheck";
+/// The Solana RPC's name in provenance.
+pub const SOLANA_RPC: &str = "solana-rpc";
+
+/// One answer as provenance records it: what was asked (without
+/// secrets), the status, the exact bytes received and when.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The provider ([`DEXSCREENER`], [`RUGCHECK`], [`SOLANA_RPC`]).
+    pub provider: &'static str,
+    /// What was asked, as provenance shows it.
+    pub request: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// The exact bytes received.
+    pub body: Bytes,
+    /// When they were received.
+    pub at: Instant,
+    /// The RPC's `context.slot`, when the answer gives one.
+    pub slot: Option<u64>,
+}
+
+impl Received {
+    fn new(provider: &'static str, request: String, answer: &Answer) -> Received {
+        Received {
+            provider,
+            request,
+            status: answer.status.as_u16(),
+            body: answer.body.clone(),
+            at: Instant::now(),
+            slot: None,
+        }
+    }
+}
 
 /// How a provider is reached and paced.
 #[derive(Debug, Clone)]
@@ -62,6 +101,10 @@ pub enum ProviderError {
     /// No answer before the provider's deadline in this run.
     #[error("no answer before this provider's deadline in the run")]
     Deadline,
+    /// The owners of a token's largest accounts were not read (their
+    /// batch failed), so its holders are not known this run.
+    #[error("the owners of the largest accounts were not read: {0}")]
+    OwnersUnread(String),
     /// A JSON-RPC error object.
     #[error("RPC error {code}: {message}")]
     Rpc {
@@ -131,6 +174,16 @@ impl Http {
 
     /// GETs `url`; a successful answer, read whole.
     pub async fn get(&self, url: &str) -> Result<Answer, ProviderError> {
+        let answer = self.fetch(url).await?;
+        match answer.class() {
+            Class::Success => Ok(answer),
+            _ => Err(ProviderError::Status(answer.status.as_u16())),
+        }
+    }
+
+    /// GETs `url`; a successful answer or a refusal (a 4xx other than
+    /// 429), read whole; transient failures are retried.
+    pub async fn fetch(&self, url: &str) -> Result<Answer, ProviderError> {
         let client = outbound::client()?;
         self.send(|| client.get(url)).await
     }
@@ -143,13 +196,18 @@ impl Http {
     ) -> Result<Answer, ProviderError> {
         let client = outbound::client()?;
         let payload = body.to_string();
-        self.send(|| {
-            client
-                .post(url)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(payload.clone())
-        })
-        .await
+        let answer = self
+            .send(|| {
+                client
+                    .post(url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(payload.clone())
+            })
+            .await?;
+        match answer.class() {
+            Class::Success => Ok(answer),
+            _ => Err(ProviderError::Status(answer.status.as_u16())),
+        }
     }
 
     async fn send(
@@ -181,8 +239,8 @@ impl Http {
         }
     }
 
-    /// One attempt: the answer when it is a success, else why not, with the
-    /// answer's `Retry-After`.
+    /// One attempt: the answer when it is a success or a refusal, else why
+    /// not, with the answer's `Retry-After`.
     async fn once(
         &self,
         request: reqwest::RequestBuilder,
@@ -192,8 +250,8 @@ impl Http {
             Ok(answer) => {
                 let retry_after = answer.retry_after;
                 match answer.class() {
-                    Class::Success => (Ok(answer), retry_after),
-                    Class::Transient | Class::Refused => (
+                    Class::Success | Class::Refused => (Ok(answer), retry_after),
+                    Class::Transient => (
                         Err(ProviderError::Status(answer.status.as_u16())),
                         retry_after,
                     ),

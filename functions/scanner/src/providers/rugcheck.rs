@@ -3,7 +3,8 @@
 //! scanner budgets conservatively and caches reports for hours.
 
 use super::wire::RiskSummary;
-use super::{Http, ProviderError};
+use super::{Http, ProviderError, RUGCHECK, Received};
+use freedom_shared::scan::provenance::http_request;
 use freedom_shared::scan::{MAX_RISK_NAME_CHARS, Risk, RiskReport};
 use tokio::time::Instant;
 
@@ -28,15 +29,27 @@ impl RugCheck {
         RugCheck { http }
     }
 
-    /// The report summary of `mint`, if it answers by `deadline`.
-    pub async fn report(&self, mint: &str, deadline: Instant) -> Result<RiskAnswer, ProviderError> {
-        let url = format!("{}/v1/tokens/{mint}/report/summary", self.http.base_url());
-        match self.http.by(deadline, self.http.get(&url)).await {
-            Ok(answer) => parse_report(&answer.body).map(RiskAnswer::Report),
-            Err(ProviderError::Status(status)) if (400..500).contains(&status) && status != 429 => {
-                Ok(RiskAnswer::NoReport)
-            }
-            Err(error) => Err(error),
+    /// The report summary of `mint`, if it answers by `deadline`, with
+    /// the answer it was read from (a refusal says there is no report).
+    pub async fn report(
+        &self,
+        mint: &str,
+        deadline: Instant,
+    ) -> Result<(RiskAnswer, Received), ProviderError> {
+        let path = format!("/v1/tokens/{mint}/report/summary");
+        let url = format!("{}{path}", self.http.base_url());
+        let answer = self.http.by(deadline, self.http.fetch(&url)).await?;
+        let received = Received::new(
+            RUGCHECK,
+            http_request("GET", self.http.base_url(), &path),
+            &answer,
+        );
+        if answer.status.is_success() {
+            Ok((RiskAnswer::Report(parse_report(&answer.body)?), received))
+        } else {
+            // A 4xx other than 429 (the only statuses `fetch` answers
+            // besides success): RugCheck has no report for this token.
+            Ok((RiskAnswer::NoReport, received))
         }
     }
 }
@@ -67,6 +80,7 @@ pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
         score: summary.score.get().copied(),
         score_normalised: summary.score_normalised.get().copied(),
         risks,
+        lp_locked_pct: summary.lp_locked_pct.get().copied(),
     }
     .bounded())
 }

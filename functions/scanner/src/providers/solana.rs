@@ -1,10 +1,14 @@
-//! Solana JSON-RPC `getMultipleAccounts` with `jsonParsed`: at most 100 keys
-//! a call (100 requests per 10 s, 40 per 10 s for one method). Accounts come
-//! back in input order, `null` for one that does not exist.
+//! Solana JSON-RPC: `getMultipleAccounts` with `jsonParsed` (at most 100
+//! keys a call; accounts come back in input order, `null` for one that does
+//! not exist) and `getTokenLargestAccounts` (a token's 20 largest token
+//! accounts). The public endpoint allows 100 requests per 10 s, 40 per 10 s
+//! for one method; every call goes through the same pacing.
 
-use super::wire::{AccountSlot, Parsed, RpcAnswer, RpcError, TokenAccountInfo};
-use super::{Http, ProviderError};
-use freedom_shared::scan::{Authority, MintAccount, WalletToken, WalletView};
+use super::wire::{AccountSlot, LargestAnswer, Parsed, RpcAnswer, RpcError, TokenAccountInfo};
+use super::{Http, ProviderError, Received, SOLANA_RPC};
+use freedom_shared::scan::holders::Holding;
+use freedom_shared::scan::provenance::rpc_request;
+use freedom_shared::scan::{MintAccount, WalletToken, WalletView};
 use futures_util::future::join_all;
 use serde::Deserialize;
 use serde_json::json;
@@ -20,13 +24,42 @@ pub struct SolanaRpc {
     http: Http,
 }
 
-/// Accounts of the keys whose batch answered, and the batches that failed.
+/// Accounts of the keys whose batch answered, the answers they came from,
+/// and the batches that failed.
 #[derive(Debug, Default)]
 pub struct Accounts {
     /// Per answered key: its account, or [`AccountSlot::Missing`].
     pub accounts: BTreeMap<String, AccountSlot>,
+    /// The answers, one per batch that answered.
+    pub answers: Vec<Received>,
+    /// Per answered key: the index in `answers` of its batch's answer.
+    pub sources: BTreeMap<String, usize>,
     /// One entry per failed batch.
     pub failures: Vec<ProviderError>,
+}
+
+impl Accounts {
+    /// The highest slot any answer was read at.
+    pub fn slot(&self) -> Option<u64> {
+        self.answers.iter().filter_map(|a| a.slot).max()
+    }
+}
+
+/// A token account's address and balance (in the token's smallest units).
+pub type Balance = (String, u128);
+
+/// A token's largest accounts, as `getTokenLargestAccounts` gave them.
+#[derive(Debug)]
+pub struct Largest {
+    /// Address and balance, largest first.
+    pub accounts: Vec<Balance>,
+    /// The answer they came from.
+    pub received: Received,
+}
+
+/// The configuration every call asks for.
+fn config() -> serde_json::Value {
+    json!({"encoding": "jsonParsed", "commitment": "confirmed"})
 }
 
 impl SolanaRpc {
@@ -39,46 +72,91 @@ impl SolanaRpc {
     /// answer by `deadline` are kept.
     pub async fn accounts(&self, keys: &[String], deadline: Instant) -> Accounts {
         let calls = keys.chunks(BATCH).map(|batch| async move {
-            let body = json!({
-                "jsonrpc": "2.0", "id": 1, "method": "getMultipleAccounts",
-                "params": [batch, {"encoding": "jsonParsed", "commitment": "confirmed"}]
-            });
-            let answer = self
-                .http
-                .by(deadline, self.http.post_json(self.http.base_url(), &body))
-                .await;
+            let params = json!([batch, config()]);
+            let answer = self.call("getMultipleAccounts", &params, deadline).await;
             (
                 batch,
-                answer.and_then(|a| parse_accounts(&a.body, batch.len())),
+                answer.and_then(|mut received| {
+                    let (values, slot) = parse_accounts(&received.body, batch.len())?;
+                    received.slot = slot;
+                    Ok((values, received))
+                }),
             )
         });
         let mut result = Accounts::default();
         for (batch, answer) in join_all(calls).await {
             match answer {
-                Ok(values) => result.accounts.extend(batch.iter().cloned().zip(values)),
+                Ok((values, received)) => {
+                    let index = result.answers.len();
+                    result.answers.push(received);
+                    result
+                        .sources
+                        .extend(batch.iter().map(|key| (key.clone(), index)));
+                    result.accounts.extend(batch.iter().cloned().zip(values));
+                }
                 Err(error) => result.failures.push(error),
             }
         }
         result
     }
+
+    /// The 20 largest token accounts of `mint`, if the RPC answers by
+    /// `deadline`.
+    pub async fn largest(&self, mint: &str, deadline: Instant) -> Result<Largest, ProviderError> {
+        let params = json!([mint, {"commitment": "confirmed"}]);
+        let mut received = self
+            .call("getTokenLargestAccounts", &params, deadline)
+            .await?;
+        let (accounts, slot) = parse_largest(&received.body)?;
+        received.slot = slot;
+        Ok(Largest { accounts, received })
+    }
+
+    /// One JSON-RPC call, its answer as provenance records it.
+    async fn call(
+        &self,
+        method: &str,
+        params: &serde_json::Value,
+        deadline: Instant,
+    ) -> Result<Received, ProviderError> {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let answer = self
+            .http
+            .by(deadline, self.http.post_json(self.http.base_url(), &body))
+            .await?;
+        Ok(Received::new(
+            SOLANA_RPC,
+            rpc_request(method, params),
+            &answer,
+        ))
+    }
 }
 
-/// The accounts in a `getMultipleAccounts` answer's body, checked for length.
-pub fn parse_accounts(body: &[u8], expected: usize) -> Result<Vec<AccountSlot>, ProviderError> {
+/// An RPC error object as the provider error it is.
+fn rpc_error(error: &serde_json::Value) -> ProviderError {
+    let error = RpcError::deserialize(error).unwrap_or_default();
+    ProviderError::Rpc {
+        code: error.code.get().copied().unwrap_or(0),
+        message: error
+            .message
+            .get()
+            .map_or("", String::as_str)
+            .chars()
+            .take(200)
+            .collect(),
+    }
+}
+
+/// The accounts in a `getMultipleAccounts` answer's body, checked for
+/// length, and the slot it was read at.
+pub fn parse_accounts(
+    body: &[u8],
+    expected: usize,
+) -> Result<(Vec<AccountSlot>, Option<u64>), ProviderError> {
     let answer: RpcAnswer = serde_json::from_slice(body)
         .map_err(|_| ProviderError::Malformed("not a JSON-RPC answer"))?;
     if let Some(error) = answer.error.get() {
-        let error = RpcError::deserialize(error).unwrap_or_default();
-        return Err(ProviderError::Rpc {
-            code: error.code.get().copied().unwrap_or(0),
-            message: error
-                .message
-                .get()
-                .map_or("", String::as_str)
-                .chars()
-                .take(200)
-                .collect(),
-        });
+        return Err(rpc_error(error));
     }
     let Some(result) = answer.result.0 else {
         return Err(ProviderError::Malformed("no result.value array"));
@@ -88,7 +166,50 @@ pub fn parse_accounts(body: &[u8], expected: usize) -> Result<Vec<AccountSlot>, 
             "not one account per key asked for",
         ));
     }
-    Ok(result.value)
+    Ok((result.value, result.context.0.map(|c| c.slot)))
+}
+
+/// The accounts in a `getTokenLargestAccounts` answer's body (those whose
+/// amount reads), and the slot it was read at.
+pub fn parse_largest(body: &[u8]) -> Result<(Vec<Balance>, Option<u64>), ProviderError> {
+    let answer: LargestAnswer = serde_json::from_slice(body)
+        .map_err(|_| ProviderError::Malformed("not a JSON-RPC answer"))?;
+    if let Some(error) = answer.error.get() {
+        return Err(rpc_error(error));
+    }
+    let Some(result) = answer.result.0 else {
+        return Err(ProviderError::Malformed("no result.value array"));
+    };
+    let accounts = result
+        .value
+        .iter()
+        .filter_map(|account| account.get())
+        .filter_map(|account| Some((account.address.clone(), account.amount.parse().ok()?)))
+        .collect();
+    Ok((accounts, result.context.0.map(|c| c.slot)))
+}
+
+/// The largest accounts with their owners (from `owners`, the token
+/// accounts' parsed forms): an owner not read is unknown.
+pub fn holdings(largest: &[Balance], owners: &Accounts) -> Vec<Holding> {
+    largest
+        .iter()
+        .map(|(address, amount)| Holding {
+            address: address.clone(),
+            owner: owners.accounts.get(address).and_then(owner_of),
+            amount: *amount,
+        })
+        .collect()
+}
+
+/// The owner of a parsed token account.
+fn owner_of(slot: &AccountSlot) -> Option<String> {
+    match parsed(slot) {
+        Some(parsed) if parsed.kind == "account" => {
+            TokenAccountInfo::deserialize(&parsed.info).ok()?.owner.0
+        }
+        _ => None,
+    }
 }
 
 /// The parsed form of an account, when the RPC had a parser for it.
@@ -99,17 +220,18 @@ fn parsed(slot: &AccountSlot) -> Option<&Parsed> {
     }
 }
 
-/// What a mint's account says of its authorities.
+/// What a mint's account says: its program, authorities, supply and
+/// extensions.
 pub fn mint_account(slot: &AccountSlot) -> MintAccount {
-    if *slot == AccountSlot::Missing {
+    let AccountSlot::Present(account) = slot else {
         return MintAccount::Missing;
-    }
+    };
+    let program = account.owner.get().map(String::as_str);
     match parsed(slot) {
-        Some(parsed) if parsed.kind == "mint" => MintAccount::Mint {
-            mint_authority: Authority::from_field(parsed.info.get("mintAuthority")),
-            freeze_authority: Authority::from_field(parsed.info.get("freezeAuthority")),
+        Some(parsed) => MintAccount::parsed(program, &parsed.kind, &parsed.info),
+        None => MintAccount::NotAMint {
+            program: program.map(str::to_owned),
         },
-        _ => MintAccount::NotAMint,
     }
 }
 

@@ -90,6 +90,8 @@ impl PairsAnswer {
 pub struct Pair {
     /// The pool's DexScreener page.
     pub url: Loose<String>,
+    /// The pool's address.
+    pub pair_address: Loose<String>,
     /// The base side (the token priced by `priceUsd`).
     pub base_token: Loose<PairToken>,
     /// The quote side (the token `priceNative` is counted in).
@@ -144,6 +146,10 @@ pub(crate) struct RiskSummary {
     pub score: Loose<f64>,
     /// The score scaled by RugCheck (British spelling, as sent).
     pub score_normalised: Loose<f64>,
+    /// The share of the LP locked or burned, in percent (`null` where
+    /// RugCheck has no figure, e.g. concentrated-liquidity pools).
+    #[serde(rename = "lpLockedPct")]
+    pub lp_locked_pct: Loose<f64>,
 }
 
 /// One risk.
@@ -183,8 +189,48 @@ pub(crate) struct RpcError {
 /// The result of `getMultipleAccounts`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct RpcResult {
+    /// The slot the answer was read at.
+    #[serde(default)]
+    pub context: Loose<RpcContext>,
     /// One slot per key asked for, in order.
     pub value: Vec<AccountSlot>,
+}
+
+/// An RPC answer's context.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RpcContext {
+    /// The slot.
+    pub slot: u64,
+}
+
+/// A JSON-RPC answer to `getTokenLargestAccounts`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct LargestAnswer {
+    /// The error object, when the call failed.
+    pub error: Loose<Value>,
+    /// The result, when it succeeded.
+    pub result: Loose<LargestResult>,
+}
+
+/// The result of `getTokenLargestAccounts`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LargestResult {
+    /// The slot the answer was read at.
+    #[serde(default)]
+    pub context: Loose<RpcContext>,
+    /// The largest token accounts, largest first (an element that does not
+    /// read is skipped).
+    pub value: Vec<Loose<LargestAccount>>,
+}
+
+/// One of the largest token accounts.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LargestAccount {
+    /// The token account's address.
+    pub address: String,
+    /// Its balance in the token's smallest units, as text.
+    pub amount: String,
 }
 
 /// What the RPC says of one key: no account (`null`), or an account (one
@@ -236,12 +282,14 @@ pub struct Parsed {
     pub info: Value,
 }
 
-/// A parsed token account's mint and balance.
+/// A parsed token account's mint, owner and balance.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct TokenAccountInfo {
     /// The token it holds.
     pub mint: Loose<String>,
+    /// Who owns the token account.
+    pub owner: Loose<String>,
     /// How much of it.
     pub token_amount: Loose<TokenAmount>,
 }

@@ -8,7 +8,7 @@
 use super::connection::{self, SharedConnection};
 use crate::clock::{Clock, system_clock};
 use crate::ports::StoreError;
-use crate::ports::scan_store::{LockToken, ScanStore, StateEntry};
+use crate::ports::scan_store::{Evidence, LockToken, ScanStore, StateEntry, checked_evidence};
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
@@ -27,6 +27,11 @@ CREATE TABLE IF NOT EXISTS lock (
 CREATE TABLE IF NOT EXISTS state (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS evidence (
+    sha256     TEXT PRIMARY KEY,
+    body       BLOB    NOT NULL,
+    expires_ms INTEGER NOT NULL
 ) STRICT;
 ";
 
@@ -165,6 +170,44 @@ impl ScanStore for SqliteScanStore {
         })
         .await
     }
+
+    /// One transaction: expired evidence is dropped, new items inserted
+    /// (an item kept already stays as it is).
+    async fn keep_evidence(&self, items: &[Evidence], ttl: Duration) -> Result<(), StoreError> {
+        let items = items.to_vec();
+        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        self.in_transaction(move |tx, now| {
+            tx.execute("DELETE FROM evidence WHERE expires_ms <= ?1", [now])
+                .map_err(sqlite_failed)?;
+            for (sha256, body) in &items {
+                tx.execute(
+                    "INSERT INTO evidence (sha256, body, expires_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (sha256) DO NOTHING",
+                    params![sha256, body.as_ref(), now.saturating_add(ttl_ms)],
+                )
+                .map_err(sqlite_failed)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let sha256 = sha256.to_owned();
+        self.in_transaction(move |tx, now| {
+            let body: Option<Vec<u8>> = tx
+                .query_row(
+                    "SELECT body FROM evidence WHERE sha256 = ?1 AND expires_ms > ?2",
+                    params![sha256, now],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sqlite_failed)?;
+            body.map(|bytes| checked_evidence(&sha256, bytes, STORE))
+                .transpose()
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -238,5 +281,34 @@ mod tests {
         now.store(500, Ordering::SeqCst);
         assert!(!store.write_fenced(&token, &entry).await.unwrap());
         assert_eq!(store.read(&["report"]).await.unwrap(), vec![None]);
+    }
+
+    #[tokio::test]
+    async fn evidence_expires_after_its_time_and_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = Arc::new(AtomicI64::new(1_000_000));
+        let clock: Clock = {
+            let now = Arc::clone(&now);
+            Arc::new(move || millis(now.load(Ordering::SeqCst)))
+        };
+        let store = SqliteScanStore::open_with_clock(dir.path(), clock).unwrap();
+        let body = bytes::Bytes::from_static(b"{}");
+        let hash = crate::scan::provenance::sha256_hex(&body);
+        let ttl = Duration::from_millis(1_000);
+        store
+            .keep_evidence(&[(hash.clone(), body.clone())], ttl)
+            .await
+            .unwrap();
+        now.fetch_add(999, Ordering::SeqCst);
+        assert_eq!(store.evidence(&hash).await.unwrap(), Some(body.to_vec()));
+        now.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(store.evidence(&hash).await.unwrap(), None);
+        // The next keep drops it from the file.
+        store.keep_evidence(&[], ttl).await.unwrap();
+        let rows: i64 = rusqlite::Connection::open(dir.path().join(DATABASE_FILE))
+            .unwrap()
+            .query_row("SELECT count(*) FROM evidence", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0);
     }
 }

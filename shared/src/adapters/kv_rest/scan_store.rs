@@ -8,8 +8,10 @@
 
 use super::client::{Command, KvClient, Script, as_array, as_string};
 use crate::ports::StoreError;
-use crate::ports::scan_store::{LockToken, ScanStore, StateEntry};
+use crate::ports::scan_store::{Evidence, LockToken, ScanStore, StateEntry, checked_evidence};
 use async_trait::async_trait;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -52,7 +54,15 @@ impl KvScanStore {
     fn state_key(&self, name: &str) -> String {
         format!("{}scanner:state:{name}", self.prefix)
     }
+
+    fn evidence_key(&self, sha256: &str) -> String {
+        format!("{}scanner:evidence:{sha256}", self.prefix)
+    }
 }
+
+/// Most bytes of evidence one request carries (the REST protocol takes
+/// 10 MB a request; base64 makes bytes a third larger).
+const EVIDENCE_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 
 fn is_one(value: &Value) -> bool {
     value.as_i64() == Some(1)
@@ -114,5 +124,60 @@ impl ScanStore for KvScanStore {
             .iter()
             .map(|v| Ok(as_string(v)?.map(str::to_owned)))
             .collect()
+    }
+
+    /// Each item is `SET key <base64> EX <ttl> NX`, a few megabytes a
+    /// pipeline.
+    async fn keep_evidence(&self, items: &[Evidence], ttl: Duration) -> Result<(), StoreError> {
+        let seconds = ttl.as_secs().max(1);
+        let mut batch: Vec<Command> = Vec::new();
+        let mut bytes = 0usize;
+        for (sha256, body) in items {
+            if bytes > 0 && bytes + body.len() > EVIDENCE_REQUEST_BYTES {
+                self.send_evidence(&std::mem::take(&mut batch)).await?;
+                bytes = 0;
+            }
+            bytes += body.len();
+            batch.push(
+                Command::new("SET")
+                    .arg(self.evidence_key(sha256))
+                    .arg(BASE64.encode(body))
+                    .arg("EX")
+                    .arg(seconds)
+                    .arg("NX"),
+            );
+        }
+        self.send_evidence(&batch).await
+    }
+
+    async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let reply = self
+            .client
+            .command(&Command::new("GET").arg(self.evidence_key(sha256)))
+            .await?;
+        let Some(text) = as_string(&reply)? else {
+            return Ok(None);
+        };
+        let bytes = BASE64.decode(text).map_err(|_| {
+            StoreError::Corrupt(format!(
+                "the evidence {sha256} is not base64 on the KV store"
+            ))
+        })?;
+        checked_evidence(sha256, bytes, "KV store").map(Some)
+    }
+}
+
+impl KvScanStore {
+    async fn send_evidence(&self, commands: &[Command]) -> Result<(), StoreError> {
+        if commands.is_empty() {
+            return Ok(());
+        }
+        for result in self.client.pipeline(commands).await? {
+            // The text is the server's own; it names no secret.
+            result.map_err(|error| {
+                StoreError::Corrupt(format!("the KV store refused to keep evidence: {error}"))
+            })?;
+        }
+        Ok(())
     }
 }

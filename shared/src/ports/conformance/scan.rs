@@ -14,6 +14,36 @@ where
 {
     only_the_holder_writes_and_releases(make_store().await).await;
     exactly_one_of_many_acquires(make_store().await).await;
+    evidence_is_kept_by_its_hash(make_store().await).await;
+}
+
+/// Evidence is kept under its SHA-256 with no lock, read back byte for
+/// byte (any bytes, not only text), kept once, and absent when unknown.
+pub(super) async fn evidence_is_kept_by_its_hash<S: ScanStore>(store: S) {
+    use crate::scan::provenance::sha256_hex;
+    let json = bytes::Bytes::from_static(br#"[{"pairAddress":"P"}]"#);
+    let binary = bytes::Bytes::from((0u8..=255).collect::<Vec<u8>>());
+    let items = vec![
+        (sha256_hex(&json), json.clone()),
+        (sha256_hex(&binary), binary.clone()),
+    ];
+    assert_eq!(store.evidence(&items[0].0).await.unwrap(), None);
+    store.keep_evidence(&items, LOCK_TTL).await.unwrap();
+    // Kept again (another run used the same answer): still the same bytes.
+    store.keep_evidence(&items[..1], LOCK_TTL).await.unwrap();
+    store.keep_evidence(&[], LOCK_TTL).await.unwrap();
+    assert_eq!(
+        store.evidence(&items[0].0).await.unwrap(),
+        Some(json.to_vec())
+    );
+    assert_eq!(
+        store.evidence(&items[1].0).await.unwrap(),
+        Some(binary.to_vec())
+    );
+    assert_eq!(
+        store.evidence(&sha256_hex(b"never kept")).await.unwrap(),
+        None
+    );
 }
 
 const LOCK_TTL: std::time::Duration = std::time::Duration::from_secs(60);

@@ -1,6 +1,8 @@
+use super::book::MAX_BOOK_USD;
 use super::*;
 use crate::record::Record;
 use crate::record::guard::Guard;
+use crate::scan::mint::FeeInForce;
 use std::str::FromStr;
 
 fn token(mint: &str, price: &str, liquidity: i64, change: f64, eligible: bool) -> TokenMarket {
@@ -11,8 +13,13 @@ fn token(mint: &str, price: &str, liquidity: i64, change: f64, eligible: bool) -
         liquidity: Decimal::from(liquidity),
         change_h24: Some(change),
         eligible,
+        transfer_fee: Some(FeeInForce::NONE),
+        blocked: false,
+        evidence: vec!["ab".repeat(32)],
     }
 }
+
+const REPORT: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 fn at(minute: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_777_896_000 + minute * 60, 0).unwrap()
@@ -145,7 +152,7 @@ fn extreme_provider_values_never_panic_a_book() {
                 book.advance(experiment, &sell_off, at(15));
                 book.advance(experiment, &market, at(30));
                 let _ = serde_json::to_value(crate::scan::view::BookView::from(&book));
-                if let Some(record) = book.snapshot_record(experiment, at(30)) {
+                if let Some(record) = book.snapshot_record(experiment, at(30), REPORT) {
                     let parsed =
                         Record::parse(record.to_string().as_bytes(), &Guard::default(), Utc::now());
                     assert!(parsed.is_ok(), "{price} {liquidity}: {record}: {parsed:?}");
@@ -163,9 +170,189 @@ fn the_paper_snapshot_is_a_valid_reconciling_ledger_record() {
         token("b", "123.456789", 900_000, 1.0, true),
     ];
     book.advance(&EXPERIMENTS[1], &market, at(0));
-    let record = book.snapshot_record(&EXPERIMENTS[1], at(0)).unwrap();
+    let record = book
+        .snapshot_record(&EXPERIMENTS[1], at(0), REPORT)
+        .unwrap();
     let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default(), Utc::now());
     assert!(parsed.is_ok(), "{record}: {parsed:?}");
     assert_eq!(record["asOf"], "2026-05-04T12:00:00Z");
-    assert_eq!(record["id"], "scanner-equal-weight-v1-20260504T1200Z");
+    assert_eq!(record["id"], "scanner-equal-weight-v2-20260504T1200Z");
+    assert_eq!(
+        record["source"]["url"],
+        format!("https://dexscreener.com/solana#report={REPORT}")
+    );
+}
+
+/// A paper round trip of a token with a 2 % transfer fee, by hand (pool
+/// liquidity 10 000 000 USD, price 1, fee cap far above):
+///
+/// Buy 10 000: swap fee 25.00; slippage 10 000 / 10 000 000 = 0.1 %, so
+/// the fill price is 1.001; the pool sends (10 000 − 25) / 1.001 =
+/// 9 965.03496503 tokens (12 significant digits, toward zero); the transfer
+/// fee is 2 % of them rounded up to the token's 6 decimals, 199.300700;
+/// the book receives 9 765.73426503 and pays 9 965.03496503 × 1.001 + 25 =
+/// 10 000.00.
+///
+/// Sell them all at price 1: slippage 9 765.73426503 / 10 000 000 =
+/// 0.000976573426503, fill price 0.999023426573; the transfer fee is 2 %
+/// of the tokens sent, 195.314686; the pool receives 9 570.41957903,
+/// worth 9 561.07336158 at the fill price; swap fee 23.90; cash
+/// 9 537.17. The round trip loses 462.83: the two transfer fees (about
+/// 394.62 at the fill prices), the two swap fees (48.90) and the
+/// slippage (about 19.31).
+#[test]
+fn a_round_trip_of_a_2_percent_fee_token_pays_both_transfer_fees_to_the_cent() {
+    let fee = FeeInForce {
+        basis_points: 200,
+        maximum: Decimal::from(1_000_000_000u64),
+        decimals: 6,
+    };
+    let market = |eligible: bool| TokenMarket {
+        transfer_fee: Some(fee),
+        ..token("t", "1", 10_000_000, 5.0, eligible)
+    };
+    let mut book = Book::new(&EXPERIMENTS[1]);
+    let bought = book.advance(&EXPERIMENTS[1], &[market(true)], at(0));
+    assert_eq!(bought.len(), 1);
+    assert_eq!(bought[0].fee, Decimal::from(25));
+    assert_eq!(bought[0].price, Decimal::from_str("1.001").unwrap());
+    assert_eq!(
+        bought[0].transfer_fee,
+        Decimal::from_str("199.3007").unwrap()
+    );
+    assert_eq!(
+        bought[0].quantity,
+        Decimal::from_str("9765.73426503").unwrap()
+    );
+    assert_eq!(book.cash, Decimal::ZERO);
+    let sold = book.advance(&EXPERIMENTS[1], &[market(false)], at(15));
+    assert_eq!(sold.len(), 1);
+    assert_eq!(sold[0].side, Side::Sell);
+    assert_eq!(sold[0].price, Decimal::from_str("0.999023426573").unwrap());
+    assert_eq!(
+        sold[0].transfer_fee,
+        Decimal::from_str("195.314686").unwrap()
+    );
+    assert_eq!(sold[0].fee, Decimal::from_str("23.90").unwrap());
+    assert_eq!(book.cash, Decimal::from_str("9537.17").unwrap());
+    let loss = START_CAPITAL_USD - book.cash;
+    assert_eq!(loss, Decimal::from_str("462.83").unwrap());
+    // At least the two transfer fees and the two swap fees.
+    let transfer_fees =
+        bought[0].transfer_fee * bought[0].price + sold[0].transfer_fee * sold[0].price;
+    assert!(loss >= transfer_fees + bought[0].fee + sold[0].fee);
+    // Without the fee the same round trip loses only the swap costs.
+    let mut plain = Book::new(&EXPERIMENTS[1]);
+    plain.advance(
+        &EXPERIMENTS[1],
+        &[token("t", "1", 10_000_000, 5.0, true)],
+        at(0),
+    );
+    plain.advance(
+        &EXPERIMENTS[1],
+        &[token("t", "1", 10_000_000, 5.0, false)],
+        at(15),
+    );
+    assert!(START_CAPITAL_USD - plain.cash < Decimal::from(70));
+}
+
+#[test]
+fn a_held_token_that_turns_blocked_is_worth_nothing_and_never_sold() {
+    let mut book = Book::new(&EXPERIMENTS[1]);
+    book.advance(
+        &EXPERIMENTS[1],
+        &[token("t", "2", 10_000_000, 5.0, true)],
+        at(0),
+    );
+    assert_eq!(book.positions.len(), 1);
+    let paused = TokenMarket {
+        blocked: true,
+        ..token("t", "3", 10_000_000, 5.0, false)
+    };
+    let fills = book.advance(&EXPERIMENTS[1], std::slice::from_ref(&paused), at(15));
+    assert!(fills.is_empty(), "a blocked holding is not sold: {fills:?}");
+    let position = &book.positions[0];
+    assert!(position.blocked);
+    // Its mark is kept for the reader; its value is not.
+    assert_eq!(position.mark, Decimal::from(3));
+    assert_eq!(position.value(), Some(Decimal::ZERO));
+    assert_eq!(book.equity(), Some(book.cash));
+    // Once blocked, always blocked: it stays worth 0 when the pause lifts.
+    book.advance(
+        &EXPERIMENTS[1],
+        &[token("t", "3", 10_000_000, 5.0, true)],
+        at(30),
+    );
+    assert!(book.positions[0].blocked);
+    assert_eq!(book.equity(), Some(book.cash));
+    // The ledger's snapshot values it at 0 and still reconciles.
+    let record = book
+        .snapshot_record(&EXPERIMENTS[1], at(30), REPORT)
+        .unwrap();
+    assert_eq!(record["positions"][0]["mark"], 0);
+    let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default(), Utc::now());
+    assert!(parsed.is_ok(), "{record}: {parsed:?}");
+}
+
+#[test]
+fn a_token_whose_fee_is_not_known_this_run_is_neither_bought_nor_sold() {
+    let unknown_fee = TokenMarket {
+        transfer_fee: None,
+        ..token("t", "1", 10_000_000, 5.0, true)
+    };
+    let mut book = Book::new(&EXPERIMENTS[1]);
+    assert!(
+        book.advance(&EXPERIMENTS[1], std::slice::from_ref(&unknown_fee), at(0))
+            .is_empty()
+    );
+    book.advance(
+        &EXPERIMENTS[1],
+        &[token("t", "1", 10_000_000, 5.0, true)],
+        at(15),
+    );
+    let held = TokenMarket {
+        eligible: false,
+        ..unknown_fee
+    };
+    assert!(book.advance(&EXPERIMENTS[1], &[held], at(30)).is_empty());
+    assert_eq!(book.positions.len(), 1);
+}
+
+#[test]
+fn each_rule_is_registered_by_a_valid_decision_naming_its_hash() {
+    for experiment in &EXPERIMENTS {
+        let record = registration_record(experiment, at(0));
+        let parsed = Record::parse(record.to_string().as_bytes(), &Guard::default(), Utc::now());
+        let Ok(Record::Decision(decision)) = parsed else {
+            panic!("{record}: {parsed:?}")
+        };
+        let hash = rule_hash(experiment);
+        assert_eq!(
+            hash,
+            format!(
+                "sha256:{}",
+                crate::scan::provenance::sha256_hex(rule_text(experiment).as_bytes())
+            )
+        );
+        assert_eq!(
+            registered_hash(decision.thesis.as_deref().unwrap()),
+            Some(hash.as_str())
+        );
+        assert!(record["source"]["url"].as_str().unwrap().ends_with(&hash));
+        assert_eq!(record["id"], registration_id(experiment));
+        assert_eq!(record["mode"], "paper");
+        assert_eq!(record["action"], "research");
+        // The full rule names every check and the costs.
+        let text = rule_text(experiment);
+        for name in crate::scan::checks::CHECK_NAMES {
+            assert!(text.contains(name), "{name}");
+        }
+        assert!(text.contains("transfer fee"));
+    }
+    // Three rules, three hashes; the retired ids are not reused.
+    let hashes: std::collections::BTreeSet<_> = EXPERIMENTS.iter().map(rule_hash).collect();
+    assert_eq!(hashes.len(), 3);
+    assert!(EXPERIMENTS.iter().all(|e| !RETIRED.contains(&e.id)));
+    assert_eq!(registered_hash("no hash here"), None);
+    assert_eq!(registered_hash("ruleHash: sha256:nothex"), None);
 }

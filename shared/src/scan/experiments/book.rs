@@ -1,133 +1,17 @@
-//! The fixed paper experiments and their books. Paper only: nothing here
-//! signs, sends or copies anything; a "trade" is arithmetic on a book.
-//!
-//! Every experiment starts with [`START_CAPITAL_USD`] in cash and pays the
-//! same costs on every fill:
-//! - a fee of [`FEE_RATE`] of the traded notional (a typical DEX swap fee);
-//! - slippage from liquidity: `min(notional / poolLiquidityUsd, MAX_SLIPPAGE)`,
-//!   paid as a worse price (buys at `mark × (1 + s)`, sells at `mark × (1 − s)`),
-//!   the first-order price impact of a constant-product pool.
-//!
-//! A rule decides the target holdings; the book trades toward them when a
-//! holding is off by more than [`REBALANCE_BAND`] of equity, sells first, and
-//! never spends more cash than it has. A token that is no longer eligible is
-//! sold. Changing a rule means a new experiment id.
+//! A paper book: cash, holdings and the latest fills, and how a fill is
+//! priced (see the module above for the cost model).
 
-use super::{DEDUP_WINDOW, TRADES_PER_BOOK};
+use super::{
+    Experiment, FEE_RATE, MAX_SLIPPAGE, MIN_TRADE_USD, REBALANCE_BAND, START_CAPITAL_USD,
+    TokenMarket, targets,
+};
 use crate::clock::rfc3339;
 use crate::record::{MAX_AMOUNT, decimal_json};
+use crate::scan::TRADES_PER_BOOK;
 use chrono::{DateTime, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// Start capital of every experiment, in USD.
-pub const START_CAPITAL_USD: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
-/// Fee per fill: 0.25 % of notional.
-pub const FEE_RATE: Decimal = Decimal::from_parts(25, 0, 0, false, 4);
-/// Largest slippage a fill pays: 5 %.
-pub(crate) const MAX_SLIPPAGE: Decimal = Decimal::from_parts(5, 0, 0, false, 2);
-/// A holding is traded when it is off its target by more than 2 % of equity.
-pub const REBALANCE_BAND: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
-/// Fills below one dollar are not made.
-pub(crate) const MIN_TRADE_USD: Decimal = Decimal::ONE;
-/// The momentum rule holds at most this many tokens.
-pub const MOMENTUM_TOKENS: usize = 3;
-
-/// What an experiment holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
-    /// Holds its cash; never trades. The baseline every rule must beat.
-    Control,
-    /// Equal weight over every eligible token.
-    EqualWeightEligible,
-    /// Equal weight over the eligible tokens with the highest positive 24-hour
-    /// price change, at most [`MOMENTUM_TOKENS`].
-    MomentumTop,
-}
-
-/// A fixed experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Experiment {
-    /// Its id, also its `strategyId` in the fund ledger.
-    pub id: &'static str,
-    /// Its name in the ledger.
-    pub name: &'static str,
-    /// Its rule.
-    pub rule: Rule,
-    /// The rule in words, for the contract view.
-    pub description: &'static str,
-    /// Its version (a changed rule is a new id, so this stays 1).
-    pub version: u32,
-}
-
-/// The experiments, fixed in code.
-pub const EXPERIMENTS: [Experiment; 3] = [
-    Experiment {
-        id: "scanner-control-cash-v1",
-        name: "Scanner control: cash only (paper)",
-        rule: Rule::Control,
-        description: "holds its start capital in cash and never trades: the do-nothing control",
-        version: 1,
-    },
-    Experiment {
-        id: "scanner-equal-weight-v1",
-        name: "Scanner equal weight of eligible tokens (paper)",
-        rule: Rule::EqualWeightEligible,
-        description: "equal weight over every eligible token (all checks pass); sells a token once it is no longer eligible",
-        version: 1,
-    },
-    Experiment {
-        id: "scanner-momentum-top3-v1",
-        name: "Scanner momentum top 3 (paper)",
-        rule: Rule::MomentumTop,
-        description: "equal weight over the eligible tokens with the highest positive 24-hour price change, at most 3; cash otherwise",
-        version: 1,
-    },
-];
-
-/// The experiments as the contract view declares them.
-pub fn declaration() -> Value {
-    let experiments: Vec<Value> = EXPERIMENTS
-        .iter()
-        .map(|e| {
-            json!({
-                "id": e.id, "name": e.name, "version": e.version, "rule": e.description,
-                "startCapitalUsd": decimal_json(START_CAPITAL_USD),
-            })
-        })
-        .collect();
-    json!({
-        "experiments": experiments,
-        "costModel": {
-            "feeRate": decimal_json(FEE_RATE),
-            "slippage": "min(notional / poolLiquidityUsd, maxSlippage) as a worse fill price",
-            "maxSlippage": decimal_json(MAX_SLIPPAGE),
-            "rebalanceBand": "trade a holding only when it is off its target by more than this share of equity",
-            "rebalanceBandShare": decimal_json(REBALANCE_BAND),
-            "minTradeUsd": decimal_json(MIN_TRADE_USD),
-        },
-        "advance": format!("at most once per {} minutes and once per 15-minute ledger slot; each advance appends every experiment's paper snapshot to the fund ledger with asOf on the 15-minute grid", DEDUP_WINDOW.num_minutes()),
-        "paperOnly": "nothing is signed, sent or copied: trades are arithmetic on a paper book",
-    })
-}
-
-/// A token as the experiments see it in one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TokenMarket {
-    /// Mint address.
-    pub mint: String,
-    /// Ticker, for trades and paper positions.
-    pub symbol: String,
-    /// USD price.
-    pub price: Decimal,
-    /// USD liquidity of its most liquid pool.
-    pub liquidity: Decimal,
-    /// 24-hour price change in percent.
-    pub change_h24: Option<f64>,
-    /// Every check passed.
-    pub eligible: bool,
-}
 
 /// A paper holding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,12 +26,26 @@ pub struct Position {
     pub cost: Decimal,
     /// Latest price.
     pub mark: Decimal,
+    /// The token can no longer be moved (it turned non-transferable,
+    /// frozen or paused): valued at 0 from then on, never sold.
+    #[serde(default)]
+    pub blocked: bool,
 }
 
 impl Position {
-    /// Quantity × mark, to the cent; `None` when it does not fit a decimal.
+    /// Quantity × mark, to the cent (0 once blocked); `None` when it does
+    /// not fit a decimal.
     pub fn value(&self) -> Option<Decimal> {
-        value_of(self.quantity, self.mark).map(cents)
+        self.worth().map(cents)
+    }
+
+    /// Quantity × mark, exactly (0 once blocked).
+    fn worth(&self) -> Option<Decimal> {
+        if self.blocked {
+            Some(Decimal::ZERO)
+        } else {
+            value_of(self.quantity, self.mark)
+        }
     }
 }
 
@@ -184,10 +82,18 @@ pub struct Trade {
     pub price: Decimal,
     /// Slippage as a share of the mark.
     pub slippage: Decimal,
-    /// Fee paid in USD.
+    /// Swap fee paid in USD.
     pub fee: Decimal,
+    /// The token's transfer fee on the tokens moved, in tokens (0 for a
+    /// token without one).
+    #[serde(default)]
+    pub transfer_fee: Decimal,
     /// Cash after the fill.
     pub cash_after: Decimal,
+    /// The provider answers (by `bodySha256`) the fill's price and fee
+    /// came from; each is served as evidence for seven days.
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 /// An experiment's paper book.
@@ -235,7 +141,7 @@ fn value_of(quantity: Decimal, mark: Decimal) -> Option<Decimal> {
 
 /// Largest cash or equity a paper snapshot carries: to the cent, 10^13 has
 /// 15 significant digits, the most a double keeps exactly.
-const MAX_BOOK_USD: Decimal = Decimal::from_parts(0x4E72_A000, 0x0918, 0, false, 0);
+pub(crate) const MAX_BOOK_USD: Decimal = Decimal::from_parts(0x4E72_A000, 0x0918, 0, false, 0);
 
 impl Book {
     /// A fresh book with the start capital.
@@ -252,17 +158,21 @@ impl Book {
     /// Cash plus every holding at its mark, to the cent; `None` when the
     /// holdings' value does not fit a decimal (the book cannot be valued).
     pub fn equity(&self) -> Option<Decimal> {
-        let holdings = self.positions.iter().try_fold(Decimal::ZERO, |sum, p| {
-            sum.checked_add(value_of(p.quantity, p.mark)?)
-        })?;
+        let holdings = self
+            .positions
+            .iter()
+            .try_fold(Decimal::ZERO, |sum, p| sum.checked_add(p.worth()?))?;
         Some(cents(self.cash.checked_add(holdings)?))
     }
 
-    /// Marks holdings to `market` (a token without a price keeps its mark).
+    /// Marks holdings to `market` (a token without a price keeps its mark);
+    /// a holding whose token the evidence says can no longer be moved is
+    /// blocked for good.
     pub fn mark(&mut self, market: &[TokenMarket]) {
         for position in &mut self.positions {
             if let Some(token) = market.iter().find(|t| t.mint == position.mint) {
                 position.mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
+                position.blocked |= token.blocked;
             }
         }
     }
@@ -295,6 +205,9 @@ impl Book {
         // Sells first: holdings off the target list, then overweights.
         for index in (0..self.positions.len()).rev() {
             let position = self.positions[index].clone();
+            if position.blocked {
+                continue; // it cannot be moved: it is never sold
+            }
             let Some(token) = market.iter().find(|t| t.mint == position.mint) else {
                 continue; // no price this run: hold
             };
@@ -316,7 +229,11 @@ impl Book {
             }
         }
         for token in &targets {
+            if token.blocked {
+                continue;
+            }
             let held = match self.positions.iter().find(|p| p.mint == token.mint) {
+                Some(p) if p.blocked => continue,
                 Some(p) => value_of(p.quantity, p.mark),
                 None => Some(Decimal::ZERO),
             };
@@ -355,7 +272,10 @@ impl Book {
             mark.checked_mul(Decimal::ONE - slip)?,
             RoundingStrategy::ToZero,
         );
-        let gross = value_of(quantity, price)?;
+        // The pool receives what is left after the token's transfer fee.
+        let transfer_fee = token.transfer_fee?.on(quantity)?;
+        let received = quantity.checked_sub(transfer_fee)?;
+        let gross = value_of(received, price)?;
         let fee = cents(gross.checked_mul(FEE_RATE)?);
         let cash = cents(self.cash.checked_add(gross)?.checked_sub(fee)?);
         let left = self.positions[index].quantity.checked_sub(quantity)?;
@@ -366,7 +286,14 @@ impl Book {
         } else {
             self.positions[index].quantity = left;
         }
-        Some(self.fill(token, Side::Sell, quantity, mark, price, slip, fee, at))
+        Some(self.fill(
+            token,
+            Side::Sell,
+            quantity,
+            (mark, price, slip),
+            (fee, transfer_fee),
+            at,
+        ))
     }
 
     fn buy(&mut self, token: &TokenMarket, spend: Decimal, at: DateTime<Utc>) -> Option<Trade> {
@@ -380,14 +307,18 @@ impl Book {
             mark.checked_mul(Decimal::ONE + slip)?,
             RoundingStrategy::AwayFromZero,
         );
-        let quantity = significant(
+        // What the pool sends; the buyer receives it less the token's
+        // transfer fee.
+        let sent = significant(
             spend.checked_sub(fee)?.checked_div(price)?,
             RoundingStrategy::ToZero,
         );
+        let transfer_fee = token.transfer_fee?.on(sent)?;
+        let quantity = sent.checked_sub(transfer_fee)?;
         if quantity <= Decimal::ZERO {
             return None;
         }
-        let paid = cents(value_of(quantity, price)?.checked_add(fee)?);
+        let paid = cents(value_of(sent, price)?.checked_add(fee)?);
         let cash = cents(self.cash.checked_sub(paid)?);
         let held = self.positions.iter().position(|p| p.mint == token.mint);
         let (total, cost) = match held.map(|i| &self.positions[i]) {
@@ -418,21 +349,28 @@ impl Book {
                 quantity,
                 cost,
                 mark,
+                blocked: false,
             }),
         }
-        Some(self.fill(token, Side::Buy, quantity, mark, price, slip, fee, at))
+        Some(self.fill(
+            token,
+            Side::Buy,
+            quantity,
+            (mark, price, slip),
+            (fee, transfer_fee),
+            at,
+        ))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The trade a fill made: `prices` are (mark, fill price, slippage),
+    /// `fees` (swap fee in USD, transfer fee in tokens).
     fn fill(
         &self,
         token: &TokenMarket,
         side: Side,
         quantity: Decimal,
-        mark: Decimal,
-        price: Decimal,
-        slippage: Decimal,
-        fee: Decimal,
+        (mark, price, slippage): (Decimal, Decimal, Decimal),
+        (fee, transfer_fee): (Decimal, Decimal),
         at: DateTime<Utc>,
     ) -> Trade {
         Trade {
@@ -446,16 +384,24 @@ impl Book {
             price,
             slippage: slippage.round_dp(6),
             fee,
+            transfer_fee: transfer_fee.normalize(),
             cash_after: self.cash,
+            evidence: token.evidence.clone(),
         }
     }
 
     /// The book as a paper snapshot for the fund ledger at `as_of` (a grid
-    /// instant). It reconciles: equity is cash plus holdings to the cent.
+    /// instant), its `source.url` naming the run's report (`report`,
+    /// `sha256:<hex>`). It reconciles: equity is cash plus holdings to the cent.
     /// `None` when the book cannot be valued or holds a number the ledger
     /// cannot record exactly (cash or equity of 10^13 USD or more, a
     /// quantity, cost or mark of 10^15 or more).
-    pub fn snapshot_record(&self, experiment: &Experiment, as_of: DateTime<Utc>) -> Option<Value> {
+    pub fn snapshot_record(
+        &self,
+        experiment: &Experiment,
+        as_of: DateTime<Utc>,
+        report: &str,
+    ) -> Option<Value> {
         let equity = self.equity()?;
         let recordable = equity < MAX_BOOK_USD
             && self.cash < MAX_BOOK_USD
@@ -470,9 +416,11 @@ impl Book {
             .positions
             .iter()
             .map(|p| {
+                // A blocked holding is worth nothing: its mark in the record is 0.
+                let mark = if p.blocked { Decimal::ZERO } else { p.mark };
                 json!({
                     "symbol": p.symbol, "quantity": decimal_json(p.quantity),
-                    "cost": decimal_json(p.cost), "mark": decimal_json(p.mark),
+                    "cost": decimal_json(p.cost), "mark": decimal_json(mark),
                 })
             })
             .collect();
@@ -481,7 +429,7 @@ impl Book {
             "type": "snapshot", "visibility": "public", "mode": "paper",
             "strategyId": experiment.id, "strategyName": experiment.name,
             "asOf": rfc3339(as_of),
-            "source": {"name": "freedom-scanner paper book (DexScreener prices)", "url": "https://dexscreener.com/solana"},
+            "source": {"name": "freedom-scanner paper book (DexScreener prices)", "url": format!("https://dexscreener.com/solana#report={report}")},
             "currency": "USD",
             "equity": decimal_json(equity),
             "flowSincePrevious": 0,
@@ -490,33 +438,3 @@ impl Book {
         }))
     }
 }
-
-/// The tokens `rule` wants to hold, in a stable order.
-fn targets(rule: Rule, market: &[TokenMarket]) -> Vec<&TokenMarket> {
-    let mut eligible: Vec<&TokenMarket> = market
-        .iter()
-        .filter(|t| t.eligible && t.price > Decimal::ZERO)
-        .collect();
-    eligible.sort_by(|a, b| a.mint.cmp(&b.mint));
-    match rule {
-        Rule::Control => Vec::new(),
-        Rule::EqualWeightEligible => eligible,
-        Rule::MomentumTop => {
-            let mut rising: Vec<&TokenMarket> = eligible
-                .into_iter()
-                .filter(|t| t.change_h24.is_some_and(|c| c > 0.0))
-                .collect();
-            rising.sort_by(|a, b| {
-                b.change_h24
-                    .partial_cmp(&a.change_h24)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then_with(|| a.mint.cmp(&b.mint))
-            });
-            rising.truncate(MOMENTUM_TOKENS);
-            rising
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests;

@@ -1,0 +1,272 @@
+//! The experiments in a run: each is registered under the rule in code
+//! before it advances (its registration decision found in, or appended to,
+//! the ledger; a rule that differs from the registered one does not
+//! advance), the registered ones advance, and their paper snapshots, each
+//! naming the run's report, go to the ledger.
+
+use super::ScanRunner;
+use chrono::{DateTime, Utc};
+use freedom_shared::clock::rfc3339;
+use freedom_shared::errors::ErrorChain;
+use freedom_shared::ports::ledger_store::Refusal;
+use freedom_shared::record::{Mode, Record, RecordKind, StrategyId};
+use freedom_shared::scan::experiments::{
+    EXPERIMENTS, Experiment, RETIRED, Side, TokenMarket, Trade, registered_hash, registration_id,
+    registration_record, rule_hash,
+};
+use freedom_shared::scan::grid_slot;
+use freedom_shared::scan::report::{Registration, ScannerState};
+use freedom_shared::scan::view::{ExperimentStatus, ExperimentView};
+use freedom_shared::service::ledger::{AppendError, AppendStatus};
+
+/// The event of a rule in code that differs from its registration.
+pub const RULE_MISMATCH: &str = "experiment_rule_mismatch";
+
+impl ScanRunner {
+    /// Each experiment's registration: as remembered, else as found in the
+    /// ledger, else appended now. A rule in code that differs from the
+    /// registered one, or a registration that cannot be had, leaves the
+    /// experiment out of this run's advance (and the run degraded).
+    pub(super) async fn register(
+        &self,
+        state: &mut ScannerState,
+        now: DateTime<Utc>,
+        degraded: &mut Vec<String>,
+    ) -> Vec<ExperimentView> {
+        let mut views = Vec::with_capacity(EXPERIMENTS.len());
+        for experiment in &EXPERIMENTS {
+            let hash = rule_hash(experiment);
+            let registration = match state.registrations.get(experiment.id) {
+                Some(known) => Ok(Some(known.clone())),
+                None => self.registration(experiment, now).await,
+            };
+            let registration = match registration {
+                Ok(registration) => registration,
+                Err(message) => {
+                    state.push_event(now, "ledger", message.clone());
+                    degraded.push(message);
+                    None
+                }
+            };
+            let status = match &registration {
+                None => ExperimentStatus::Unregistered,
+                Some(found) if found.rule_hash == hash => ExperimentStatus::Active,
+                Some(found) => {
+                    let message = format!(
+                        "{}: the rule in code ({hash}) is not the registered one ({}, seq {}); not advanced",
+                        experiment.id, found.rule_hash, found.seq
+                    );
+                    state.push_event(now, RULE_MISMATCH, message.clone());
+                    degraded.push(message);
+                    ExperimentStatus::RuleMismatch
+                }
+            };
+            if let Some(found) = &registration {
+                state
+                    .registrations
+                    .insert(experiment.id.to_owned(), found.clone());
+            }
+            views.push(ExperimentView {
+                experiment_id: experiment.id.to_owned(),
+                rule_hash: hash,
+                registered_seq: registration.map(|r| r.seq),
+                status,
+            });
+        }
+        views
+    }
+
+    /// `experiment`'s registration in the ledger, appended when there is
+    /// none; `Err` says why it could not be had.
+    async fn registration(
+        &self,
+        experiment: &Experiment,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Registration>, String> {
+        if let Some(found) = self.find_registration(experiment).await? {
+            return Ok(Some(found));
+        }
+        let record = registration_record(experiment, now);
+        match self.ledger.append(record.to_string().as_bytes()).await {
+            Ok(receipt) => {
+                if receipt.status == AppendStatus::Created {
+                    tracing::info!(
+                        experiment = experiment.id,
+                        seq = receipt.entry.seq,
+                        "registered"
+                    );
+                }
+                Ok(Some(Registration {
+                    seq: receipt.entry.seq,
+                    rule_hash: rule_hash(experiment),
+                }))
+            }
+            // Registered meanwhile (another writer, the same id): read it.
+            Err(AppendError::Refused(Refusal::IdConflict { .. })) => {
+                self.find_registration(experiment).await
+            }
+            Err(error) => Err(format!(
+                "{}: the registration could not be appended: {}",
+                experiment.id,
+                ErrorChain(&error)
+            )),
+        }
+    }
+
+    /// `experiment`'s registration decision as the ledger has it.
+    async fn find_registration(
+        &self,
+        experiment: &Experiment,
+    ) -> Result<Option<Registration>, String> {
+        let strategy = StrategyId::parse(experiment.id).expect("experiment ids are strategy ids");
+        let found = self
+            .ledger
+            .find(
+                &strategy,
+                RecordKind::Decision,
+                Mode::Paper,
+                &registration_id(experiment),
+            )
+            .await
+            .map_err(|error| {
+                format!(
+                    "{}: the ledger could not be read for its registration: {}",
+                    experiment.id,
+                    ErrorChain(&error)
+                )
+            })?;
+        Ok(found.map(|(entry, record)| {
+            let thesis = match &record {
+                Record::Decision(decision) => decision.thesis.as_deref(),
+                Record::Snapshot(_) => None,
+            };
+            Registration {
+                seq: entry.seq,
+                // A registration that names no hash matches no rule.
+                rule_hash: thesis
+                    .and_then(registered_hash)
+                    .unwrap_or("none")
+                    .to_owned(),
+            }
+        }))
+    }
+
+    /// Looks up, once each, the last paper snapshot of every retired
+    /// experiment (the report lists it).
+    pub(super) async fn find_retired(&self, state: &mut ScannerState) {
+        for id in RETIRED {
+            if state.retired.contains_key(id) {
+                continue;
+            }
+            let strategy = StrategyId::parse(id).expect("experiment ids are strategy ids");
+            match self
+                .ledger
+                .newest(&strategy, RecordKind::Snapshot, Mode::Paper)
+                .await
+            {
+                Ok(Some(entry)) => {
+                    state.retired.insert(id.to_owned(), entry.seq);
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::warn!(error = %ErrorChain(&error), "a retired experiment's last snapshot could not be looked up")
+                }
+            }
+        }
+    }
+
+    /// Advances every registered experiment's book to `market`.
+    pub(super) fn advance(
+        &self,
+        state: &mut ScannerState,
+        experiments: &[ExperimentView],
+        market: &[TokenMarket],
+        now: DateTime<Utc>,
+    ) -> Vec<Trade> {
+        let mut all_fills = Vec::new();
+        state.last_advanced_at = Some(now);
+        for experiment in active(experiments) {
+            let fills = state.book_mut(experiment).advance(experiment, market, now);
+            for fill in &fills {
+                state.push_event(now, "trade", trade_message(experiment, fill));
+            }
+            all_fills.extend(fills);
+        }
+        all_fills
+    }
+
+    /// Appends each registered experiment's paper snapshot for this slot,
+    /// its `source.url` naming the run's report (`report_hash`). A refusal
+    /// is an event of the next report.
+    pub(super) async fn append_snapshots(
+        &self,
+        state: &mut ScannerState,
+        experiments: &[ExperimentView],
+        now: DateTime<Utc>,
+        report_hash: &str,
+    ) {
+        let slot = grid_slot(now);
+        for experiment in active(experiments) {
+            let book = state.book_mut(experiment);
+            let Some(record) =
+                book.snapshot_record(experiment, slot, &format!("sha256:{report_hash}"))
+            else {
+                let message = format!(
+                    "{}: the book's value cannot be computed or recorded exactly; no {} snapshot",
+                    experiment.id,
+                    rfc3339(slot)
+                );
+                state.push_event(now, "ledger", message);
+                continue;
+            };
+            let message = match self.ledger.append(record.to_string().as_bytes()).await {
+                // The ledger announces a new leaf itself.
+                Ok(_) => continue,
+                Err(AppendError::Refused(refusal)) => format!(
+                    "{}: the {} snapshot was not appended ({refusal})",
+                    experiment.id,
+                    rfc3339(slot)
+                ),
+                Err(AppendError::Record(error)) => {
+                    format!("{}: the paper snapshot was refused: {error}", experiment.id)
+                }
+                Err(AppendError::Store(error)) => {
+                    tracing::error!(error = %ErrorChain(&error), "the ledger store failed during a scanner run");
+                    format!("{}: the ledger could not be written", experiment.id)
+                }
+            };
+            tracing::warn!(experiment = experiment.id, "{message}");
+            state.push_event(now, "ledger", message);
+        }
+    }
+}
+
+/// The experiments registered under the rule in code.
+fn active(views: &[ExperimentView]) -> impl Iterator<Item = &'static Experiment> + '_ {
+    EXPERIMENTS.iter().filter(|experiment| {
+        views
+            .iter()
+            .any(|v| v.experiment_id == experiment.id && v.status == ExperimentStatus::Active)
+    })
+}
+
+fn trade_message(experiment: &Experiment, fill: &Trade) -> String {
+    format!(
+        "{}: paper {} {} {} at ${} (fee ${}{})",
+        experiment.id,
+        if fill.side == Side::Buy {
+            "buy"
+        } else {
+            "sell"
+        },
+        fill.quantity,
+        fill.symbol,
+        fill.price,
+        fill.fee,
+        if fill.transfer_fee.is_zero() {
+            String::new()
+        } else {
+            format!(", transfer fee {} tokens", fill.transfer_fee)
+        }
+    )
+}

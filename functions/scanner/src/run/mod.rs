@@ -1,0 +1,342 @@
+//! One scanner run (docs/design.md, "The scanner"): take the lock or
+//! refuse; collect from the three providers within the time budget, each
+//! answer recorded as provenance ([`collect`]); check every universe entry
+//! ([`assess`]); record observations (10-minute dedup); make sure every
+//! experiment is registered under the rule in code, then advance the
+//! registered ones at most once per 10 minutes ([`advance`]); build the
+//! report and keep it, with every provider body it rests on, as evidence
+//! under its SHA-256; append the paper snapshots, each naming that hash, to
+//! the fund ledger on the 15-minute grid; persist report and state with a
+//! write that succeeds only while the run still holds the lock; release the
+//! lock, also when the run fails or panics.
+//!
+//! A provider failing, hanging or answering nonsense makes the run
+//! `degraded` (its checks become `unknown`, the reason is an event); it
+//! never aborts the run. A paper snapshot the ledger refuses is appended
+//! after the report it names is built, so its event shows in the next
+//! run's report (a report cannot contain the outcome of a record that
+//! commits to the report's own hash).
+
+mod advance;
+mod assess;
+mod collect;
+
+use crate::config::ScannerConfig;
+use crate::providers::Http;
+use crate::providers::dexscreener::DexScreener;
+use crate::providers::rugcheck::RugCheck;
+use crate::providers::solana::{SolanaRpc, wallet_view};
+use bytes::Bytes;
+use freedom_shared::clock::{Clock, rfc3339, whole_seconds};
+use freedom_shared::errors::ErrorChain;
+use freedom_shared::ports::StoreError;
+use freedom_shared::ports::event_sink::{Events, OutsideEvent, no_events};
+use freedom_shared::ports::scan_store::{LockToken, ScanStore};
+use freedom_shared::record::decimal_json;
+use freedom_shared::scan::experiments::Trade;
+use freedom_shared::scan::provenance::{EVIDENCE_TTL, sha256_hex};
+use freedom_shared::scan::report::{ReportParts, ScannerState, UniverseEntry};
+use freedom_shared::scan::view::RunStatus;
+use freedom_shared::service::ledger::Ledger;
+use futures_util::FutureExt;
+use serde_json::{Value, json};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// State names in the scanner store.
+pub(crate) const REPORT: &str = "report";
+/// The persisted [`ScannerState`].
+pub(crate) const STATE: &str = "state";
+
+/// Why a run did not produce a report.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Another run holds the lock.
+    #[error("another scanner run holds the lock")]
+    Busy,
+    /// The run outlived its lock and another run took it; nothing was saved.
+    #[error("the run lost its lock before saving; nothing was saved")]
+    LockLost,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The run panicked (the lock was still released).
+    #[error("the run failed unexpectedly")]
+    Panicked,
+}
+
+/// What runs scans: the providers, the scan store, the ledger the paper
+/// snapshots go to, the universe and the clock.
+#[derive(Clone)]
+pub struct ScanRunner {
+    config: ScannerConfig,
+    store: Arc<dyn ScanStore>,
+    ledger: Ledger,
+    dexscreener: DexScreener,
+    rugcheck: RugCheck,
+    solana: SolanaRpc,
+    /// Read in whole seconds: every instant the scanner records is.
+    clock: Clock,
+    events: Events,
+    /// The lock this process's run holds, while it holds one (shared by
+    /// every clone), so a process told to stop can give it back.
+    held: Arc<std::sync::Mutex<Option<LockToken>>>,
+}
+
+impl ScanRunner {
+    /// A runner over `store` (lock and state) appending to `ledger`.
+    pub fn new(
+        config: ScannerConfig,
+        store: Arc<dyn ScanStore>,
+        ledger: Ledger,
+        clock: Clock,
+    ) -> ScanRunner {
+        ScanRunner {
+            dexscreener: DexScreener::new(Http::new(config.dexscreener.clone())),
+            rugcheck: RugCheck::new(Http::new(config.rugcheck.clone())),
+            solana: SolanaRpc::new(Http::new(config.solana.clone())),
+            config,
+            store,
+            ledger,
+            clock,
+            events: no_events(),
+            held: Arc::default(),
+        }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Option<LockToken>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Releases the lock a run of this process holds, if any: for a process
+    /// that is stopping (SIGTERM) while a run is under way, so the next
+    /// process can run at once instead of waiting for the lock to expire.
+    /// The run itself then cannot save (its fenced write fails), so nothing
+    /// half-done is kept.
+    pub async fn release_held(&self) {
+        let Some(token) = self.held().take() else {
+            return;
+        };
+        match self.store.release(&token).await {
+            Ok(_) => tracing::info!("released the scanner lock of the run under way"),
+            Err(error) => {
+                tracing::error!(error = %ErrorChain(&error), "could not release the scanner lock; it expires on its own")
+            }
+        }
+    }
+
+    /// The same runner publishing run and trade events to `events`, and
+    /// its ledger announcing the paper snapshots it appends there too.
+    pub fn with_events(mut self, events: Events) -> ScanRunner {
+        self.ledger = self.ledger.with_events(events.clone());
+        self.events = events;
+        self
+    }
+
+    /// The latest report (one store read), or `None` before the first run.
+    pub async fn latest_report(&self) -> Result<Option<String>, StoreError> {
+        Ok(self.store.read(&[REPORT]).await?.pop().flatten())
+    }
+
+    /// The evidence kept under `sha256` (a provider body or a report), while
+    /// it is kept.
+    pub async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store.evidence(sha256).await
+    }
+
+    /// One run. The lock is released whatever happens inside, and whatever
+    /// happens to the caller: the run is a task of its own, so a caller that
+    /// goes away (an HTTP client that disconnects makes the server drop the
+    /// handler's future) cannot cancel it between taking and releasing the
+    /// lock. The run then completes, saves its report and releases.
+    pub async fn run(&self) -> Result<Value, RunError> {
+        let runner = self.clone();
+        match tokio::spawn(async move { runner.run_to_the_end().await }).await {
+            Ok(outcome) => outcome,
+            // The task only fails if the runtime is shutting down.
+            Err(_) => Err(RunError::Panicked),
+        }
+    }
+
+    async fn run_to_the_end(&self) -> Result<Value, RunError> {
+        let token = self
+            .store
+            .acquire(self.config.lock_ttl)
+            .await?
+            .ok_or(RunError::Busy)?;
+        *self.held() = Some(token.clone());
+        let outcome = AssertUnwindSafe(self.run_locked(&token))
+            .catch_unwind()
+            .await;
+        if self.held().take().is_none() {
+            // Released already: the process is stopping.
+            return Err(RunError::LockLost);
+        }
+        match self.store.release(&token).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!("the scanner lock had expired before release"),
+            Err(error) => {
+                tracing::error!(error = %ErrorChain(&error), "could not release the scanner lock; it expires on its own")
+            }
+        }
+        match outcome {
+            Ok(result) => result,
+            Err(_) => {
+                tracing::error!("a scanner run panicked; the lock was released");
+                Err(RunError::Panicked)
+            }
+        }
+    }
+
+    /// One run under the lock (see the module's documentation for the
+    /// order of its steps).
+    async fn run_locked(&self, token: &LockToken) -> Result<Value, RunError> {
+        let started = whole_seconds((self.clock)());
+        let mut state = self.read_state().await?;
+        state.prune(&self.config.universe);
+        let mut collected = self.collect(&mut state, started).await;
+        let mut universe = Vec::with_capacity(self.config.universe.len());
+        let mut market = Vec::new();
+        for watched in &self.config.universe {
+            let (entry, priced) = self.assess(watched, &mut collected, &mut state, started);
+            universe.push(entry);
+            market.extend(priced);
+        }
+        let mut degraded = std::mem::take(&mut collected.degraded);
+        let experiments = self.register(&mut state, started, &mut degraded).await;
+        self.find_retired(&mut state).await;
+        let mut fills = Vec::new();
+        let advancing = state.may_advance(started);
+        if advancing {
+            fills = self.advance(&mut state, &experiments, &market, started);
+        } else {
+            state.push_event(
+                started,
+                "experiments",
+                "not advanced: the last advance was less than 10 minutes ago",
+            );
+        }
+        let wallets: Vec<_> = self
+            .config
+            .wallets
+            .iter()
+            .map(|w| wallet_view(w, collected.accounts.accounts.get(w)))
+            .collect();
+        let status = if degraded.is_empty() {
+            RunStatus::Ok
+        } else {
+            RunStatus::Degraded
+        };
+        let finished = whole_seconds((self.clock)());
+        state.push_event(finished, "run", run_summary(status, &universe, &degraded));
+        let report = ReportParts {
+            status,
+            report_at: finished,
+            observed_at: started,
+            universe: &universe,
+            state: &state,
+            wallets: &wallets,
+            provenance: collected.provenance.entries(),
+            experiments: &experiments,
+        }
+        .to_json();
+        let report_text = report.to_string();
+        let report_hash = sha256_hex(report_text.as_bytes());
+        let mut evidence = collected.bodies;
+        evidence.insert(report_hash.clone(), Bytes::from(report_text.clone()));
+        let evidence: Vec<_> = evidence.into_iter().collect();
+        self.store.keep_evidence(&evidence, EVIDENCE_TTL).await?;
+        if advancing {
+            self.append_snapshots(&mut state, &experiments, started, &report_hash)
+                .await;
+        }
+        self.save(token, &report_text, &state).await?;
+        self.announce(status, &report, &universe, &fills).await;
+        Ok(report)
+    }
+
+    /// The state the last run saved (a fresh one when there is none, or
+    /// when it cannot be read: the scanner's state is derived, never the
+    /// record).
+    async fn read_state(&self) -> Result<ScannerState, RunError> {
+        Ok(match self.store.read(&[STATE]).await?.pop().flatten() {
+            Some(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
+                tracing::error!(%error, "the scanner state is unreadable; starting afresh");
+                ScannerState::default()
+            }),
+            None => ScannerState::default(),
+        })
+    }
+
+    /// Saves the report and the state together, only while this run still
+    /// holds the lock.
+    async fn save(
+        &self,
+        token: &LockToken,
+        report: &str,
+        state: &ScannerState,
+    ) -> Result<(), RunError> {
+        let state_text = serde_json::to_string(state).expect("the state serialises");
+        let saved = self
+            .store
+            .write_fenced(
+                token,
+                &[
+                    (REPORT.to_owned(), report.to_owned()),
+                    (STATE.to_owned(), state_text),
+                ],
+            )
+            .await?;
+        if saved {
+            Ok(())
+        } else {
+            Err(RunError::LockLost)
+        }
+    }
+
+    /// Announces the finished run and its paper trades on the event bus.
+    async fn announce(
+        &self,
+        status: RunStatus,
+        report: &Value,
+        universe: &[UniverseEntry],
+        fills: &[Trade],
+    ) {
+        if !self.events.is_enabled() {
+            return;
+        }
+        let mut events = vec![OutsideEvent {
+            detail_type: "ScannerRunCompleted",
+            detail: json!({
+                "status": status.as_str(), "reportAt": report["reportAt"], "observedAt": report["observedAt"],
+                "tokens": universe.len(), "eligible": universe.iter().filter(|u| u.eligible).count(),
+                "trades": fills.len(),
+            }),
+        }];
+        events.extend(fills.iter().map(|fill| OutsideEvent {
+            detail_type: "PaperTrade",
+            detail: json!({
+                "experimentId": fill.experiment_id, "at": rfc3339(fill.at), "side": fill.side,
+                "mint": fill.mint, "symbol": fill.symbol,
+                "quantity": decimal_json(fill.quantity), "price": decimal_json(fill.price),
+                "fee": decimal_json(fill.fee), "paper": true,
+            }),
+        }));
+        self.events.publish(events).await;
+    }
+}
+
+/// The run's closing event: its status, the universe, and what degraded it.
+fn run_summary(status: RunStatus, universe: &[UniverseEntry], degraded: &[String]) -> String {
+    format!(
+        "run {}: {} tokens, {} eligible{}",
+        status.as_str(),
+        universe.len(),
+        universe.iter().filter(|u| u.eligible).count(),
+        if degraded.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", degraded.join("; "))
+        }
+    )
+}

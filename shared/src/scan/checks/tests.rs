@@ -1,0 +1,422 @@
+use super::*;
+use crate::scan::Authority;
+use crate::scan::Risk;
+use crate::scan::holders::{BURN_ADDRESS, Holding};
+use crate::scan::mint::{Mint, SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM};
+use CheckStatus::{Fail, Pass, Unknown};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+
+fn quote(liquidity: i64) -> MarketQuote {
+    MarketQuote {
+        symbol: "TKN".into(),
+        price_usd: Some(Decimal::new(125, 2)),
+        liquidity_usd: Some(Decimal::from(liquidity)),
+        price_change_h24: Some(3.0),
+        pair_url: None,
+        pools: vec!["Pool111111111111111111111111111111111111111".into()],
+    }
+}
+
+/// A Token-2022 mint with `extensions` (jsonParsed form), nothing held back.
+fn mint_2022(extensions: Value) -> MintAccount {
+    MintAccount::parsed(
+        Some(TOKEN_2022_PROGRAM),
+        "mint",
+        &json!({
+            "decimals": 6, "freezeAuthority": null, "isInitialized": true,
+            "mintAuthority": null, "supply": "1000000", "extensions": extensions,
+        }),
+    )
+}
+
+fn clean_mint() -> MintAccount {
+    mint_2022(json!([
+        {"extension": "metadataPointer", "state": {"authority": null, "metadataAddress": "M"}},
+        {"extension": "tokenMetadata", "state": {"mint": "M", "name": "n", "symbol": "s", "uri": "", "additionalMetadata": [], "updateAuthority": null}},
+    ]))
+}
+
+fn report(levels: &[&str], lp_locked: Option<f64>) -> RiskReport {
+    RiskReport {
+        score: Some(1.0),
+        score_normalised: Some(1.0),
+        risks: levels
+            .iter()
+            .map(|l| Risk {
+                name: format!("{l} risk"),
+                level: (*l).into(),
+                score: None,
+            })
+            .collect(),
+        lp_locked_pct: lp_locked,
+    }
+}
+
+/// Holders: the pool with 60 %, the burn address with 20 %, then ten
+/// holders of 1 % each (10 % for the top ten once pool and burn are left out).
+fn spread() -> Vec<Holding> {
+    let mut holdings = vec![
+        Holding {
+            address: "PoolVault".into(),
+            owner: Some("Pool111111111111111111111111111111111111111".into()),
+            amount: 600_000,
+        },
+        Holding {
+            address: "Burnt".into(),
+            owner: Some(BURN_ADDRESS.into()),
+            amount: 200_000,
+        },
+    ];
+    holdings.extend((0..12).map(|i| Holding {
+        address: format!("A{i}"),
+        owner: Some(format!("Holder{i}")),
+        amount: 10_000,
+    }));
+    holdings
+}
+
+struct Case {
+    market: Option<Option<MarketQuote>>,
+    risk: Option<RiskReport>,
+    mint: Option<MintAccount>,
+    holders: Option<Vec<Holding>>,
+    epoch: Option<u64>,
+}
+
+impl Case {
+    fn clean() -> Case {
+        Case {
+            market: Some(Some(quote(250_000))),
+            risk: Some(report(&["info", "warn"], Some(100.0))),
+            mint: Some(clean_mint()),
+            holders: Some(spread()),
+            epoch: Some(800),
+        }
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        let sources = Sources {
+            market: vec![0],
+            risk: vec![1],
+            mint: vec![2],
+            holders: vec![3, 4],
+        };
+        evaluate(&Evidence {
+            market: self.market.as_ref().map(Option::as_ref),
+            risk: self.risk.as_ref(),
+            mint: self.mint.as_ref(),
+            holders: self.holders.as_deref(),
+            epoch: self.epoch,
+            sources: &sources,
+        })
+    }
+
+    fn status(&self, name: &str) -> CheckStatus {
+        status_of(&self.checks(), name).unwrap()
+    }
+}
+
+fn with_mint(extensions: Value) -> Case {
+    Case {
+        mint: Some(mint_2022(extensions)),
+        ..Case::clean()
+    }
+}
+
+fn statuses(checks: &[Check]) -> Vec<CheckStatus> {
+    checks.iter().map(|c| c.status).collect()
+}
+
+#[test]
+fn a_clean_liquid_token_passes_everything_and_names_its_evidence() {
+    let checks = Case::clean().checks();
+    assert_eq!(statuses(&checks), vec![Pass; CHECK_NAMES.len()]);
+    assert!(eligible(&checks));
+    let evidence = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap()
+            .evidence
+            .clone()
+    };
+    assert_eq!(evidence(LIQUIDITY), vec![0]);
+    assert_eq!(evidence(NO_DANGER_RISK), vec![1]);
+    assert_eq!(evidence(TRANSFER_FEE_LOW), vec![2]);
+    // The holders' share rests on the holders, the pools and the supply.
+    assert_eq!(evidence(HOLDERS_SPREAD), vec![0, 2, 3, 4]);
+    // A plain SPL Token mint has no extensions: the same checks pass.
+    let spl = Case {
+        mint: Some(MintAccount::parsed(
+            Some(SPL_TOKEN_PROGRAM),
+            "mint",
+            &json!({"decimals": 6, "freezeAuthority": null, "mintAuthority": null, "supply": "1000000"}),
+        )),
+        ..Case::clean()
+    };
+    assert!(eligible(&spl.checks()));
+}
+
+#[test]
+fn authorities_danger_and_thin_liquidity_fail_their_own_check() {
+    let mut minting = Case::clean();
+    if let Some(MintAccount::Mint(mint)) = &mut minting.mint {
+        mint.mint_authority = Authority::HeldBy("Auth".into());
+        mint.freeze_authority = Authority::HeldBy("Auth".into());
+    }
+    assert_eq!(minting.status(MINT_AUTHORITY_REVOKED), Fail);
+    assert_eq!(minting.status(FREEZE_AUTHORITY_REVOKED), Fail);
+    let danger = Case {
+        risk: Some(report(&["warn", "danger"], Some(100.0))),
+        ..Case::clean()
+    };
+    assert_eq!(danger.status(NO_DANGER_RISK), Fail);
+    let thin = Case {
+        market: Some(Some(quote(49_999))),
+        ..Case::clean()
+    };
+    assert_eq!(thin.status(LIQUIDITY), Fail);
+    assert!(!eligible(&thin.checks()));
+}
+
+#[test]
+fn each_token_2022_hazard_fails_its_check() {
+    let hazards: [(&str, Value); 8] = [
+        (
+            NO_PERMANENT_DELEGATE,
+            json!({"extension": "permanentDelegate", "state": {"delegate": "Deleg11111111111111111111111111111111111111"}}),
+        ),
+        (
+            NO_TRANSFER_HOOK,
+            json!({"extension": "transferHook", "state": {"authority": null, "programId": "Hook111111111111111111111111111111111111111"}}),
+        ),
+        (
+            TRANSFER_FEE_LOW,
+            json!({"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
+                "olderTransferFee": {"epoch": 0, "maximumFee": 1000000000, "transferFeeBasisPoints": 0},
+                "newerTransferFee": {"epoch": 700, "maximumFee": 1000000000, "transferFeeBasisPoints": 10000}}}),
+        ),
+        (TRANSFERABLE, json!({"extension": "nonTransferable"})),
+        (
+            TRANSFERABLE,
+            json!({"extension": "defaultAccountState", "state": {"accountState": "frozen"}}),
+        ),
+        (
+            TRANSFERABLE,
+            json!({"extension": "pausableConfig", "state": {"authority": "P", "paused": true}}),
+        ),
+        (
+            NO_MINT_CLOSE_AUTHORITY,
+            json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": "Close111111111111111111111111111111111111111"}}),
+        ),
+        (
+            EXTENSIONS_UNDERSTOOD,
+            json!({"extension": "confidentialTransferMint", "state": {"authority": null, "autoApproveNewAccounts": true, "auditorElgamalPubkey": null}}),
+        ),
+    ];
+    for (name, extension) in hazards {
+        let case = with_mint(json!([extension]));
+        let checks = case.checks();
+        assert_eq!(status_of(&checks, name), Some(Fail), "{extension}");
+        assert_eq!(
+            checks.iter().filter(|c| c.status != Pass).count(),
+            1,
+            "only {name} fails: {checks:?}"
+        );
+        assert!(!eligible(&checks));
+    }
+}
+
+#[test]
+fn harmless_states_of_checked_extensions_pass() {
+    for extension in [
+        json!({"extension": "permanentDelegate", "state": {"delegate": null}}),
+        json!({"extension": "transferHook", "state": {"authority": "A", "programId": null}}),
+        json!({"extension": "defaultAccountState", "state": {"accountState": "initialized"}}),
+        json!({"extension": "pausableConfig", "state": {"authority": "P", "paused": false}}),
+        json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": null}}),
+        // 1 % in force (the newer 2 % is for a later epoch).
+        json!({"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
+            "olderTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 100},
+            "newerTransferFee": {"epoch": 900, "maximumFee": 1000, "transferFeeBasisPoints": 200}}}),
+        json!({"extension": "cpiGuard", "state": {"lockCpi": true}}),
+    ] {
+        let checks = with_mint(json!([extension])).checks();
+        assert!(eligible(&checks), "{extension}: {checks:?}");
+    }
+}
+
+#[test]
+fn unknown_is_never_pass() {
+    // Each missing or unreadable piece of evidence leaves its checks unknown.
+    let silent = Case {
+        market: None,
+        risk: None,
+        mint: None,
+        holders: None,
+        epoch: None,
+    };
+    assert_eq!(statuses(&silent.checks()), vec![Unknown; CHECK_NAMES.len()]);
+    let unread = with_mint(json!([{"extension": "pausableConfig", "state": {"paused": "maybe"}}]));
+    assert_eq!(unread.status(TRANSFERABLE), Unknown);
+    let no_lp = Case {
+        risk: Some(report(&[], None)),
+        ..Case::clean()
+    };
+    assert_eq!(no_lp.status(LIQUIDITY_LOCKED), Unknown);
+    let unlocked = Case {
+        risk: Some(report(&[], Some(89.9))),
+        ..Case::clean()
+    };
+    assert_eq!(unlocked.status(LIQUIDITY_LOCKED), Fail);
+    let no_holders = Case {
+        holders: None,
+        ..Case::clean()
+    };
+    assert_eq!(no_holders.status(HOLDERS_SPREAD), Unknown);
+    let no_pools = Case {
+        market: None,
+        ..Case::clean()
+    };
+    assert_eq!(no_pools.status(HOLDERS_SPREAD), Unknown);
+    let mut owner_unknown = spread();
+    owner_unknown[3].owner = None;
+    let case = Case {
+        holders: Some(owner_unknown),
+        ..Case::clean()
+    };
+    assert_eq!(case.status(HOLDERS_SPREAD), Unknown);
+    let foreign = Case {
+        mint: Some(MintAccount::NotAMint {
+            program: Some("Other1111111111111111111111111111111111111".into()),
+        }),
+        ..Case::clean()
+    };
+    assert_eq!(foreign.status(TOKEN_PROGRAM_KNOWN), Fail);
+    assert_eq!(foreign.status(NO_TRANSFER_HOOK), Unknown);
+    let missing = Case {
+        market: Some(None),
+        mint: Some(MintAccount::Missing),
+        ..Case::clean()
+    };
+    assert_eq!(missing.status(INDEXED_AND_PRICED), Fail);
+    assert_eq!(missing.status(TOKEN_PROGRAM_KNOWN), Fail);
+}
+
+#[test]
+fn concentrated_holders_fail_but_pools_and_burns_do_not_count() {
+    // Without the pool and the burn address left out, 80 % sits in two
+    // accounts; with them left out the top ten hold 10 %.
+    assert_eq!(Case::clean().status(HOLDERS_SPREAD), Pass);
+    let mut whale = spread();
+    whale.insert(
+        2,
+        Holding {
+            address: "Whale".into(),
+            owner: Some("WhaleOwner".into()),
+            amount: 420_000,
+        },
+    );
+    let case = Case {
+        holders: Some(whale),
+        ..Case::clean()
+    };
+    assert_eq!(case.status(HOLDERS_SPREAD), Fail);
+    let unlisted_pool = Case {
+        market: Some(Some(MarketQuote {
+            pools: Vec::new(),
+            ..quote(250_000)
+        })),
+        ..Case::clean()
+    };
+    assert_eq!(unlisted_pool.status(HOLDERS_SPREAD), Fail);
+}
+
+mod property {
+    //! Any hazard, in any combination with harmless extensions, makes a
+    //! token ineligible, and an ineligible token is never bought.
+    use super::*;
+    use crate::scan::experiments::{Book, EXPERIMENTS, TokenMarket};
+    use crate::scan::mint::FeeInForce;
+    use proptest::prelude::*;
+
+    fn hazard() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            "[1-9A-HJ-NP-Za-km-z]{32,44}".prop_map(|d| json!({"extension": "permanentDelegate", "state": {"delegate": d}})),
+            "[1-9A-HJ-NP-Za-km-z]{32,44}".prop_map(|p| json!({"extension": "transferHook", "state": {"authority": null, "programId": p}})),
+            (101u16..=10_000).prop_map(|bps| json!({"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
+                "olderTransferFee": {"epoch": 0, "maximumFee": u64::MAX, "transferFeeBasisPoints": bps},
+                "newerTransferFee": {"epoch": 0, "maximumFee": u64::MAX, "transferFeeBasisPoints": bps}}})),
+            Just(json!({"extension": "nonTransferable"})),
+            Just(json!({"extension": "defaultAccountState", "state": {"accountState": "frozen"}})),
+            Just(json!({"extension": "pausableConfig", "state": {"authority": null, "paused": true}})),
+            "[1-9A-HJ-NP-Za-km-z]{32,44}".prop_map(|c| json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": c}})),
+            "[a-z][A-Za-z]{2,30}"
+                .prop_filter("not a known extension", |n| {
+                    !crate::scan::mint::CHECKED_EXTENSIONS.contains(&n.as_str())
+                        && !crate::scan::mint::HARMLESS_EXTENSIONS.contains(&n.as_str())
+                })
+                .prop_map(|n| json!({"extension": n, "state": {}})),
+        ]
+    }
+
+    fn harmless() -> impl Strategy<Value = Value> {
+        prop::sample::select(crate::scan::mint::HARMLESS_EXTENSIONS.to_vec())
+            .prop_map(|n| json!({"extension": n, "state": {}}))
+    }
+
+    proptest! {
+        #[test]
+        fn a_token_with_any_hazard_is_never_eligible_and_never_bought(
+            hazards in prop::collection::vec(hazard(), 1..4),
+            harmless in prop::collection::vec(harmless(), 0..3),
+            position in 0usize..6,
+        ) {
+            let mut extensions = harmless;
+            for (i, hazard) in hazards.into_iter().enumerate() {
+                extensions.insert((position + i).min(extensions.len()), hazard);
+            }
+            let case = with_mint(Value::Array(extensions));
+            let checks = case.checks();
+            prop_assert!(!eligible(&checks), "{checks:?}");
+            let market = [TokenMarket {
+                mint: "hazard".into(),
+                symbol: "HZD".into(),
+                price: Decimal::ONE,
+                liquidity: Decimal::from(10_000_000),
+                change_h24: Some(50.0),
+                eligible: eligible(&checks),
+                transfer_fee: Some(FeeInForce::NONE),
+                blocked: status_of(&checks, TRANSFERABLE) == Some(Fail),
+                evidence: Vec::new(),
+            }];
+            for experiment in &EXPERIMENTS {
+                let mut book = Book::new(experiment);
+                let at = chrono::DateTime::from_timestamp(1_777_896_000, 0).unwrap();
+                let fills = book.advance(experiment, &market, at);
+                prop_assert!(fills.is_empty());
+                prop_assert!(book.positions.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn the_mint_struct_has_no_hidden_pass() {
+        // A parsed mint whose program is not given is unknown everywhere.
+        let mint = MintAccount::Mint(Box::new(Mint {
+            program: None,
+            mint_authority: Authority::Revoked,
+            freeze_authority: Authority::Revoked,
+            supply: Some(1),
+            decimals: Some(0),
+            extensions: Some(Vec::new()),
+        }));
+        let case = Case {
+            mint: Some(mint),
+            ..Case::clean()
+        };
+        assert_eq!(case.status(TOKEN_PROGRAM_KNOWN), Unknown);
+        assert!(!eligible(&case.checks()));
+    }
+}
