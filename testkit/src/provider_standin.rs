@@ -68,7 +68,62 @@ pub struct StandInToken {
     pub freeze_authority: Option<String>,
     /// RugCheck risks as (name, level); `None` = RugCheck has no report.
     pub risks: Option<Vec<(String, String)>>,
+    /// RugCheck's `lpLockedPct` (`None`: `null`, no LP figure).
+    pub lp_locked_pct: Option<f64>,
+    /// Token-2022 extensions as the RPC's `jsonParsed` form lists them
+    /// (`{"extension": <name>, "state": {...}}`); any makes it a
+    /// Token-2022 mint, none a plain SPL Token mint.
+    pub extensions: Vec<Value>,
+    /// Its largest holders as (owner, share of supply in percent), largest
+    /// first; `None` gives the usual spread (the main pool 40 %, the burn
+    /// address 10 %, eighteen holders 2 % each).
+    pub holders: Option<Vec<(String, f64)>>,
 }
+
+impl StandInToken {
+    /// The same token with `extensions` (a Token-2022 mint).
+    pub fn with_extensions(mut self, extensions: Vec<Value>) -> StandInToken {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The address of its main pool (DexScreener's `pairAddress`).
+    pub fn pool(&self) -> String {
+        format!("Pair{}", &self.mint[..20])
+    }
+
+    /// Its largest holders as (token account, owner, amount).
+    fn largest(&self) -> Vec<(String, String, u128)> {
+        let spread = match &self.holders {
+            Some(holders) => holders.clone(),
+            None => {
+                let mut holders = vec![(self.pool(), 40.0), (BURN.to_owned(), 10.0)];
+                holders.extend((0..18).map(|i| (format!("Holder{i:02}{}", &self.mint[..16]), 2.0)));
+                holders
+            }
+        };
+        spread
+            .into_iter()
+            .enumerate()
+            .map(|(i, (owner, percent))| {
+                (
+                    format!("Acct{i:02}{}", &self.mint[..20]),
+                    owner,
+                    (SUPPLY as f64 * percent / 100.0) as u128,
+                )
+            })
+            .collect()
+    }
+}
+
+/// Every stand-in mint's supply, in smallest units (6 decimals).
+const SUPPLY: u64 = 999_987_654_321_000;
+/// Solana's burn address.
+const BURN: &str = "1nc1nerator11111111111111111111111111111111";
+/// The Token-2022 program.
+const TOKEN_2022: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+/// The SPL Token program.
+const SPL_TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 
 /// Three sample tokens (a clean one, a risky one, one no provider knows)
 /// plus one clean, liquid token, so a run has something eligible.
@@ -86,6 +141,9 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             mint_authority: None,
             freeze_authority: None,
             risks: Some(vec![]),
+            lp_locked_pct: Some(100.0),
+            extensions: Vec::new(),
+            holders: None,
         },
         StandInToken {
             mint: "FakeBravoMintTestTestTestTestTestTestTestTes".into(),
@@ -104,6 +162,9 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
                 ("Single holder ownership".into(), "danger".into()),
                 ("Mutable metadata".into(), "warn".into()),
             ]),
+            lp_locked_pct: Some(0.0),
+            extensions: Vec::new(),
+            holders: None,
         },
         StandInToken {
             mint: "FakeCharMintNoPairsTestTestTestTestTestTestT".into(),
@@ -117,6 +178,9 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             mint_authority: None,
             freeze_authority: None,
             risks: None,
+            lp_locked_pct: None,
+            extensions: Vec::new(),
+            holders: None,
         },
         StandInToken {
             mint: "FakeDe1taMintTestTestTestTestTestTestTestTe".into(),
@@ -130,6 +194,9 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             mint_authority: None,
             freeze_authority: None,
             risks: Some(vec![("Mutable metadata".into(), "warn".into())]),
+            lp_locked_pct: Some(100.0),
+            extensions: Vec::new(),
+            holders: None,
         },
     ]
 }
@@ -152,6 +219,9 @@ pub fn synthetic_tokens(count: usize) -> Vec<StandInToken> {
                 mint_authority: None,
                 freeze_authority: None,
                 risks: Some(vec![]),
+                lp_locked_pct: Some(100.0),
+                extensions: Vec::new(),
+                holders: None,
             }
         })
         .collect()
@@ -176,6 +246,8 @@ struct Shared {
     wallets: HashMap<String, Value>,
     latency_ms: AtomicU64,
     plan: Mutex<Plan>,
+    /// The SHA-256 (hex) of every body answered with JSON.
+    sent: Mutex<Vec<String>>,
 }
 
 /// A running stand-in; it stops with the runtime that started it.
@@ -216,6 +288,7 @@ impl ProviderStandIn {
             wallets,
             latency_ms: AtomicU64::new(0),
             plan: Mutex::default(),
+            sent: Mutex::default(),
         });
         let app = Router::new()
             .route("/tokens/v1/solana/{mints}", get(dexscreener))
@@ -306,6 +379,16 @@ impl ProviderStandIn {
             .unwrap_or(0)
     }
 
+    /// The SHA-256 (lowercase hex) of every body the stand-in answered
+    /// with, faults aside.
+    pub fn sent_bodies(&self) -> Vec<String> {
+        self.shared
+            .sent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Whether any RugCheck request carried an Authorization header.
     pub fn rugcheck_saw_authorization(&self) -> bool {
         self.plan().authorization_seen
@@ -364,6 +447,52 @@ impl Shared {
     fn token(&self, mint: &str) -> Option<&StandInToken> {
         self.tokens.iter().find(|t| t.mint == mint)
     }
+
+    /// `value` as a JSON answer with `status`, its bytes' hash recorded.
+    fn answer(&self, status: StatusCode, value: &Value) -> Response {
+        let body = serde_json::to_vec(value).expect("JSON serialises");
+        self.sent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(freedom_shared::scan::provenance::sha256_hex(&body));
+        (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    }
+
+    /// The token account `address` among the tokens' largest holders.
+    fn holder_account(&self, address: &str) -> Option<Value> {
+        self.tokens.iter().find_map(|token| {
+            token
+                .largest()
+                .into_iter()
+                .find(|(account, _, _)| account == address)
+                .map(|(_, owner, amount)| {
+                    json!({
+                        "data": {"parsed": {"info": {
+                            "isNative": false, "mint": token.mint, "owner": owner, "state": "initialized",
+                            "tokenAmount": {"amount": amount.to_string(), "decimals": 6}
+                        }, "type": "account"}, "program": program_name(token), "space": 165},
+                        "executable": false, "lamports": 2_039_280, "owner": program_of(token),
+                        "rentEpoch": u64::MAX, "space": 165
+                    })
+                })
+        })
+    }
+}
+
+fn program_of(token: &StandInToken) -> &'static str {
+    if token.extensions.is_empty() {
+        SPL_TOKEN
+    } else {
+        TOKEN_2022
+    }
+}
+
+fn program_name(token: &StandInToken) -> &'static str {
+    if token.extensions.is_empty() {
+        "spl-token"
+    } else {
+        "spl-token-2022"
+    }
 }
 
 fn pair(token: &StandInToken, liquidity: f64, dex: &str) -> Value {
@@ -385,7 +514,11 @@ fn pair(token: &StandInToken, liquidity: f64, dex: &str) -> Value {
             format!("{}", price / SOL_USD),
         )
     };
-    let pair_address = format!("Pair{}", &token.mint[..20]);
+    let pair_address = if dex == "raydium" {
+        token.pool()
+    } else {
+        format!("Thin{}", &token.mint[..20])
+    };
     json!({
         "chainId": "solana", "dexId": dex,
         "url": format!("https://dexscreener.com/solana/{}", pair_address.to_lowercase()),
@@ -406,11 +539,10 @@ async fn dexscreener(State(shared): State<Arc<Shared>>, Path(mints): Path<String
         return failure;
     }
     if mints.len() > 30 {
-        return (
+        return shared.answer(
             StatusCode::BAD_REQUEST,
-            axum::Json(json!({"error": "at most 30 addresses"})),
-        )
-            .into_response();
+            &json!({"error": "at most 30 addresses"}),
+        );
     }
     let mut pairs = Vec::new();
     for token in mints
@@ -422,7 +554,7 @@ async fn dexscreener(State(shared): State<Arc<Shared>>, Path(mints): Path<String
         // A thin second pool: the client must pick the liquid one.
         pairs.push(pair(token, (token.liquidity_usd / 50.0).round(), "meteora"));
     }
-    axum::Json(Value::Array(pairs)).into_response()
+    shared.answer(StatusCode::OK, &Value::Array(pairs))
 }
 
 async fn rugcheck(
@@ -440,31 +572,38 @@ async fn rugcheck(
     if let Some(failure) = shared.admit(Provider::RugCheck, 1).await {
         return failure;
     }
-    let Some(risks) = shared.token(&mint).and_then(|t| t.risks.as_ref()) else {
-        return (
+    let Some(token) = shared.token(&mint).filter(|t| t.risks.is_some()) else {
+        return shared.answer(
             StatusCode::NOT_FOUND,
-            axum::Json(json!({"error": "stand-in: token not found"})),
-        )
-            .into_response();
+            &json!({"error": "stand-in: token not found"}),
+        );
     };
+    let risks = token.risks.as_ref().expect("filtered");
     let risks: Vec<Value> = risks
         .iter()
         .map(|(name, level)| json!({"name": name, "value": "", "description": name, "score": 100, "level": level}))
         .collect();
-    axum::Json(json!({
-        "tokenProgram": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "tokenType": "",
-        "risks": risks, "score": 1 + 1000 * risks.len(), "score_normalised": 1 + 10 * risks.len(), "lpLockedPct": 100
-    }))
-    .into_response()
+    shared.answer(
+        StatusCode::OK,
+        &json!({
+            "tokenProgram": program_of(token), "tokenType": "",
+            "risks": risks, "score": 1 + 1000 * risks.len(), "score_normalised": 1 + 10 * risks.len(),
+            "lpLockedPct": token.lp_locked_pct
+        }),
+    )
 }
 
 fn mint_account(token: &StandInToken) -> Value {
+    let mut info = json!({
+        "decimals": 6, "freezeAuthority": token.freeze_authority, "isInitialized": true,
+        "mintAuthority": token.mint_authority, "supply": SUPPLY.to_string()
+    });
+    if !token.extensions.is_empty() {
+        info["extensions"] = Value::Array(token.extensions.clone());
+    }
     json!({
-        "data": {"parsed": {"info": {
-            "decimals": 6, "freezeAuthority": token.freeze_authority, "isInitialized": true,
-            "mintAuthority": token.mint_authority, "supply": "999987654321000"
-        }, "type": "mint"}, "program": "spl-token", "space": 82},
-        "executable": false, "lamports": 1_461_600, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+        "data": {"parsed": {"info": info, "type": "mint"}, "program": program_name(token), "space": 82},
+        "executable": false, "lamports": 1_461_600, "owner": program_of(token),
         "rentEpoch": u64::MAX, "space": 82
     })
 }
@@ -484,34 +623,57 @@ async fn solana(
     State(shared): State<Arc<Shared>>,
     axum::Json(request): axum::Json<Value>,
 ) -> Response {
-    let keys: Vec<String> = request
-        .pointer("/params/0")
-        .and_then(Value::as_array)
-        .map(|keys| {
-            keys.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let keys: Vec<String> = match request.pointer("/params/0") {
+        Some(Value::Array(keys)) => keys
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(mint)) => vec![mint.clone()],
+        _ => Vec::new(),
+    };
     if let Some(failure) = shared.admit(Provider::Solana, keys.len()).await {
         return failure;
     }
     let id = request.get("id").cloned().unwrap_or(json!(1));
-    if request.get("method").and_then(Value::as_str) != Some("getMultipleAccounts") {
-        return axum::Json(json!({"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}, "id": id})).into_response();
-    }
-    if keys.len() > 100 {
-        return axum::Json(json!({"jsonrpc": "2.0", "error": {"code": -32602, "message": "Too many inputs provided; max 100"}, "id": id})).into_response();
-    }
-    let values: Vec<Value> = keys
-        .iter()
-        .map(|key| match (shared.token(key), shared.wallets.get(key)) {
-            (Some(token), _) if token.exists => mint_account(token),
-            (_, Some(wallet)) => wallet.clone(),
-            _ => Value::Null,
-        })
-        .collect();
-    axum::Json(json!({"jsonrpc": "2.0", "result": {"context": {"apiVersion": "2.2.7", "slot": 345_678_901}, "value": values}, "id": id}))
-        .into_response()
+    let error = |code: i64, message: &str| json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id});
+    let context = json!({"apiVersion": "2.2.7", "slot": SLOT});
+    let answer = match method {
+        "getMultipleAccounts" if keys.len() > 100 => {
+            error(-32602, "Too many inputs provided; max 100")
+        }
+        "getMultipleAccounts" => {
+            let values: Vec<Value> = keys
+                .iter()
+                .map(|key| match (shared.token(key), shared.wallets.get(key)) {
+                    (Some(token), _) if token.exists => mint_account(token),
+                    (_, Some(wallet)) => wallet.clone(),
+                    _ => shared.holder_account(key).unwrap_or(Value::Null),
+                })
+                .collect();
+            json!({"jsonrpc": "2.0", "result": {"context": context, "value": values}, "id": id})
+        }
+        "getTokenLargestAccounts" => match keys.first().and_then(|m| shared.token(m)) {
+            Some(token) if token.exists => {
+                let value: Vec<Value> = token
+                    .largest()
+                    .into_iter()
+                    .take(20)
+                    .map(|(address, _, amount)| {
+                        json!({"address": address, "amount": amount.to_string(), "decimals": 6,
+                               "uiAmount": amount as f64 / 1e6, "uiAmountString": (amount as f64 / 1e6).to_string()})
+                    })
+                    .collect();
+                json!({"jsonrpc": "2.0", "result": {"context": context, "value": value}, "id": id})
+            }
+            _ => error(-32602, "Invalid param: could not find mint"),
+        },
+        _ => error(-32601, "Method not found"),
+    };
+    shared.answer(StatusCode::OK, &answer)
 }
+
+/// The slot every stand-in RPC answer is read at (epoch 800 on mainnet's
+/// schedule).
+pub const SLOT: u64 = 345_678_901;

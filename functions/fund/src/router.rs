@@ -20,6 +20,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use freedom_shared::scan::experiments::EXPERIMENTS;
 use freedom_shared::service::dashboard::Period;
 use freedom_shared::web::{ApiError, with_etag};
 use tracing::instrument;
@@ -73,9 +74,17 @@ async fn read(
             Ok(with_etag(&headers, &rendered.head, body))
         }
         View::Ledger => ledger::page(&state, &params, &headers).await,
-        View::Contract => Ok(document(axum::Json(contract::contract_with_log(
-            &state.log,
-        )))),
+        View::Contract => {
+            let mut registrations = Vec::new();
+            for experiment in &EXPERIMENTS {
+                registrations.push((experiment.id, state.ledger.registration(experiment).await?));
+            }
+            let contract = contract::contract_with_log(&state.log);
+            Ok(document(axum::Json(contract::with_registrations(
+                contract,
+                &registrations,
+            ))))
+        }
         View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
         View::Proof => log::proof(&state, &params).await,
         View::Consistency => log::consistency(&state, &params).await,

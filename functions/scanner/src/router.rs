@@ -1,5 +1,7 @@
 //! The scanner's route, `/api/freedom-scanner`: `GET` answers the latest
-//! report, `POST` (with the write token) runs the scanner once.
+//! report, `GET ?view=evidence&sha256=<hex>` the bytes kept under that hash
+//! (a provider body or a report, for seven days), `POST` (with the write
+//! token) runs the scanner once.
 
 use crate::run::RunError;
 use crate::state::AppState;
@@ -8,6 +10,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use freedom_shared::scan::provenance::is_sha256_hex;
 use freedom_shared::scan::report::empty_report;
 use freedom_shared::web::{ApiError, QueryParams, authorize};
 
@@ -36,16 +39,62 @@ fn json_body(text: String) -> Response {
     response
 }
 
+/// The only view besides the report.
+pub const EVIDENCE_VIEW: &str = "evidence";
+
 #[tracing::instrument(skip_all)]
 async fn read(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    QueryParams::parse(query.as_deref(), &[])?;
+    let params = QueryParams::parse(query.as_deref(), &["view", "sha256"])?;
+    match params.get("view") {
+        None if params.is_empty() => {}
+        Some(EVIDENCE_VIEW) => return evidence(&state, &params).await,
+        None => {
+            return Err(ApiError::invalid_query(
+                "sha256",
+                "sha256 is a parameter of view=evidence",
+            ));
+        }
+        Some(_) => {
+            return Err(ApiError::invalid_query(
+                "view",
+                "view must be evidence, or absent for the report",
+            ));
+        }
+    }
     let report = state.runner.latest_report().await?;
     Ok(json_body(
         report.unwrap_or_else(|| empty_report().to_string()),
     ))
+}
+
+/// `?view=evidence&sha256=<64 lowercase hex>`: the exact bytes, which
+/// never change (they are named by their hash), while they are kept.
+async fn evidence(state: &AppState, params: &QueryParams) -> Result<Response, ApiError> {
+    let sha256 = params
+        .get("sha256")
+        .filter(|hash| is_sha256_hex(hash))
+        .ok_or_else(|| {
+            ApiError::invalid_query("sha256", "sha256 must be 64 lowercase hex digits")
+        })?;
+    let bytes = state
+        .runner
+        .evidence(sha256)
+        .await?
+        .ok_or(ApiError::NoSuchEvidence)?;
+    let mut response = bytes.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=604800, immutable"),
+    );
+    Ok(response)
 }
 
 #[tracing::instrument(skip_all)]

@@ -10,6 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::ledger_store::PageQuery;
+use freedom_shared::scan::checks::CHECK_NAMES;
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, StandInToken, fixture_tokens,
 };
@@ -119,7 +120,7 @@ impl Harness {
                 before: None,
                 limit: 100,
                 strategy_id: None,
-                kind: None,
+                kind: Some(freedom_shared::record::RecordKind::Snapshot),
                 mode: None,
             })
             .await
@@ -184,36 +185,35 @@ async fn a_run_checks_every_token_and_records_paper_snapshots() {
     );
     assert_eq!(report["observedAt"], "2026-05-04T12:07:00Z");
 
-    assert_eq!(
-        statuses(&report, ALPHA),
-        [
-            "indexed_and_priced=pass",
-            "liquidity=fail",
-            "mint_authority_revoked=pass",
-            "freeze_authority_revoked=pass",
-            "no_danger_risk=pass"
-        ]
-    );
+    // The checks of a plain SPL Token mint with spread holders.
+    let spl = |overrides: &[(&str, &str)]| -> Vec<String> {
+        CHECK_NAMES
+            .iter()
+            .map(|name| {
+                let status = overrides
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or("pass", |(_, s)| *s);
+                format!("{name}={status}")
+            })
+            .collect()
+    };
+    assert_eq!(statuses(&report, ALPHA), spl(&[("liquidity", "fail")]));
     assert_eq!(
         statuses(&report, BRAVO),
-        [
-            "indexed_and_priced=pass",
-            "liquidity=pass",
-            "mint_authority_revoked=fail",
-            "freeze_authority_revoked=fail",
-            "no_danger_risk=fail"
-        ]
+        spl(&[
+            ("mint_authority_revoked", "fail"),
+            ("freeze_authority_revoked", "fail"),
+            ("no_danger_risk", "fail"),
+            ("liquidity_locked", "fail"),
+        ])
     );
-    assert_eq!(
-        statuses(&report, CHAR),
-        [
-            "indexed_and_priced=fail",
-            "liquidity=fail",
-            "mint_authority_revoked=fail",
-            "freeze_authority_revoked=fail",
-            "no_danger_risk=unknown"
-        ]
-    );
+    // No pool, no mint account, no RugCheck report, no holders to list.
+    let mut missing: Vec<(&str, &str)> = CHECK_NAMES.iter().map(|n| (*n, "fail")).collect();
+    for unknown in ["no_danger_risk", "holders_spread", "liquidity_locked"] {
+        missing.iter_mut().find(|(n, _)| *n == unknown).unwrap().1 = "unknown";
+    }
+    assert_eq!(statuses(&report, CHAR), spl(&missing));
     assert_eq!(entry(&report, DELTA)["eligible"], true);
     for mint in [ALPHA, BRAVO, CHAR] {
         assert_eq!(entry(&report, mint)["eligible"], false);
@@ -571,7 +571,7 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
     // Someone wrote the control experiment's series past the run's slot.
     let record = serde_json::json!({
         "id": "in-the-way", "type": "snapshot", "visibility": "public", "mode": "paper",
-        "strategyId": "scanner-control-cash-v1", "strategyName": "In the way",
+        "strategyId": "scanner-control-cash-v2", "strategyName": "In the way",
         "asOf": "2026-05-04T12:05:00Z", "source": {"name": "test", "url": "https://example.com/t"},
         "currency": "USD", "equity": 10000, "flowSincePrevious": 0
     });
@@ -580,6 +580,10 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
         freedom_shared::record::guard::Guard::default(),
     );
     ledger.append(record.to_string().as_bytes()).await.unwrap();
+    // The snapshot is appended after the report it names is built, so the
+    // refusal is the next run's to report, and makes that run degraded.
+    h.runner().run().await.unwrap();
+    h.advance_clock(15);
     let report = h.runner().run().await.unwrap();
     assert_eq!(report["status"], "degraded");
     assert!(
@@ -591,10 +595,12 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
                 && e["message"]
                     .as_str()
                     .unwrap()
-                    .starts_with("scanner-control-cash-v1")),
+                    .starts_with("scanner-control-cash-v2")),
         "{}",
         report["events"]
     );
+    h.advance_clock(15);
+    assert_eq!(h.runner().run().await.unwrap()["status"], "ok");
 }
 
 async fn call(state: &scanner::AppState, request: Request<Body>) -> (StatusCode, Value) {
@@ -688,4 +694,305 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     let held = other.hold_lock().await;
     assert!(matches!(h.runner().run().await, Err(RunError::Busy)));
     other.stores.scan.release(&held).await.unwrap();
+}
+
+/// All records of the fund ledger, oldest first.
+async fn ledger_records(h: &Harness) -> Vec<(u64, Value)> {
+    let page = h
+        .stores
+        .ledger
+        .page(&PageQuery {
+            before: None,
+            limit: 1000,
+            strategy_id: None,
+            kind: None,
+            mode: None,
+        })
+        .await
+        .unwrap();
+    let mut records: Vec<(u64, Value)> = page
+        .entries
+        .iter()
+        .map(|e| (e.seq, serde_json::from_str(&e.canonical).unwrap()))
+        .collect();
+    records.reverse();
+    records
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    freedom_shared::scan::provenance::sha256_hex(bytes)
+}
+
+async fn get_raw(state: &scanner::AppState, uri: &str) -> (StatusCode, Vec<u8>) {
+    let response = scanner::app(state.clone())
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    (
+        status,
+        response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+}
+
+/// Every verdict and fill names the provider answers it rests on; each
+/// answer's `bodySha256` is the hash of the exact bytes the provider sent,
+/// and those bytes, and the report itself, are served back by hash; every
+/// paper snapshot commits to the report's hash; each experiment's
+/// registration precedes its first snapshot.
+#[tokio::test]
+async fn every_verdict_rests_on_answers_kept_as_evidence() {
+    let h = Harness::new().await;
+    let report = h.runner().run().await.unwrap();
+    let provenance = report["provenance"].as_array().unwrap();
+    assert!(!provenance.is_empty());
+    let sent = h.stand_in.sent_bodies();
+    for entry in provenance {
+        let hash = entry["bodySha256"].as_str().unwrap();
+        assert!(sent.iter().any(|s| s == hash), "{entry}");
+        let kept = h.runner().evidence(hash).await.unwrap().unwrap();
+        assert_eq!(sha256(&kept), hash);
+        assert_eq!(entry["bytes"], kept.len());
+        let provider = entry["provider"].as_str().unwrap();
+        assert!(["dexscreener", "rugcheck", "solana-rpc"].contains(&provider));
+        if provider == "solana-rpc" {
+            // An RPC error object (a mint that does not exist) has no slot.
+            assert!(
+                entry["slot"] == freedom_testkit::provider_standin::SLOT || entry["slot"].is_null(),
+                "{entry}"
+            );
+        }
+    }
+    for token in report["universe"].as_array().unwrap() {
+        for check in token["checks"].as_array().unwrap() {
+            for index in check["evidence"].as_array().unwrap() {
+                assert!(index.as_u64().unwrap() < provenance.len() as u64, "{check}");
+            }
+        }
+    }
+    let hashes: Vec<&str> = provenance
+        .iter()
+        .map(|e| e["bodySha256"].as_str().unwrap())
+        .collect();
+    let book = &report["books"][1];
+    let trade = &book["trades"][0];
+    assert!(!trade["evidence"].as_array().unwrap().is_empty());
+    for hash in trade["evidence"].as_array().unwrap() {
+        assert!(hashes.contains(&hash.as_str().unwrap()), "{trade}");
+    }
+    // The report as stored is kept under its own hash.
+    let stored = h.runner().latest_report().await.unwrap().unwrap();
+    let report_hash = sha256(stored.as_bytes());
+    assert_eq!(
+        h.runner().evidence(&report_hash).await.unwrap().unwrap(),
+        stored.as_bytes()
+    );
+    // Registrations precede the first snapshots; snapshots name the report.
+    let records = ledger_records(&h).await;
+    for experiment in report["experiments"].as_array().unwrap() {
+        let id = experiment["experimentId"].as_str().unwrap();
+        assert_eq!(experiment["status"], "active");
+        let registration = records
+            .iter()
+            .find(|(_, r)| r["id"] == format!("{id}-registration"))
+            .unwrap();
+        assert_eq!(experiment["registeredSeq"], registration.0);
+        assert!(
+            registration.1["thesis"]
+                .as_str()
+                .unwrap()
+                .ends_with(experiment["ruleHash"].as_str().unwrap())
+        );
+        let snapshot = records
+            .iter()
+            .find(|(_, r)| r["strategyId"] == id && r["type"] == "snapshot")
+            .unwrap();
+        assert!(registration.0 < snapshot.0);
+        assert_eq!(
+            snapshot.1["source"]["url"],
+            format!("https://dexscreener.com/solana#report=sha256:{report_hash}")
+        );
+    }
+    // Over HTTP: the bytes, or 404, or 400 for a malformed hash.
+    let (status, bytes) = get_raw(
+        &h.state,
+        &format!("/api/freedom-scanner?view=evidence&sha256={report_hash}"),
+    )
+    .await;
+    assert_eq!(
+        (status, bytes.as_slice()),
+        (StatusCode::OK, stored.as_bytes())
+    );
+    let unknown = sha256(b"never sent");
+    for (uri, expected) in [
+        (
+            format!("/api/freedom-scanner?view=evidence&sha256={unknown}"),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            format!(
+                "/api/freedom-scanner?view=evidence&sha256={}",
+                report_hash.to_uppercase()
+            ),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "/api/freedom-scanner?view=evidence".to_owned(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!("/api/freedom-scanner?sha256={report_hash}"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "/api/freedom-scanner?view=report".to_owned(),
+            StatusCode::BAD_REQUEST,
+        ),
+    ] {
+        assert_eq!(get_raw(&h.state, &uri).await.0, expected, "{uri}");
+    }
+}
+
+/// Two liquid, otherwise clean Token-2022 tokens: one with a transfer hook
+/// (it could refuse sells) is never eligible nor bought; one with a 1 %
+/// transfer fee is bought, and the fee is charged on the fill.
+#[tokio::test]
+async fn a_hooked_token_is_never_bought_and_a_fee_token_pays_its_fee() {
+    use serde_json::json;
+    let mut tokens = freedom_testkit::provider_standin::synthetic_tokens(2);
+    let hooked = tokens[0].clone().with_extensions(vec![json!({
+        "extension": "transferHook",
+        "state": {"authority": null, "programId": "HookProgram11111111111111111111111111111111"}
+    })]);
+    let taxed = tokens[1].clone().with_extensions(vec![json!({
+        "extension": "transferFeeConfig",
+        "state": {
+            "transferFeeConfigAuthority": null, "withdrawWithheldAuthority": null, "withheldAmount": 0,
+            "olderTransferFee": {"epoch": 0, "maximumFee": 1_000_000_000_000u64, "transferFeeBasisPoints": 100},
+            "newerTransferFee": {"epoch": 0, "maximumFee": 1_000_000_000_000u64, "transferFeeBasisPoints": 100}
+        }
+    })]);
+    tokens = vec![hooked.clone(), taxed.clone()];
+    let h = Harness::with_tokens(tokens, |_| {}).await;
+    let report = h.runner().run().await.unwrap();
+    assert_eq!(report["status"], "ok", "{}", report["events"]);
+    assert_eq!(entry(&report, &hooked.mint)["eligible"], false);
+    assert!(statuses(&report, &hooked.mint).contains(&"no_transfer_hook=fail".to_owned()));
+    assert_eq!(entry(&report, &taxed.mint)["eligible"], true);
+    for book in &report["books"].as_array().unwrap()[1..] {
+        let positions = book["positions"].as_array().unwrap();
+        assert!(
+            positions.iter().all(|p| p["mint"] != hooked.mint.as_str()),
+            "{book}"
+        );
+    }
+    // Equal weight holds the fee token, and paid the fee on the fill (the
+    // momentum book holds neither: their 24-hour change is not positive).
+    let trade = &report["books"][1]["trades"][0];
+    assert_eq!(trade["mint"], taxed.mint.as_str(), "{}", report["books"][1]);
+    let (quantity, fee) = (
+        trade["quantity"].as_f64().unwrap(),
+        trade["transferFee"].as_f64().unwrap(),
+    );
+    // 1 % of the tokens sent: received = sent - fee, fee = sent / 100.
+    assert!((fee / (quantity + fee) - 0.01).abs() < 1e-6, "{trade}");
+}
+
+/// A rule in code that differs from the one registered is not advanced:
+/// no snapshot under a rule that was not declared.
+#[tokio::test]
+async fn a_rule_that_differs_from_its_registration_is_not_advanced() {
+    let h = Harness::new().await;
+    let ledger = freedom_shared::service::ledger::Ledger::new(
+        Arc::clone(&h.stores.ledger),
+        freedom_shared::record::guard::Guard::default(),
+    );
+    let mut other = freedom_shared::scan::experiments::registration_record(
+        &freedom_shared::scan::experiments::EXPERIMENTS[1],
+        DateTime::from_timestamp(1_777_896_000, 0).unwrap(),
+    );
+    other["thesis"] = serde_json::json!(format!(
+        "Another rule.\nruleHash: sha256:{}",
+        "0".repeat(64)
+    ));
+    ledger.append(other.to_string().as_bytes()).await.unwrap();
+    let report = h.runner().run().await.unwrap();
+    assert_eq!(report["status"], "degraded");
+    assert_eq!(report["experiments"][1]["status"], "rule_mismatch");
+    assert!(
+        report["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "experiment_rule_mismatch")
+    );
+    let snapshots = h.ledger_snapshots().await;
+    assert_eq!(snapshots.len(), 2);
+    assert!(
+        snapshots
+            .iter()
+            .all(|s| s["strategyId"] != "scanner-equal-weight-v2")
+    );
+}
+
+/// An RPC URL's API key (in its path or query) and a base URL's
+/// credentials never reach provenance or the report.
+#[tokio::test]
+async fn no_secret_of_a_provider_url_reaches_the_report() {
+    let h = Harness::with(|config| {
+        config.solana.base_url = format!("{}?api-key=SECRETKEY123", config.solana.base_url);
+        config.dexscreener.base_url = config
+            .dexscreener
+            .base_url
+            .replace("http://", "http://user:hunter2secret@");
+    })
+    .await;
+    let report = h.runner().run().await.unwrap();
+    let text = report.to_string();
+    assert!(!report["provenance"].as_array().unwrap().is_empty());
+    for secret in ["SECRETKEY123", "hunter2secret", "api-key"] {
+        assert!(!text.contains(secret), "{secret} in the report");
+    }
+}
+
+/// The retired experiments are listed with their last paper snapshot.
+#[tokio::test]
+async fn retired_experiments_are_listed_with_their_last_snapshot() {
+    let h = Harness::new().await;
+    let ledger = freedom_shared::service::ledger::Ledger::new(
+        Arc::clone(&h.stores.ledger),
+        freedom_shared::record::guard::Guard::default(),
+    );
+    let old = serde_json::json!({
+        "id": "scanner-control-cash-v1-20260504T1145Z", "type": "snapshot", "visibility": "public",
+        "mode": "paper", "strategyId": "scanner-control-cash-v1", "strategyName": "Scanner control: cash only (paper)",
+        "asOf": "2026-05-04T11:45:00Z", "source": {"name": "test", "url": "https://dexscreener.com/solana"},
+        "currency": "USD", "equity": 10000, "flowSincePrevious": 0, "cash": 10000, "positions": []
+    });
+    let seq = ledger
+        .append(old.to_string().as_bytes())
+        .await
+        .unwrap()
+        .entry
+        .seq;
+    let report = h.runner().run().await.unwrap();
+    let retired = report["retired"].as_array().unwrap();
+    assert_eq!(retired.len(), 3);
+    assert_eq!(retired[0]["experimentId"], "scanner-control-cash-v1");
+    assert_eq!(retired[0]["lastSnapshotSeq"], seq);
+    assert_eq!(retired[1]["lastSnapshotSeq"], Value::Null);
+    // No v1 book is kept or advanced.
+    assert!(
+        report["books"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["experimentId"].as_str().unwrap().ends_with("-v2"))
+    );
 }

@@ -40,8 +40,9 @@ pub struct Holding {
 pub struct CachedHolders {
     /// When the RPC answered.
     pub fetched_at: DateTime<Utc>,
-    /// The largest accounts, largest first.
-    pub holdings: Vec<Holding>,
+    /// The largest accounts, largest first; `None` when the RPC answered
+    /// that it cannot list them (an error object: e.g. no such mint).
+    pub holdings: Option<Vec<Holding>>,
     /// The answers they were read from.
     pub provenance: Vec<ProvenanceEntry>,
 }

@@ -69,6 +69,10 @@ pub struct ScannerState {
     pub retired: BTreeMap<String, u64>,
     /// When the experiments last advanced.
     pub last_advanced_at: Option<DateTime<Utc>>,
+    /// What went wrong after the last report was built (a paper snapshot
+    /// the ledger refused): the next run reports it and is degraded.
+    #[serde(default)]
+    pub carried: Vec<String>,
 }
 
 /// An experiment's registration decision in the ledger.

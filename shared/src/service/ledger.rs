@@ -14,6 +14,8 @@ use crate::ports::ledger_store::{
 };
 use crate::record::guard::Guard;
 use crate::record::{FieldIssue, Mode, Record, RecordError, RecordKind, StrategyId};
+use crate::scan::experiments::{Experiment, registered_hash, registration_id};
+use crate::scan::report::Registration;
 use crate::tlog::tiles::MAX_ENTRY_BYTES;
 use std::sync::Arc;
 
@@ -195,6 +197,41 @@ impl Ledger {
             }
         }
         Ok(None)
+    }
+}
+
+impl Ledger {
+    /// `experiment`'s registration decision as the ledger has it: its seq
+    /// and the rule hash its thesis names (`none` when it names none, so it
+    /// matches no rule).
+    pub async fn registration(
+        &self,
+        experiment: &Experiment,
+    ) -> Result<Option<Registration>, StoreError> {
+        let strategy = StrategyId::parse(experiment.id).ok_or_else(|| {
+            StoreError::Corrupt(format!("{} is not a strategy id", experiment.id))
+        })?;
+        let found = self
+            .find(
+                &strategy,
+                RecordKind::Decision,
+                Mode::Paper,
+                &registration_id(experiment),
+            )
+            .await?;
+        Ok(found.map(|(entry, record)| {
+            let thesis = match &record {
+                Record::Decision(decision) => decision.thesis.as_deref(),
+                Record::Snapshot(_) => None,
+            };
+            Registration {
+                seq: entry.seq,
+                rule_hash: thesis
+                    .and_then(registered_hash)
+                    .unwrap_or("none")
+                    .to_owned(),
+            }
+        }))
     }
 }
 

@@ -46,6 +46,11 @@ pub enum ApiError {
     /// that width).
     #[error("no such tile: the log's tree does not have it at this size")]
     NoSuchTile,
+    /// 404: no evidence is kept under this hash (never kept, or expired).
+    #[error(
+        "no such evidence: nothing is kept under this SHA-256 (never kept, or older than seven days)"
+    )]
+    NoSuchEvidence,
     /// 404: a record or tree size the log does not have (yet), named in a
     /// proof's query.
     #[error("{message}")]
@@ -171,6 +176,7 @@ impl ApiError {
             },
             ApiError::NotFound,
             ApiError::NoSuchTile,
+            ApiError::NoSuchEvidence,
             ApiError::BeyondLog {
                 message: String::new(),
                 parameter: "",
@@ -218,6 +224,9 @@ impl ApiError {
             }
             ApiError::BeyondLog { .. } => {
                 "a proof names a record or tree size beyond the log's head (details name the parameter)"
+            }
+            ApiError::NoSuchEvidence => {
+                "no evidence is kept under this SHA-256 (never kept, or older than seven days)"
             }
             ApiError::MethodNotAllowed { .. } => "the path does not take this method (with Allow)",
             ApiError::IdConflict { .. } => "the id exists with different content",
@@ -276,9 +285,10 @@ impl ApiError {
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound | ApiError::NoSuchTile | ApiError::BeyondLog { .. } => {
-                StatusCode::NOT_FOUND
-            }
+            ApiError::NotFound
+            | ApiError::NoSuchTile
+            | ApiError::NoSuchEvidence
+            | ApiError::BeyondLog { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::IdConflict { .. }
             | ApiError::DuplicateSnapshot { .. }
@@ -311,7 +321,10 @@ impl ApiError {
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::InvalidQuery { .. } => "invalid_query",
             ApiError::Unauthorized { .. } => "unauthorized",
-            ApiError::NotFound | ApiError::NoSuchTile | ApiError::BeyondLog { .. } => "not_found",
+            ApiError::NotFound
+            | ApiError::NoSuchTile
+            | ApiError::NoSuchEvidence
+            | ApiError::BeyondLog { .. } => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::IdConflict { .. } => "id_conflict",
             ApiError::DuplicateSnapshot { .. } => "duplicate_snapshot",

@@ -19,6 +19,7 @@ pub mod views;
 
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
+use freedom_shared::scan::report::Registration;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::ApiError;
@@ -55,6 +56,30 @@ pub(crate) fn contract_with_log(log: &Log) -> Value {
         "neverTwoHistories": format!("the log remembers the largest checkpoint it has signed apart from the ledger ({}); before signing anything of a new head it checks that head extends it (not smaller, the same root at the same size, a consistency proof from it that verifies); if not, it signs nothing: checkpoint and proofs answer 500 internal_error, the reason is logged and a {} event published, and every other read and append goes on", log.memory(), freedom_shared::service::log::REFUSED_TO_SIGN),
         "standards": ["c2sp.org/signed-note", "c2sp.org/tlog-checkpoint", "c2sp.org/tlog-tiles", "c2sp.org/tlog-proof", "RFC 9162 §2.1.3-2.1.4"]
     });
+    contract
+}
+
+/// The contract view with each paper experiment's registration as the
+/// ledger has it: `registeredSeq` (null until registered) and the
+/// `registeredRuleHash` its decision names, beside the `ruleHash` of the
+/// rule in code.
+pub(crate) fn with_registrations(
+    mut contract: Value,
+    registrations: &[(&str, Option<Registration>)],
+) -> Value {
+    if let Some(experiments) = contract
+        .pointer_mut("/scanner/paper/experiments")
+        .and_then(Value::as_array_mut)
+    {
+        for experiment in experiments {
+            let found = registrations
+                .iter()
+                .find(|(id, _)| experiment["id"] == *id)
+                .and_then(|(_, r)| r.as_ref());
+            experiment["registeredSeq"] = json!(found.map(|r| r.seq));
+            experiment["registeredRuleHash"] = json!(found.map(|r| r.rule_hash.clone()));
+        }
+    }
     contract
 }
 

@@ -84,6 +84,25 @@ fn fund_query() -> Value {
     })
 }
 
+/// The query of `GET /api/freedom-scanner`: nothing (the report), or
+/// `view=evidence` with the `sha256` of the bytes asked for.
+fn scanner_query() -> Value {
+    json!({
+        "name": "query", "in": "query", "required": false, "style": "form", "explode": true,
+        "description": "nothing for the report; view=evidence&sha256=<64 lowercase hex> for the bytes kept under that hash",
+        "schema": {"oneOf": [
+            {"title": "Report", "type": "object", "additionalProperties": false, "properties": {}},
+            {"title": "Evidence", "type": "object", "additionalProperties": false,
+             "required": ["view", "sha256"],
+             "properties": {
+                 "view": {"const": "evidence"},
+                 "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "minLength": 64, "maxLength": 64,
+                            "description": "the SHA-256 of the bytes (a provenance entry's bodySha256, or a paper snapshot's #report=sha256:<hex>)"}
+             }}
+        ]}
+    })
+}
+
 fn query_param(param: &super::views::Param) -> Value {
     json!({"name": param.name, "in": "query", "required": param.required,
            "description": param.description, "schema": (param.schema)()})
@@ -116,6 +135,14 @@ fn success_content(body: Body) -> Option<Value> {
         Body::Checkpoint => {
             return Some(json!({"text/plain": {"schema": {"type": "string",
                 "description": "<origin>\\n<size>\\n<base64 root>\\n\\n— <key name> <base64(key ID || Ed25519 signature)>\\n"}}}));
+        }
+        Body::ScannerView => {
+            return Some(json!({
+                "application/json": {"schema": reference("ScannerReport")},
+                "application/octet-stream": {"schema": {"type": "string",
+                    "contentMediaType": "application/octet-stream",
+                    "description": "view=evidence: the exact bytes whose SHA-256 is the sha256 asked for"}}
+            }));
         }
         Body::Tile => {
             return Some(
@@ -213,6 +240,7 @@ fn parameters(operation: &Operation) -> Vec<Value> {
     let mut parameters = match (operation.method, operation.path) {
         ("GET", "/api/freedom-fund") => vec![fund_query()],
         ("GET", "/") => vec![query_param(&PERIOD)],
+        ("GET", "/api/freedom-scanner") => vec![scanner_query()],
         ("GET", "/log/tile/{tile}") => vec![json!({
             "name": "tile", "in": "path", "required": true,
             "description": "the tile's path after tile/ (it holds slashes): <L>/<N>[.p/<W>] or entries/<N>[.p/<W>], N as x001/x234/067",

@@ -24,6 +24,9 @@ pub enum Body {
     Tile,
     /// `application/atom+xml`: the feed.
     Atom,
+    /// `application/json`: the scanner's report; `application/octet-stream`:
+    /// the evidence `view=evidence` names.
+    ScannerView,
 }
 
 /// One success (or 304) an operation answers.
@@ -266,17 +269,17 @@ pub(crate) const OPERATIONS: &[Operation] = &[
         method: "GET",
         path: "/api/freedom-scanner",
         id: "readScanner",
-        summary: "The latest scanner report (every part empty before the first run); never starts a run",
+        summary: "The latest scanner report (every part empty before the first run), or with view=evidence&sha256=<hex> the exact bytes kept under that hash (a provider answer or a report, for seven days); never starts a run",
         bearer: false,
         html_errors: false,
         successes: &[Success {
             status: 200,
-            description: "the report",
-            body: Body::Json("ScannerReport"),
+            description: "the report, or the evidence's bytes",
+            body: Body::ScannerView,
             etag: false,
         }],
         errors: || {
-            let mut errors = vec![invalid_query()];
+            let mut errors = vec![invalid_query(), ApiError::NoSuchEvidence];
             errors.extend(store_failures());
             errors
         },

@@ -152,14 +152,40 @@ pub fn limits() -> Value {
     })
 }
 
+/// Each check: what it reads and when it fails.
+fn check_rules() -> Value {
+    use scan::checks::*;
+    let harmless = scan::mint::HARMLESS_EXTENSIONS.join(", ");
+    json!({
+        INDEXED_AND_PRICED: "DexScreener indexes a pool for the token with a USD price",
+        LIQUIDITY: format!("its deepest pool holds at least ${} of liquidity", scan::MIN_LIQUIDITY_USD),
+        MINT_AUTHORITY_REVOKED: "the mint's mintAuthority is null",
+        FREEZE_AUTHORITY_REVOKED: "the mint's freezeAuthority is null",
+        NO_DANGER_RISK: "RugCheck's report lists no danger-level risk",
+        TOKEN_PROGRAM_KNOWN: format!("the mint account's owner is SPL Token ({}) or Token-2022 ({})", scan::mint::SPL_TOKEN_PROGRAM, scan::mint::TOKEN_2022_PROGRAM),
+        NO_PERMANENT_DELEGATE: "no permanentDelegate extension with a delegate (it can move or burn anyone's tokens)",
+        NO_TRANSFER_HOOK: "no transferHook extension with a programId (it can refuse sells)",
+        TRANSFER_FEE_LOW: format!("the transferFeeConfig fee in force is at most {} basis points; any fee is charged on every paper fill, capped at maximumFee", scan::mint::MAX_TRANSFER_FEE_BPS),
+        TRANSFERABLE: "not nonTransferable, defaultAccountState not frozen, pausableConfig not paused; a held token that turns so is valued at 0 and never sold",
+        NO_MINT_CLOSE_AUTHORITY: "no mintCloseAuthority extension with a closeAuthority",
+        EXTENSIONS_UNDERSTOOD: format!("every extension is one of the checked ones or known harmless ({harmless})"),
+        HOLDERS_SPREAD: format!("the {} largest holders have at most this share of the supply: {}", scan::holders::TOP_HOLDERS, decimal_json(scan::holders::MAX_TOP_HOLDERS_SHARE)),
+        LIQUIDITY_LOCKED: format!("RugCheck's lpLockedPct is at least {MIN_LP_LOCKED_PCT}; unknown where it gives none"),
+    })
+}
+
 /// The scanner's declaration: version, checks, bounds and the fixed paper
 /// experiments.
 pub fn scanner() -> Value {
     json!({
         "version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner",
         "checks": CHECK_NAMES,
+        "checkRules": check_rules(),
         "minLiquidityUsd": decimal_json(scan::MIN_LIQUIDITY_USD),
-        "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer (by its own deadline in the run), and a mint or freeze authority is revoked only when the mint says null (absent or another type is unknown)",
+        "eligible": "true exactly when every check passes; a check is unknown when its provider did not answer (by its own deadline in the run) or its answer does not say, and unknown is never pass; a mint or freeze authority, a delegate, a hook program or a close authority is unset only when the mint says null (absent or another type is unknown)",
+        "provenance": format!("the report's provenance lists every provider answer the run used: {{provider, request, status, receivedAt, bodySha256, bytes, slot}}, request without secrets (an HTTP request as its method, the provider's origin and the path the scanner built; an RPC call as its method and params); each check names the entries it rests on by index (evidence), each paper fill by bodySha256. Each body, and each run's report as stored, is kept for {} days under the SHA-256 of its exact bytes: GET /api/freedom-scanner?view=evidence&sha256=<hex> answers them (404 once expired or unknown, 400 for a malformed hash); each paper snapshot's source.url ends with #report=sha256:<hex> of the run's report", scan::provenance::EVIDENCE_TTL.as_secs() / 86_400),
+        "holders": format!("getTokenLargestAccounts (the top 20) and their owners by getMultipleAccounts, at most {} tokens a run, cached {} hours; the {} largest holders leaving out the burn address ({}) and accounts owned by a pool DexScreener lists for the token", scan::holders::MAX_HOLDER_FETCHES, scan::RISK_CACHE_TTL.num_hours(), scan::holders::TOP_HOLDERS, scan::holders::BURN_ADDRESS),
+        "epoch": format!("the transfer fee in force is the newer one from its epoch on; the epoch is the RPC answer's slot / {} (mainnet's schedule); when no slot is known the higher of the two fees", scan::mint::SLOTS_PER_EPOCH),
         "providerText": format!("a symbol is kept only as 1 to {} characters of A-Z a-z 0-9 . _ : - $ that the sensitive-content guard passes, once control, bidirectional and format characters are removed; any other is shown as the mint's first {} characters with an event; a pool URL only as a printable http(s) URL of at most {} bytes", scan::text::MAX_SYMBOL_CHARS, scan::text::FALLBACK_SYMBOL_CHARS, scan::text::MAX_URL_BYTES),
         "riskCache": format!("per token of the universe, only the danger-level risks, names cut to {} characters, at most {} bytes of them", scan::MAX_RISK_NAME_CHARS, scan::MAX_RISK_BYTES),
         "dedup": format!("a token's observations closer than {} minutes are one; experiments advance at most once per {} minutes and once per {}-minute slot", scan::DEDUP_WINDOW.num_minutes(), scan::DEDUP_WINDOW.num_minutes(), scan::LEDGER_GRID.num_minutes()),

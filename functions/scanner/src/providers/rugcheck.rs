@@ -46,10 +46,13 @@ impl RugCheck {
         );
         if answer.status.is_success() {
             Ok((RiskAnswer::Report(parse_report(&answer.body)?), received))
-        } else {
-            // A 4xx other than 429 (the only statuses `fetch` answers
-            // besides success): RugCheck has no report for this token.
+        } else if answer.status.is_client_error() {
+            // A 4xx other than 429 (retried as transient before): RugCheck
+            // has no report for this token.
             Ok((RiskAnswer::NoReport, received))
+        } else {
+            // A redirect (never followed) or another status: no answer.
+            Err(ProviderError::Status(answer.status.as_u16()))
         }
     }
 }

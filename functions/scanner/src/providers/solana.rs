@@ -51,8 +51,9 @@ pub type Balance = (String, u128);
 /// A token's largest accounts, as `getTokenLargestAccounts` gave them.
 #[derive(Debug)]
 pub struct Largest {
-    /// Address and balance, largest first.
-    pub accounts: Vec<Balance>,
+    /// Address and balance, largest first; `None` when the RPC answered an
+    /// error object (it cannot list them: e.g. there is no such mint).
+    pub accounts: Option<Vec<Balance>>,
     /// The answer they came from.
     pub received: Received,
 }
@@ -170,12 +171,12 @@ pub fn parse_accounts(
 }
 
 /// The accounts in a `getTokenLargestAccounts` answer's body (those whose
-/// amount reads), and the slot it was read at.
-pub fn parse_largest(body: &[u8]) -> Result<(Vec<Balance>, Option<u64>), ProviderError> {
+/// amount reads; `None` for an error object), and the slot it was read at.
+pub fn parse_largest(body: &[u8]) -> Result<(Option<Vec<Balance>>, Option<u64>), ProviderError> {
     let answer: LargestAnswer = serde_json::from_slice(body)
         .map_err(|_| ProviderError::Malformed("not a JSON-RPC answer"))?;
-    if let Some(error) = answer.error.get() {
-        return Err(rpc_error(error));
+    if answer.error.get().is_some() {
+        return Ok((None, None));
     }
     let Some(result) = answer.result.0 else {
         return Err(ProviderError::Malformed("no result.value array"));
@@ -186,7 +187,7 @@ pub fn parse_largest(body: &[u8]) -> Result<(Vec<Balance>, Option<u64>), Provide
         .filter_map(|account| account.get())
         .filter_map(|account| Some((account.address.clone(), account.amount.parse().ok()?)))
         .collect();
-    Ok((accounts, result.context.0.map(|c| c.slot)))
+    Ok((Some(accounts), result.context.0.map(|c| c.slot)))
 }
 
 /// The largest accounts with their owners (from `owners`, the token

@@ -9,10 +9,9 @@ use chrono::{DateTime, Utc};
 use freedom_shared::clock::rfc3339;
 use freedom_shared::errors::ErrorChain;
 use freedom_shared::ports::ledger_store::Refusal;
-use freedom_shared::record::{Mode, Record, RecordKind, StrategyId};
+use freedom_shared::record::{Mode, RecordKind, StrategyId};
 use freedom_shared::scan::experiments::{
-    EXPERIMENTS, Experiment, RETIRED, Side, TokenMarket, Trade, registered_hash, registration_id,
-    registration_record, rule_hash,
+    EXPERIMENTS, Experiment, RETIRED, Side, TokenMarket, Trade, registration_record, rule_hash,
 };
 use freedom_shared::scan::grid_slot;
 use freedom_shared::scan::report::{Registration, ScannerState};
@@ -118,37 +117,13 @@ impl ScanRunner {
         &self,
         experiment: &Experiment,
     ) -> Result<Option<Registration>, String> {
-        let strategy = StrategyId::parse(experiment.id).expect("experiment ids are strategy ids");
-        let found = self
-            .ledger
-            .find(
-                &strategy,
-                RecordKind::Decision,
-                Mode::Paper,
-                &registration_id(experiment),
+        self.ledger.registration(experiment).await.map_err(|error| {
+            format!(
+                "{}: the ledger could not be read for its registration: {}",
+                experiment.id,
+                ErrorChain(&error)
             )
-            .await
-            .map_err(|error| {
-                format!(
-                    "{}: the ledger could not be read for its registration: {}",
-                    experiment.id,
-                    ErrorChain(&error)
-                )
-            })?;
-        Ok(found.map(|(entry, record)| {
-            let thesis = match &record {
-                Record::Decision(decision) => decision.thesis.as_deref(),
-                Record::Snapshot(_) => None,
-            };
-            Registration {
-                seq: entry.seq,
-                // A registration that names no hash matches no rule.
-                rule_hash: thesis
-                    .and_then(registered_hash)
-                    .unwrap_or("none")
-                    .to_owned(),
-            }
-        }))
+        })
     }
 
     /// Looks up, once each, the last paper snapshot of every retired
@@ -197,7 +172,7 @@ impl ScanRunner {
 
     /// Appends each registered experiment's paper snapshot for this slot,
     /// its `source.url` naming the run's report (`report_hash`). A refusal
-    /// is an event of the next report.
+    /// is an event of the next report, and degrades the next run.
     pub(super) async fn append_snapshots(
         &self,
         state: &mut ScannerState,
@@ -216,7 +191,8 @@ impl ScanRunner {
                     experiment.id,
                     rfc3339(slot)
                 );
-                state.push_event(now, "ledger", message);
+                state.push_event(now, "ledger", message.clone());
+                state.carried.push(message);
                 continue;
             };
             let message = match self.ledger.append(record.to_string().as_bytes()).await {
@@ -236,7 +212,8 @@ impl ScanRunner {
                 }
             };
             tracing::warn!(experiment = experiment.id, "{message}");
-            state.push_event(now, "ledger", message);
+            state.push_event(now, "ledger", message.clone());
+            state.carried.push(message);
         }
     }
 }

@@ -55,7 +55,7 @@ impl ScanRunner {
             market: quote,
             risk: risk.and_then(|c| c.report.as_ref()),
             mint: mint.as_ref(),
-            holders: holders.map(|c| c.holdings.as_slice()),
+            holders: holders.map(|c| c.holdings.as_deref()),
             epoch,
             sources: &sources,
         });

@@ -69,7 +69,7 @@ fn entry(
 
 /// A token's holders as one run read them, and the answers (the largest
 /// accounts', the owners' batches) they came from.
-type HolderAnswer = Result<(Vec<Holding>, Vec<Received>), ProviderError>;
+type HolderAnswer = Result<(Option<Vec<Holding>>, Vec<Received>), ProviderError>;
 
 impl ScanRunner {
     /// Asks every provider at once (see the module's documentation).
@@ -202,7 +202,12 @@ impl ScanRunner {
         let addresses: Vec<String> = largest
             .iter()
             .flatten()
-            .flat_map(|l| l.accounts.iter().map(|(address, _)| address.clone()))
+            .flat_map(|l| {
+                l.accounts
+                    .iter()
+                    .flatten()
+                    .map(|(address, _)| address.clone())
+            })
             .collect();
         let mut owners = self.solana.accounts(&addresses, deadline).await;
         let owners_failure = owners.failures.pop();
@@ -213,8 +218,11 @@ impl ScanRunner {
             .zip(largest)
             .map(|(mint, answer)| {
                 let answer = answer.and_then(|largest| {
+                    let Some(accounts) = &largest.accounts else {
+                        return Ok((None, vec![largest.received]));
+                    };
                     let mut used = Vec::new();
-                    for (address, _) in &largest.accounts {
+                    for (address, _) in accounts {
                         match owners.sources.get(address) {
                             Some(&index) => used.push(index),
                             None => {
@@ -228,10 +236,10 @@ impl ScanRunner {
                     }
                     used.sort_unstable();
                     used.dedup();
-                    let holdings = holdings(&largest.accounts, &owners);
+                    let holdings = holdings(accounts, &owners);
                     let mut received = vec![largest.received];
                     received.extend(used.iter().map(|&i| owners.answers[i].clone()));
-                    Ok((holdings, received))
+                    Ok((Some(holdings), received))
                 });
                 (mint, answer)
             })

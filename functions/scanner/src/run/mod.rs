@@ -202,7 +202,8 @@ impl ScanRunner {
             universe.push(entry);
             market.extend(priced);
         }
-        let mut degraded = std::mem::take(&mut collected.degraded);
+        let mut degraded = std::mem::take(&mut state.carried);
+        degraded.append(&mut collected.degraded);
         let experiments = self.register(&mut state, started, &mut degraded).await;
         self.find_retired(&mut state).await;
         let mut fills = Vec::new();

@@ -129,8 +129,8 @@ pub struct Evidence<'a> {
     /// Solana RPC: `None` = not asked successfully.
     pub mint: Option<&'a MintAccount>,
     /// The largest accounts: `None` = not read (the run's budget, or the
-    /// RPC failed).
-    pub holders: Option<&'a [Holding]>,
+    /// RPC failed); `Some(None)` = the RPC answered it cannot list them.
+    pub holders: Option<Option<&'a [Holding]>>,
     /// The current epoch (from the RPC's slot), for the transfer fee.
     pub epoch: Option<u64>,
     /// Where each part came from.

@@ -73,13 +73,24 @@ pub(super) fn liquidity_locked(evidence: &Evidence<'_>) -> Check {
 /// `holders_spread`: the ten largest holders' share of supply.
 pub(super) fn holders_spread(evidence: &Evidence<'_>) -> Check {
     let mut sources = evidence.sources.holders.clone();
-    let Some(holdings) = evidence.holders else {
-        return check(
-            HOLDERS_SPREAD,
-            Unknown,
-            "the holders were not read this run (the RPC failed, or the run's budget was spent)",
-            &sources,
-        );
+    let holdings = match evidence.holders {
+        None => {
+            return check(
+                HOLDERS_SPREAD,
+                Unknown,
+                "the holders were not read this run (the RPC failed, or the run's budget was spent)",
+                &sources,
+            );
+        }
+        Some(None) => {
+            return check(
+                HOLDERS_SPREAD,
+                Unknown,
+                "the RPC could not list the largest accounts",
+                &sources,
+            );
+        }
+        Some(Some(holdings)) => holdings,
     };
     let pools = match evidence.market {
         None => {

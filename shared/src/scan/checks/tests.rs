@@ -106,7 +106,7 @@ impl Case {
             market: self.market.as_ref().map(Option::as_ref),
             risk: self.risk.as_ref(),
             mint: self.mint.as_ref(),
-            holders: self.holders.as_deref(),
+            holders: self.holders.as_ref().map(|h| Some(h.as_slice())),
             epoch: self.epoch,
             sources: &sources,
         })
