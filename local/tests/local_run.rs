@@ -303,9 +303,75 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let report: Value = response.json().await.unwrap();
+    let report_text = response.text().await.unwrap();
+    let report: Value = serde_json::from_str(&report_text).unwrap();
     assert_eq!(report["status"], "ok", "{report}");
     freedom_testkit::python::assert_matches_schema(schema, &report);
+    // Provenance: every answer's hash is the hash of bytes the stand-in
+    // sent, and those bytes are served back by hash.
+    let evidence = |hash: String| {
+        let url = format!(
+            "{}/api/freedom-scanner?view=evidence&sha256={hash}",
+            server.base
+        );
+        async move {
+            let response = reqwest::get(url).await.unwrap();
+            assert_eq!(response.status(), 200);
+            response.bytes().await.unwrap().to_vec()
+        }
+    };
+    let sent = stand_in.sent_bodies();
+    let provenance = report["provenance"].as_array().unwrap();
+    assert!(!provenance.is_empty());
+    for entry in provenance {
+        let hash = entry["bodySha256"].as_str().unwrap().to_owned();
+        assert!(sent.contains(&hash), "{entry}");
+        let bytes = evidence(hash.clone()).await;
+        assert_eq!(freedom_shared::scan::provenance::sha256_hex(&bytes), hash);
+    }
+    // The ledger: each experiment's registration precedes its first
+    // snapshot, which names this very report.
+    let ledger: Value = reqwest::get(format!(
+        "{}/api/freedom-fund?view=ledger&limit=1000",
+        server.base
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let entries = ledger["entries"].as_array().unwrap();
+    let report_hash = freedom_shared::scan::provenance::sha256_hex(report_text.as_bytes());
+    assert_eq!(evidence(report_hash.clone()).await, report_text.as_bytes());
+    let contract: Value = reqwest::get(format!("{}/api/freedom-fund?view=contract", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for experiment in contract["scanner"]["paper"]["experiments"]
+        .as_array()
+        .unwrap()
+    {
+        let id = experiment["id"].as_str().unwrap();
+        let seq_of = |kind: &str| {
+            entries
+                .iter()
+                .filter(|e| e["record"]["strategyId"] == id && e["record"]["type"] == kind)
+                .map(|e| e["seq"].as_u64().unwrap())
+                .min()
+                .unwrap()
+        };
+        let (registered, first_snapshot) = (seq_of("decision"), seq_of("snapshot"));
+        assert!(registered < first_snapshot, "{id}");
+        assert_eq!(experiment["registeredSeq"], registered, "{experiment}");
+        assert_eq!(experiment["registeredRuleHash"], experiment["ruleHash"]);
+        let snapshot = entries.iter().find(|e| e["seq"] == first_snapshot).unwrap();
+        assert_eq!(
+            snapshot["record"]["source"]["url"],
+            format!("https://dexscreener.com/solana#report=sha256:{report_hash}")
+        );
+    }
     let page = reqwest::get(format!("{}/", server.base))
         .await
         .unwrap()

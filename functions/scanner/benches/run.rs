@@ -4,7 +4,10 @@
 //!
 //! - DexScreener: ceil(200 / 30) = 7 requests, one every 200 ms (300/min);
 //! - RugCheck: at most 40 fresh reports a run, one every 250 ms, 4 at once;
-//! - Solana RPC: ceil(201 / 100) = 3 calls, one every 250 ms (40 per 10 s).
+//! - Solana RPC: ceil(201 / 100) = 3 calls for the mints and the wallet,
+//!   20 `getTokenLargestAccounts` (one run's holder budget) and ceil(20 × 20
+//!   / 100) = 4 calls for the owners of their accounts, one every 250 ms
+//!   (40 per 10 s), 4 at once.
 //!
 //! The providers are asked at once, so the critical path is the slowest of
 //! the three.
@@ -59,8 +62,9 @@ fn main() {
             .unwrap();
     let dex = finish(TOKENS.div_ceil(30), &config.dexscreener);
     let rug = finish(TOKENS.min(config.max_risk_fetches), &config.rugcheck);
+    let holders = TOKENS.min(freedom_shared::scan::holders::MAX_HOLDER_FETCHES);
     let rpc = finish(
-        (TOKENS + config.wallets.len()).div_ceil(100),
+        (TOKENS + config.wallets.len()).div_ceil(100) + holders + (holders * 20).div_ceil(100),
         &config.solana,
     );
     let critical = dex.max(rug).max(rpc);
@@ -79,7 +83,7 @@ fn main() {
         let took = started.elapsed();
         assert_eq!(report["status"], "ok");
         println!(
-            "run {round}: {took:?} for {} tokens, {} eligible; ratio to the critical path {:.3}",
+            "run {round}: {took:?} for {} tokens, {} eligible, {} provider answers as evidence; ratio to the critical path {:.3}",
             report["universe"].as_array().unwrap().len(),
             report["universe"]
                 .as_array()
@@ -87,6 +91,7 @@ fn main() {
                 .iter()
                 .filter(|u| u["eligible"] == true)
                 .count(),
+            report["provenance"].as_array().unwrap().len(),
             took.as_secs_f64() / critical.as_secs_f64()
         );
     }
@@ -131,11 +136,12 @@ fn slow_rugcheck(runtime: &tokio::runtime::Runtime) {
         let started = Instant::now();
         let report = runtime.block_on(state.runner.run()).unwrap();
         println!(
-            "run {round}: {:.1?}, {}: prices known {}/{TOKENS}, accounts known {}/{TOKENS}, RugCheck reports known {}/{TOKENS}",
+            "run {round}: {:.1?}, {}: prices known {}/{TOKENS}, accounts known {}/{TOKENS}, holders known {}/{TOKENS}, RugCheck reports known {}/{TOKENS}",
             started.elapsed(),
             report["status"].as_str().unwrap(),
             known(&report, "indexed_and_priced"),
             known(&report, "mint_authority_revoked"),
+            known(&report, "holders_spread"),
             known(&report, "no_danger_risk"),
         );
         if report["status"] == "ok" {
