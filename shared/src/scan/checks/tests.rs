@@ -420,3 +420,72 @@ mod property {
         assert!(!eligible(&case.checks()));
     }
 }
+
+/// Every extension check is unknown, never pass, when its extension's
+/// state does not read.
+#[test]
+fn each_extension_check_is_unknown_when_its_state_does_not_read() {
+    let unreadable: [(&str, Value); 5] = [
+        (
+            NO_PERMANENT_DELEGATE,
+            json!({"extension": "permanentDelegate", "state": {"delegate": 7}}),
+        ),
+        (NO_TRANSFER_HOOK, json!({"extension": "transferHook"})),
+        (
+            TRANSFER_FEE_LOW,
+            json!({"extension": "transferFeeConfig", "state": {"newerTransferFee": null}}),
+        ),
+        (
+            TRANSFERABLE,
+            json!({"extension": "defaultAccountState", "state": {"accountState": 1}}),
+        ),
+        (
+            NO_MINT_CLOSE_AUTHORITY,
+            json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": ""}}),
+        ),
+    ];
+    for (name, extension) in unreadable {
+        let checks = with_mint(json!([extension])).checks();
+        assert_eq!(status_of(&checks, name), Some(Unknown), "{extension}");
+        assert!(!eligible(&checks));
+    }
+    // An extension list that is not a list: every extension check unknown.
+    let case = Case {
+        mint: Some(MintAccount::parsed(
+            Some(TOKEN_2022_PROGRAM),
+            "mint",
+            &json!({"mintAuthority": null, "freezeAuthority": null, "supply": "1000000", "decimals": 6, "extensions": "?"}),
+        )),
+        ..Case::clean()
+    };
+    for name in [
+        NO_PERMANENT_DELEGATE,
+        NO_TRANSFER_HOOK,
+        TRANSFER_FEE_LOW,
+        TRANSFERABLE,
+        NO_MINT_CLOSE_AUTHORITY,
+        EXTENSIONS_UNDERSTOOD,
+    ] {
+        assert_eq!(case.status(name), Unknown, "{name}");
+    }
+    assert_eq!(case.status(TOKEN_PROGRAM_KNOWN), Pass);
+    // The market's and the authorities' own unknowns.
+    let no_liquidity = Case {
+        market: Some(Some(MarketQuote {
+            liquidity_usd: None,
+            ..quote(1)
+        })),
+        ..Case::clean()
+    };
+    assert_eq!(no_liquidity.status(LIQUIDITY), Unknown);
+    let absent_authority = Case {
+        mint: Some(MintAccount::parsed(
+            Some(SPL_TOKEN_PROGRAM),
+            "mint",
+            &json!({"freezeAuthority": null, "supply": "1000000", "decimals": 6}),
+        )),
+        ..Case::clean()
+    };
+    assert_eq!(absent_authority.status(MINT_AUTHORITY_REVOKED), Unknown);
+    assert_eq!(absent_authority.status(FREEZE_AUTHORITY_REVOKED), Pass);
+}
