@@ -1,9 +1,9 @@
 //! One scanner run (docs/design.md, "The scanner"): take the lock or
 //! refuse; collect from the three providers within the time budget, each
-//! answer recorded as provenance ([`collect`]); check every universe entry
-//! ([`assess`]); record observations (10-minute dedup); make sure every
+//! answer recorded as provenance (`collect`); check every universe entry
+//! (`assess`); record observations (10-minute dedup); make sure every
 //! experiment is registered under the rule in code, then advance the
-//! registered ones at most once per 10 minutes ([`advance`]); build the
+//! registered ones at most once per 10 minutes (`advance`); build the
 //! report and keep it, with every provider body it rests on, as evidence
 //! under its SHA-256; append the paper snapshots, each naming that hash, to
 //! the fund ledger on the 15-minute grid; persist report and state with a
