@@ -3,6 +3,7 @@
 //! ```text
 //! freedom-local [--addr 127.0.0.1:3000] [--data-dir ./data] [--no-schedule]
 //!               [--max-connections N] [--head-timeout-secs S] [--shutdown-grace-secs S]
+//!               [--cosign-interval-secs S]
 //! ```
 //!
 //! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
@@ -19,7 +20,10 @@
 //! verifier key is logged at start. The log remembers the largest
 //! checkpoint it signed in `<data-dir>/log-signing.key.signed` and never
 //! signs a head that does not extend it; a ledger that is gone while it
-//! remembers one stops start-up ([`custody`]).
+//! remembers one stops start-up ([`custody`]). With a witness policy
+//! (`FF_LOG_POLICY`), a cosigning round runs every
+//! `--cosign-interval-secs` (60 by default, like the fund's schedule under
+//! Lambda), and `/log/checkpoint` serves the newest witnessed checkpoint.
 
 mod custody;
 mod signing_key;
@@ -54,6 +58,9 @@ struct Options {
     /// Do not run the scanner every 15 minutes.
     #[arg(long)]
     no_schedule: bool,
+    /// Seconds between cosigning rounds, when FF_LOG_POLICY names witnesses.
+    #[arg(long, default_value_t = 60)]
+    cosign_interval_secs: u64,
     /// Most connections served at once (lowered below the descriptor limit if need be).
     #[arg(long, default_value_t = ServerLimits::default().max_connections)]
     max_connections: usize,
@@ -105,10 +112,22 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     )
     .await?;
     let origin = key.name().to_owned();
-    let log = Log::new(Arc::clone(&stores.ledger), &origin, Some(key))
+    let mut log = Log::new(Arc::clone(&stores.ledger), &origin, Some(key))
         .expect("the key names the origin")
         .with_memory(Arc::new(memory))
         .with_events(events.clone());
+    if let Some(policy) = config::log_policy(lookup, log.verifier_key().as_ref())? {
+        tracing::info!(
+            witnesses = policy.witnesses().len(),
+            "log checkpoints are witnessed (FF_LOG_POLICY); a cosigning round runs every {} s",
+            options.cosign_interval_secs
+        );
+        log = log.with_witnesses(
+            policy,
+            Arc::clone(&stores.witness_memory),
+            Arc::new(freedom_shared::adapters::witness_http::HttpWitnesses),
+        );
+    }
     if let Some(verifier) = log.verifier_key() {
         tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), memory = %log.memory(), "log checkpoints are signed");
     }
@@ -121,6 +140,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         .with_events(events)
         .with_log(log);
     let schedule = Arc::clone(&scanner_state.runner);
+    let witnessed_log = fund_state.log.policy().map(|_| Arc::clone(&fund_state.log));
     let app = fund::routes(fund_state)
         .merge(scanner::routes(scanner_state))
         .fallback(freedom_shared::web::not_found);
@@ -145,6 +165,12 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     } else {
         tracing::info!("scanner schedule: every 15 minutes, on :00, :15, :30 and :45");
         tokio::spawn(run_every_quarter_hour(Arc::clone(&schedule)));
+    }
+    if let Some(log) = witnessed_log {
+        tokio::spawn(cosign_every(
+            log,
+            Duration::from_secs(options.cosign_interval_secs.max(1)),
+        ));
     }
     listener::serve(socket, app, limits, listener::shutdown_signal()).await?;
     // A run still under way is cut off when the process exits: its lock is
@@ -172,6 +198,27 @@ async fn events_from_env(
     match lookup("FF_EVENT_BUS_NAME") {
         Some(bus) if !bus.trim().is_empty() => Err(config::ConfigError::NoEventBridge),
         _ => Ok(freedom_shared::ports::event_sink::no_events()),
+    }
+}
+
+/// Runs a cosigning round every `interval`, like the fund's once-a-minute
+/// EventBridge rule in production: it asks no witness unless the head moved
+/// or one is behind.
+async fn cosign_every(log: Arc<Log>, interval: Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        match log.cosign(false).await {
+            Ok(round) if round.asked => tracing::info!(
+                tree_size = round.tree_size,
+                quorum_met = round.quorum_met,
+                witnessed_size = round.witnessed_size,
+                "cosigning round"
+            ),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "cosigning round did not finish"),
+        }
     }
 }
 

@@ -118,6 +118,14 @@ pub enum ConfigError {
         "FF_LOG_SIGNING_KEY is not a signed-note Ed25519 signer key (PRIVATE+KEY+<name>+<id>+<base64>): {0}"
     )]
     BadLogKey(&'static str),
+    /// The witness policy cannot be read (the sentence names the line).
+    #[error("FF_LOG_POLICY {0}; the policy is in the c2sp.org/tlog-policy text form")]
+    BadLogPolicy(crate::tlog::policy::PolicyError),
+    /// The witness policy lists logs, and this log's key is not one of them.
+    #[error(
+        "FF_LOG_POLICY lists logs but not this log's verifier key {0}: add a line log {0}, or list no log"
+    )]
+    PolicyForAnotherLog(String),
     /// The signing key names another log.
     #[error(
         "FF_LOG_SIGNING_KEY is the key of the log {key_name}, but FF_LOG_ORIGIN is {origin}: the key's name must be the origin"
@@ -178,6 +186,26 @@ pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, 
         origin_configured,
         signing_key,
     })
+}
+
+/// Reads `FF_LOG_POLICY`, the witness policy (c2sp.org/tlog-policy), when
+/// set. A policy that lists logs must list `verifier` (this log's key, when
+/// it signs).
+pub fn log_policy(
+    lookup: impl Fn(&str) -> Option<String>,
+    verifier: Option<&crate::tlog::note::VerifierKey>,
+) -> Result<Option<crate::tlog::policy::Policy>, ConfigError> {
+    let Some(text) = lookup("FF_LOG_POLICY").filter(|p| !p.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let policy = crate::tlog::policy::Policy::parse(&text).map_err(ConfigError::BadLogPolicy)?;
+    if let Some(verifier) = verifier
+        && !policy.logs().is_empty()
+        && !policy.logs().contains(verifier)
+    {
+        return Err(ConfigError::PolicyForAnotherLog(verifier.to_text()));
+    }
+    Ok(Some(policy))
 }
 
 /// Whether `origin` can name a log: printable ASCII without spaces or `+`

@@ -74,6 +74,14 @@ pub async fn start(
     }))
 }
 
+/// Whether `event` is EventBridge's scheduled event (`"source":
+/// "aws.events"`, `"detail-type": "Scheduled Event"`), rather than an
+/// HTTP API request.
+pub fn is_scheduled(event: &Value) -> bool {
+    event.get("source").and_then(Value::as_str) == Some("aws.events")
+        && event.get("detail-type").and_then(Value::as_str) == Some("Scheduled Event")
+}
+
 /// A function's answer to its invocations.
 pub trait Invocations: Clone + Send + Sync + 'static {
     /// Answers one invocation, the event as Lambda sent it. (The runtime

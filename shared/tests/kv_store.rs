@@ -4,6 +4,7 @@
 
 use freedom_shared::adapters::kv_rest::KvLedgerStore;
 use freedom_shared::adapters::kv_rest::KvScanStore;
+use freedom_shared::adapters::kv_rest::KvWitnessMemory;
 use freedom_shared::adapters::kv_rest::client::{Command, KvClient, KvError};
 use freedom_shared::merkle::{Head, root_of};
 use freedom_shared::ports::conformance::{self, decision, snapshot};
@@ -67,6 +68,23 @@ async fn the_kv_scanner_store_passes_the_lock_suite() {
         let prefix = format!("lock{}:", next.fetch_add(1, Ordering::SeqCst));
         let client = KvClient::new(&bridge.kv_config(&prefix));
         async move { KvScanStore::new(client, prefix) }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_kv_witness_memory_passes_its_suite() {
+    let (_server, bridge) = bridge().await;
+    let next = AtomicUsize::new(0);
+    conformance::run_witness_memory(|| {
+        let prefix = format!("wit{}:", next.fetch_add(1, Ordering::SeqCst));
+        let config = bridge.kv_config(&prefix);
+        async move {
+            (
+                KvWitnessMemory::new(KvClient::new(&config), &prefix),
+                KvWitnessMemory::new(KvClient::new(&config), &prefix),
+            )
+        }
     })
     .await;
 }

@@ -2,39 +2,98 @@
 //! (payload 2.0), started by the start-up both functions share
 //! ([`freedom_shared::lambda`]). Without the KV REST store's variables every
 //! request answers `503 storage_unavailable`.
+//!
+//! The fund also gets EventBridge's scheduled event once a minute (the
+//! `LogCosign` rule): with a witness policy (`FF_LOG_POLICY`) it runs one
+//! cosigning round, which asks no witness unless the head moved or a
+//! witness is behind; without one it does nothing.
 
 use crate::router::app;
 use crate::state::AppState;
 use axum::Router;
+use freedom_shared::adapters::witness_http::HttpWitnesses;
 use freedom_shared::config;
-use freedom_shared::lambda::{self, StartError};
+use freedom_shared::lambda::{self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled};
 use freedom_shared::service::log::Log;
 use freedom_shared::web::store_not_configured_app;
+use serde_json::{Value, json};
 use std::sync::Arc;
+
+/// What the fund serves under Lambda: its router, and its log for the
+/// scheduled cosigning round.
+#[derive(Clone)]
+pub struct FundLambda {
+    /// The HTTP router.
+    pub router: Router,
+    /// The log, `None` when no store is configured.
+    pub log: Option<Arc<Log>>,
+}
+
+impl FundLambda {
+    /// The fund's function from the environment.
+    pub async fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<FundLambda, StartError> {
+        let Some(start) = lambda::start("fund", &lookup).await? else {
+            return Ok(FundLambda {
+                router: store_not_configured_app(),
+                log: None,
+            });
+        };
+        let stores = start.stores;
+        let mut log = Log::configured(Arc::clone(&stores.ledger), config::log_config(&lookup)?)
+            .with_events(start.events.clone());
+        if let Some(memory) = stores.signer_memory {
+            log = log.with_memory(memory);
+        }
+        if let Some(policy) = config::log_policy(&lookup, log.verifier_key().as_ref())? {
+            log = log.with_witnesses(policy, stores.witness_memory, Arc::new(HttpWitnesses));
+        }
+        if log.verifier_key().is_none() {
+            tracing::warn!(
+                "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
+            );
+        }
+        let state = AppState::new(stores.ledger, start.write_token)
+            .with_events(start.events)
+            .with_log(log);
+        Ok(FundLambda {
+            log: Some(Arc::clone(&state.log)),
+            router: app(state),
+        })
+    }
+
+    /// Answers one invocation: the scheduled cosigning round, or an HTTP
+    /// request (API Gateway's response object).
+    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda::Error> {
+        if !is_scheduled(&event.payload) {
+            return answer_http(&self.router, event).await;
+        }
+        let Some(log) = self.log.as_ref().filter(|log| log.policy().is_some()) else {
+            return Ok(json!({"cosign": "no witness policy"}));
+        };
+        let round = log.cosign(false).await?;
+        tracing::info!(
+            tree_size = round.tree_size,
+            asked = round.asked,
+            quorum_met = round.quorum_met,
+            witnessed_size = round.witnessed_size,
+            "scheduled cosigning round"
+        );
+        Ok(serde_json::to_value(round)?)
+    }
+}
+
+impl Invocations for FundLambda {
+    async fn answer(&self, event: LambdaEvent<Value>) -> Result<Value, lambda::Error> {
+        self.handle(event).await
+    }
+}
 
 /// The fund's router as Lambda serves it, from the environment.
 pub async fn app_from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Router, StartError> {
-    let Some(start) = lambda::start("fund", &lookup).await? else {
-        return Ok(store_not_configured_app());
-    };
-    let stores = start.stores;
-    let mut log = Log::configured(Arc::clone(&stores.ledger), config::log_config(&lookup)?)
-        .with_events(start.events.clone());
-    if let Some(memory) = stores.signer_memory {
-        log = log.with_memory(memory);
-    }
-    if log.verifier_key().is_none() {
-        tracing::warn!(
-            "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
-        );
-    }
-    let state = AppState::new(stores.ledger, start.write_token)
-        .with_events(start.events)
-        .with_log(log);
-    Ok(app(state))
+    Ok(FundLambda::from_env(lookup).await?.router)
 }
 
 /// Runs the Lambda runtime loop until the runtime stops it.
 pub async fn serve() -> Result<(), lambda::Error> {
-    lambda::serve(|env| async move { Ok(app_from_env(env).await?) }).await
+    lambda::serve(|env| async move { Ok(FundLambda::from_env(env).await?) }).await
 }

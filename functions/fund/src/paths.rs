@@ -24,3 +24,13 @@ pub(crate) fn checkpoint_path() -> String {
 pub(crate) fn tile_route() -> String {
     format!("{LOG_PREFIX}/tile/{{*path}}")
 }
+
+/// The log's witness policy, `<prefix>/policy`.
+pub(crate) fn policy_path() -> String {
+    format!("{LOG_PREFIX}/policy")
+}
+
+/// Where the write token runs a cosigning round, `<prefix>/cosign`.
+pub(crate) fn cosign_path() -> String {
+    format!("{LOG_PREFIX}/cosign")
+}

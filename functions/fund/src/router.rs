@@ -13,7 +13,7 @@ use crate::contract::{
     views::{PERIOD, View},
 };
 use crate::handlers::{exports, ledger, log};
-use crate::paths::{FEED_PATH, FUND_PATH, checkpoint_path, tile_route};
+use crate::paths::{FEED_PATH, FUND_PATH, checkpoint_path, cosign_path, policy_path, tile_route};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -51,6 +51,12 @@ fn every_route(state: AppState) -> Router {
         )
         .route(&checkpoint_path(), get(log::checkpoint).fallback(only_get))
         .route(&tile_route(), get(log::tile).fallback(only_get))
+        .route(&policy_path(), get(log::policy).fallback(only_get))
+        .route(
+            &cosign_path(),
+            axum::routing::post(log::cosign)
+                .fallback(|| async { ApiError::MethodNotAllowed { allow: "POST" } }),
+        )
         .route(FEED_PATH, get(exports::feed).fallback(only_get))
         .with_state(state)
 }

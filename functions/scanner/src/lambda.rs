@@ -31,11 +31,7 @@ pub struct LambdaApp {
     pub runner: Option<Arc<ScanRunner>>,
 }
 
-/// Whether `event` is EventBridge's scheduled event.
-pub fn is_scheduled(event: &Value) -> bool {
-    event.get("source").and_then(Value::as_str) == Some("aws.events")
-        && event.get("detail-type").and_then(Value::as_str) == Some("Scheduled Event")
-}
+pub use freedom_shared::lambda::is_scheduled;
 
 impl LambdaApp {
     /// From the environment: KV store, write token, providers, event bus.

@@ -2,7 +2,8 @@
 //! feature so a binary links only the ones it uses.
 //!
 //! - [`outbound`] (`outbound`): the one outbound HTTP client every outside
-//!   call goes through (the KV REST store, the scanner's providers).
+//!   call goes through (the KV REST store, the scanner's providers), and
+//!   [`witness_http`], the log's witnesses over it.
 //! - [`kv_rest`] (`kv`): the production store, Redis behind the Upstash REST
 //!   protocol: its client, the ledger store and the scan store.
 //! - [`embedded`] (`embedded`): the local store, SQLite in the data dir: the
@@ -22,4 +23,6 @@ pub mod events;
 pub mod kv_rest;
 #[cfg(feature = "outbound")]
 pub mod outbound;
+#[cfg(feature = "outbound")]
+pub mod witness_http;
 pub mod stores;

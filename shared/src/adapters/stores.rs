@@ -5,7 +5,7 @@
 //! configuration it is given refuses to start, saying which is missing.
 
 use crate::config::KvConfig;
-use crate::ports::{LedgerStore, ScanStore, SignerMemory, StoreError};
+use crate::ports::{LedgerStore, ScanStore, SignerMemory, StoreError, WitnessMemory};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,6 +21,8 @@ pub struct Stores {
     /// embedded store leaves it to the process: freedom-local keeps it in
     /// a file beside the key).
     pub signer_memory: Option<Arc<dyn SignerMemory>>,
+    /// What the log keeps of its witnesses, on the same store.
+    pub witness_memory: Arc<dyn WitnessMemory>,
     /// Which store this is, for the start-up log (never the token).
     pub description: String,
 }
@@ -46,12 +48,13 @@ impl Stores {
     /// The KV REST store described by `config`.
     #[cfg(feature = "kv")]
     pub fn kv_rest(config: &KvConfig) -> Result<Stores, StoreError> {
-        use super::kv_rest::{KvClient, KvLedgerStore, KvScanStore, KvSignerMemory};
+        use super::kv_rest::{KvClient, KvLedgerStore, KvScanStore, KvSignerMemory, KvWitnessMemory};
         let client = KvClient::new(config);
         Ok(Stores {
             ledger: Arc::new(KvLedgerStore::new(client.clone(), &config.prefix)),
             scan: Arc::new(KvScanStore::new(client.clone(), &config.prefix)),
-            signer_memory: Some(Arc::new(KvSignerMemory::new(client, &config.prefix))),
+            signer_memory: Some(Arc::new(KvSignerMemory::new(client.clone(), &config.prefix))),
+            witness_memory: Arc::new(KvWitnessMemory::new(client, &config.prefix)),
             description: format!(
                 "KV REST store at {} (from {}, key prefix {:?})",
                 config.url, config.source, config.prefix
@@ -70,11 +73,12 @@ impl Stores {
     /// The embedded store in `data_dir`.
     #[cfg(feature = "embedded")]
     pub fn embedded(data_dir: &Path) -> Result<Stores, StoreError> {
-        use super::embedded::{SqliteLedgerStore, SqliteScanStore};
+        use super::embedded::{SqliteLedgerStore, SqliteScanStore, SqliteWitnessMemory};
         Ok(Stores {
             ledger: Arc::new(SqliteLedgerStore::open(data_dir)?),
             scan: Arc::new(SqliteScanStore::open(data_dir)?),
             signer_memory: None,
+            witness_memory: Arc::new(SqliteWitnessMemory::open(data_dir)?),
             description: format!("embedded store (SQLite) in {}", data_dir.display()),
         })
     }

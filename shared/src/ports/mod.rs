@@ -8,6 +8,9 @@
 //! - [`event_sink`]: events to outside consumers ([`EventSink`]), best effort.
 //! - [`signer_memory`]: the largest checkpoint the log's signer has signed,
 //!   kept apart from the ledger ([`SignerMemory`]).
+//! - [`witness_client`]: how the log reaches a witness ([`WitnessClient`]).
+//! - [`witness_memory`]: what the log keeps of its witnesses: the size each
+//!   last cosigned and the newest witnessed checkpoint ([`WitnessMemory`]).
 //! - `conformance` (feature `conformance`): the one suite every store adapter
 //!   passes.
 
@@ -15,6 +18,8 @@ pub mod event_sink;
 pub mod ledger_store;
 pub mod scan_store;
 pub mod signer_memory;
+pub mod witness_client;
+pub mod witness_memory;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -25,3 +30,5 @@ pub use ledger_store::{
 };
 pub use scan_store::ScanStore;
 pub use signer_memory::SignerMemory;
+pub use witness_client::WitnessClient;
+pub use witness_memory::WitnessMemory;

@@ -15,11 +15,11 @@ use ed25519_dalek::{Signer as _, Verifier as _};
 use sha2::{Digest as _, Sha256};
 
 /// The signature type byte of Ed25519 in signed notes.
-const ED25519: u8 = 0x01;
+pub(crate) const ED25519: u8 = 0x01;
 /// The prefix of a signer key's text.
-const PRIVATE_PREFIX: &str = "PRIVATE+KEY+";
+pub(crate) const PRIVATE_PREFIX: &str = "PRIVATE+KEY+";
 /// The em dash that starts a signature line (U+2014).
-const SIGNATURE_DASH: &str = "\u{2014}";
+pub(crate) const SIGNATURE_DASH: &str = "\u{2014}";
 
 /// Why a key or a note could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,7 +39,7 @@ pub enum NoteError {
 }
 
 /// A key name: non-empty, no Unicode spaces, no `+`.
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c == '+')
 }
 
@@ -255,8 +255,39 @@ impl VerifierKey {
     }
 }
 
+/// A note cut at its blank line: the text (ending in a newline) and its
+/// signature lines, each without its dash, as `(name, base64 signature)`.
+/// Control characters other than newline, lines without their dash and a
+/// last line without its newline are malformed.
+pub fn split_note(note: &str) -> Result<(&str, Vec<(&str, &str)>), NoteError> {
+    if note.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(NoteError::Malformed("a control character"));
+    }
+    let split = note
+        .find("\n\n")
+        .ok_or(NoteError::Malformed("no blank line before the signatures"))?;
+    let (text, signatures) = (&note[..split + 1], &note[split + 2..]);
+    if !signatures.ends_with('\n') {
+        return Err(NoteError::Malformed(
+            "the signatures do not end in a newline",
+        ));
+    }
+    signatures
+        .lines()
+        .map(|line| {
+            line.strip_prefix(SIGNATURE_DASH)
+                .and_then(|l| l.strip_prefix(' '))
+                .ok_or(NoteError::Malformed("a signature line without its dash"))?
+                .split_once(' ')
+                .filter(|(name, encoded)| valid_name(name) && !encoded.is_empty())
+                .ok_or(NoteError::Malformed("a signature line without a name and a signature"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(|lines| (text, lines))
+}
+
 /// Splits `<name>+<id>+<data>` (the name may not contain `+`).
-fn split_key(text: &str) -> Result<(&str, &str, &str), NoteError> {
+pub(crate) fn split_key(text: &str) -> Result<(&str, &str, &str), NoteError> {
     let mut parts = text.splitn(3, '+');
     match (parts.next(), parts.next(), parts.next()) {
         (Some(name), Some(id), Some(data))

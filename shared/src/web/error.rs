@@ -143,6 +143,12 @@ pub enum ApiError {
         "the log has no signing key configured, so it cannot sign checkpoints or proofs; tiles and every other view still work"
     )]
     SigningUnavailable,
+    /// 503: the log serves only witnessed checkpoints and none has met the
+    /// witness policy's quorum yet.
+    #[error(
+        "no checkpoint of the log has been cosigned by a quorum of its witnesses yet; GET /log/checkpoint?head=1 answers the log-signed head"
+    )]
+    NotWitnessed,
     /// 503: the store is not configured or failing.
     #[error("the store is unavailable; nothing was stored, try again later")]
     StorageUnavailable(#[source] StoreError),
@@ -198,6 +204,7 @@ impl ApiError {
             ApiError::Busy,
             ApiError::WritesDisabled,
             ApiError::SigningUnavailable,
+            ApiError::NotWitnessed,
             ApiError::StorageUnavailable(StoreError::unavailable_now("")),
             ApiError::Internal("".into()),
         ]
@@ -265,6 +272,9 @@ impl ApiError {
             ApiError::SigningUnavailable => {
                 "the log has no signing key configured (checkpoints and proofs only); no Retry-After"
             }
+            ApiError::NotWitnessed => {
+                "the log has a witness policy and no checkpoint has met its quorum yet (with Retry-After: 60)"
+            }
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => {
                 "the store is not configured, down, slow or busy; nothing was stored (with Retry-After)"
             }
@@ -304,6 +314,7 @@ impl ApiError {
             ApiError::WritesDisabled
             | ApiError::Busy
             | ApiError::SigningUnavailable
+            | ApiError::NotWitnessed
             | ApiError::StorageUnavailable(_)
             | ApiError::StoreNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -337,6 +348,7 @@ impl ApiError {
             ApiError::Busy => "busy",
             ApiError::WritesDisabled => "writes_disabled",
             ApiError::SigningUnavailable => "signing_unavailable",
+            ApiError::NotWitnessed => "not_witnessed",
             ApiError::StorageUnavailable(_) | ApiError::StoreNotConfigured => "storage_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -395,6 +407,7 @@ impl From<LogError> for ApiError {
             LogError::OutOfRange { parameter, message } => {
                 ApiError::invalid_query(parameter, message)
             }
+            LogError::NotWitnessed => ApiError::NotWitnessed,
             LogError::Store(error) => error.into(),
             // The reason is logged (and published) where the log refused.
             refused @ LogError::RefusedToSign(_) => ApiError::Internal(Box::new(refused)),
@@ -456,6 +469,9 @@ impl IntoResponse for ApiError {
             }
             ApiError::Busy => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::NotWitnessed => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
             }
             // The rest of the request was never read: this connection is done.
             ApiError::RequestTimeout | ApiError::NotImplemented => {

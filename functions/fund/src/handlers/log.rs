@@ -1,5 +1,6 @@
 //! The ledger as a C2SP transparency log over HTTP: `GET /log/checkpoint`,
-//! `GET /log/tile/...`, and the proof views of `GET /api/freedom-fund`
+//! `GET /log/tile/...`, `GET /log/policy`, `POST /log/cosign`, and the
+//! proof views of `GET /api/freedom-fund`
 //! (`view=proof`, `view=consistency`). The work is
 //! [`freedom_shared::service::log::Log`]'s; these handlers only translate
 //! HTTP.
@@ -9,11 +10,11 @@ use crate::paths::TEXT_PLAIN;
 use crate::state::AppState;
 use crate::views::{ConsistencyView, ProofView};
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderValue, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use freedom_shared::tlog::proof::TlogProof;
 use freedom_shared::tlog::tiles::TilePath;
-use freedom_shared::web::{ApiError, QueryParams};
+use freedom_shared::web::{ApiError, QueryParams, authorize};
 
 fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Response {
     let mut response = response.into_response();
@@ -23,18 +24,61 @@ fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Respo
     response
 }
 
-/// `GET /log/checkpoint`: the signed checkpoint of the current head.
+/// `GET /log/checkpoint[?head=1]`: with a witness policy, the newest
+/// checkpoint that meets its quorum, with its cosignatures (503
+/// `not_witnessed` before any has); without one, or with `head=1`, the
+/// log-signed checkpoint of the current head.
 pub(crate) async fn checkpoint(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    QueryParams::parse(query.as_deref(), &[])?;
-    let signed = state.log.checkpoint().await?;
-    let body = (
-        [(header::CONTENT_TYPE, TEXT_PLAIN)],
-        signed.note.to_string(),
-    );
+    let params = QueryParams::parse(query.as_deref(), &["head"])?;
+    let head = match params.get("head") {
+        None => false,
+        Some("1") => true,
+        Some(_) => return Err(ApiError::invalid_query("head", "head must be 1")),
+    };
+    let note = if state.log.serves_witnessed() && !head {
+        // The signer is checked first: an unsigned log says so.
+        state.log.verifier_key().ok_or(ApiError::SigningUnavailable)?;
+        state
+            .log
+            .witnessed()
+            .await?
+            .ok_or(ApiError::NotWitnessed)?
+            .note
+    } else {
+        state.log.checkpoint().await?.note
+    };
+    let body = ([(header::CONTENT_TYPE, TEXT_PLAIN)], note.to_string());
     Ok(with_cache_control(body, "no-cache"))
+}
+
+/// `GET /log/policy`: the witness policy's text (404 when the log has none).
+pub(crate) async fn policy(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    let policy = state.log.policy().ok_or(ApiError::NotFound)?;
+    let body = ([(header::CONTENT_TYPE, TEXT_PLAIN)], policy.text().to_owned());
+    Ok(with_cache_control(body, "public, max-age=300"))
+}
+
+/// `POST /log/cosign` (write token): runs a cosigning round at once (after
+/// one already running) and answers what each witness did.
+pub(crate) async fn cosign(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    authorize(&headers, query.as_deref(), state.write_token.as_ref())?;
+    QueryParams::parse(query.as_deref(), &[])?;
+    if state.log.policy().is_none() {
+        return Err(ApiError::NotFound);
+    }
+    let round = state.log.cosign(false).await?;
+    Ok(with_cache_control(axum::Json(round), "no-store"))
 }
 
 /// `GET /log/tile/<L>/<N>[.p/<W>]` and `GET /log/tile/entries/<N>[.p/<W>]`,

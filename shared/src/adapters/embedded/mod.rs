@@ -10,12 +10,16 @@
 //!   in `scanner.sqlite3`.
 //! - [`signed_file`]: the log's largest signed checkpoint in a file beside
 //!   the signing key ([`SignedFile`]).
+//! - [`witness_memory`]: the log's memory of its witnesses
+//!   ([`SqliteWitnessMemory`]) in `log-witnesses.sqlite3`.
 
 pub mod connection;
 pub mod ledger_store;
 pub mod scan_store;
 pub mod signed_file;
+pub mod witness_memory;
 
 pub use ledger_store::SqliteLedgerStore;
 pub use scan_store::SqliteScanStore;
 pub use signed_file::SignedFile;
+pub use witness_memory::SqliteWitnessMemory;

@@ -9,13 +9,17 @@
 //! - [`scan_store`]: the scanner's lock and fenced state ([`KvScanStore`]).
 //! - [`signer_memory`]: the log's largest signed checkpoint, under a key of
 //!   its own ([`KvSignerMemory`]).
+//! - [`witness_memory`]: the size each witness last cosigned and the newest
+//!   witnessed checkpoint, in one hash ([`KvWitnessMemory`]).
 
 pub mod client;
 pub mod ledger_store;
 pub mod scan_store;
 pub mod signer_memory;
+pub mod witness_memory;
 
 pub use client::{KvClient, KvError};
 pub use ledger_store::KvLedgerStore;
 pub use scan_store::KvScanStore;
 pub use signer_memory::KvSignerMemory;
+pub use witness_memory::KvWitnessMemory;

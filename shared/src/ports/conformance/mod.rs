@@ -10,7 +10,9 @@
 //!   recomputation from the leaves (`tiles`).
 //! - [`run_scanner`] does the same for the scanner's lock and fenced state
 //!   ([`ScanStore`](super::ScanStore)), and [`run_signer_memory`] for the
-//!   log signer's memory ([`SignerMemory`](super::SignerMemory)).
+//!   log signer's memory ([`SignerMemory`](super::SignerMemory)), and
+//!   [`run_witness_memory`] for the log's memory of its witnesses
+//!   ([`WitnessMemory`](super::WitnessMemory)).
 
 use super::ledger_store::{AppendOutcome, Candidate, Entry, LedgerStore, PageQuery, Refusal};
 use crate::merkle::Head;
@@ -25,11 +27,13 @@ mod scan;
 mod series;
 mod signer;
 mod tiles;
+mod witnesses;
 
 pub use pages::large_decision;
 pub use scan::{assert_stale_holder_is_fenced_out, run_scanner};
 pub use signer::run_signer_memory;
 pub use tiles::assert_tiles_match_the_leaves;
+pub use witnesses::run_witness_memory;
 
 const DAY_NANOS: i64 = 86_400_000_000_000;
 

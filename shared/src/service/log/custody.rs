@@ -176,6 +176,11 @@ impl Custody {
     }
 
     /// Logs and publishes `refusal` the first time this process meets it.
+    /// Where the log's events go (refusals here, witness alarms too).
+    pub(super) fn events(&self) -> &Events {
+        &self.events
+    }
+
     pub(super) async fn report(&self, origin: &str, refusal: &Refusal) {
         {
             let mut known = self.known();

@@ -9,13 +9,19 @@
 //! tiles its hashes live in that the log's memo of upper subtrees does not
 //! hold (two store reads, O(log n) hashes); it is tied to the stored head
 //! and verified before it is signed or served (the `prove` module). A
-//! tile is one read.
+//! tile is one read. With a witness policy, cosigning rounds bring each
+//! new checkpoint to the witnesses and the newest one that meets the
+//! quorum is the one served (the `witnessing` module).
 
 mod custody;
 mod prove;
 mod vouch;
+mod witnessing;
 
 pub use custody::REFUSED_TO_SIGN;
+pub use witnessing::{
+    CosignRound, WITNESS_ALARM, WITNESS_TIMEOUT, WitnessOutcome, WitnessSignature, Witnessed,
+};
 
 use crate::config::LogConfig;
 use crate::merkle::Head;
@@ -27,6 +33,7 @@ use crate::tlog::note::{NoteError, SigningKey, VerifierKey};
 use crate::tlog::proof::{ProofError, SubtreeMemo};
 use crate::tlog::tiles::{self, TileId, TileKind, TilePath};
 use custody::Custody;
+use witnessing::Witnessing;
 use prove::{ConsistencyOf, Nothing};
 use std::sync::Arc;
 
@@ -65,6 +72,12 @@ pub enum LogError {
     /// is signed (a 500; the reason is logged and published).
     #[error("the log refuses to sign: {0}")]
     RefusedToSign(String),
+    /// No checkpoint has met the witness policy's quorum yet (or, for a
+    /// cosigning round, the log has no policy).
+    #[error(
+        "no checkpoint of the log has been cosigned by a quorum of its witnesses yet; GET /log/checkpoint?head=1 answers the log-signed head"
+    )]
+    NotWitnessed,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -87,6 +100,7 @@ pub struct Log {
     signer: Option<CheckpointSigner>,
     memo: SubtreeMemo,
     custody: Custody,
+    witnessing: Option<Witnessing>,
 }
 
 /// A signed checkpoint and the head it signs.
@@ -137,6 +151,7 @@ impl Log {
             signer: key.map(CheckpointSigner::new),
             memo: SubtreeMemo::default(),
             custody: Custody::new(Arc::new(InProcess::default()), no_events()),
+            witnessing: None,
         })
     }
 

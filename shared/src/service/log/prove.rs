@@ -71,13 +71,18 @@ impl Log {
     }
 
     /// The inclusion proof of the record `seq` in the tree of `size` leaves
-    /// (default: the head), and the signed checkpoint of that tree.
+    /// and the signed checkpoint of that tree. The size defaults to the
+    /// witnessed checkpoint's when the log serves witnessed checkpoints and
+    /// the record is in it, else to the head; the checkpoint embedded is
+    /// the witnessed one (with its cosignatures) when the tree is its.
     pub async fn inclusion(
         &self,
         seq: u64,
         size: Option<u64>,
     ) -> Result<(Inclusion, Arc<str>), LogError> {
         let signer = self.signer()?;
+        let anchor = self.proof_anchor().await?;
+        let size = size.or_else(|| anchor.as_ref().filter(|w| seq <= w.size).map(|w| w.size));
         let stored = self.store.head().await?;
         let head = stored.size;
         let size = tree_size(head, size, "size")?;
@@ -99,16 +104,37 @@ impl Log {
             size,
         };
         let proof = self.vouched(stored, asked).await?;
-        let note = signer.sign(Head {
+        let tree = Head {
             size,
             root_hash: proof.root,
-        });
+        };
+        let note = Log::anchor_note(anchor.as_ref(), tree, || signer.sign(tree));
         Ok((proof, note))
     }
 
     /// The consistency proof from the tree of `from` leaves to that of `to`
-    /// (default: the head), and the signed checkpoint of `to`.
+    /// and the signed checkpoint of `to`. `to` defaults to the witnessed
+    /// checkpoint's size when the log serves witnessed checkpoints and
+    /// `from` is within it, else to the head; the checkpoint embedded is
+    /// the witnessed one when the tree is its.
     pub async fn consistency(
+        &self,
+        from: u64,
+        to: Option<u64>,
+    ) -> Result<(Consistency, Arc<str>), LogError> {
+        let anchor = self.proof_anchor().await?;
+        let to = to.or_else(|| anchor.as_ref().filter(|w| from <= w.size).map(|w| w.size));
+        let (proof, note) = self.consistency_signed(from, to).await?;
+        let tree = Head {
+            size: proof.to,
+            root_hash: proof.to_root,
+        };
+        Ok((proof, Log::anchor_note(anchor.as_ref(), tree, || note)))
+    }
+
+    /// The consistency proof from `from` to `to` (default: the head) and
+    /// the log-signed checkpoint of `to`.
+    pub(super) async fn consistency_signed(
         &self,
         from: u64,
         to: Option<u64>,
