@@ -424,8 +424,27 @@ async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
             .collect::<Vec<_>>()
     };
     let appended = of("RecordAppended");
-    // The record, then the scanner's three paper snapshots.
-    assert_eq!(appended.len(), 4, "{events:?}");
+    // The record, then each of the scanner's three experiments registered
+    // (a decision naming its rule's hash) before its first paper snapshot.
+    assert_eq!(appended.len(), 7, "{events:?}");
+    let registrations = appended
+        .iter()
+        .filter(|e| {
+            e["detail"]["type"] == "decision"
+                && e["detail"]["id"]
+                    .as_str()
+                    .is_some_and(|id| id.ends_with("-registration"))
+        })
+        .count();
+    assert_eq!(registrations, 3, "{events:?}");
+    assert_eq!(
+        appended
+            .iter()
+            .filter(|e| e["detail"]["type"] == "snapshot" && e["detail"]["id"] != "rec-1")
+            .count(),
+        3,
+        "one paper snapshot per experiment"
+    );
     assert!(
         appended
             .iter()
