@@ -13,7 +13,9 @@ use crate::state::AppState;
 use axum::Router;
 use freedom_shared::adapters::witness_http::HttpWitnesses;
 use freedom_shared::config;
-use freedom_shared::lambda::{self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled};
+use freedom_shared::lambda::{
+    self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled,
+};
 use freedom_shared::service::log::Log;
 use freedom_shared::web::store_not_configured_app;
 use serde_json::{Value, json};
@@ -31,7 +33,9 @@ pub struct FundLambda {
 
 impl FundLambda {
     /// The fund's function from the environment.
-    pub async fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<FundLambda, StartError> {
+    pub async fn from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<FundLambda, StartError> {
         let Some(start) = lambda::start("fund", &lookup).await? else {
             return Ok(FundLambda {
                 router: store_not_configured_app(),

@@ -23,6 +23,6 @@ pub mod events;
 pub mod kv_rest;
 #[cfg(feature = "outbound")]
 pub mod outbound;
+pub mod stores;
 #[cfg(feature = "outbound")]
 pub mod witness_http;
-pub mod stores;

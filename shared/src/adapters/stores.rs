@@ -48,12 +48,17 @@ impl Stores {
     /// The KV REST store described by `config`.
     #[cfg(feature = "kv")]
     pub fn kv_rest(config: &KvConfig) -> Result<Stores, StoreError> {
-        use super::kv_rest::{KvClient, KvLedgerStore, KvScanStore, KvSignerMemory, KvWitnessMemory};
+        use super::kv_rest::{
+            KvClient, KvLedgerStore, KvScanStore, KvSignerMemory, KvWitnessMemory,
+        };
         let client = KvClient::new(config);
         Ok(Stores {
             ledger: Arc::new(KvLedgerStore::new(client.clone(), &config.prefix)),
             scan: Arc::new(KvScanStore::new(client.clone(), &config.prefix)),
-            signer_memory: Some(Arc::new(KvSignerMemory::new(client.clone(), &config.prefix))),
+            signer_memory: Some(Arc::new(KvSignerMemory::new(
+                client.clone(),
+                &config.prefix,
+            ))),
             witness_memory: Arc::new(KvWitnessMemory::new(client, &config.prefix)),
             description: format!(
                 "KV REST store at {} (from {}, key prefix {:?})",

@@ -31,7 +31,13 @@ impl WitnessClient for HttpWitnesses {
             .headers
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .map(|v| v.split(';').next().unwrap_or_default().trim().to_ascii_lowercase());
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            });
         Ok(WitnessReply {
             status: answer.status.as_u16(),
             content_type,

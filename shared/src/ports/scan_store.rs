@@ -83,7 +83,9 @@ pub trait ScanStore: Send + Sync + 'static {
 /// One item of evidence: its SHA-256 (lowercase hex) and its bytes.
 pub type Evidence = (String, bytes::Bytes);
 
-/// `bytes` if they hash to `sha256`, else the store's copy is corrupt.
+/// `bytes` if they hash to `sha256`, else the store's copy is corrupt (the
+/// adapters' check on every read).
+#[cfg(any(feature = "kv", feature = "embedded"))]
 pub(crate) fn checked_evidence(
     sha256: &str,
     bytes: Vec<u8>,

@@ -78,7 +78,11 @@ impl WitnessMemory for InProcessWitnesses {
 
     async fn keep_witnessed(&self, size: u64, note: &str) -> Result<bool, StoreError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.witnessed.as_ref().is_some_and(|(kept, _)| *kept > size) {
+        if state
+            .witnessed
+            .as_ref()
+            .is_some_and(|(kept, _)| *kept > size)
+        {
             return Ok(false);
         }
         state.witnessed = Some((size, note.to_owned()));

@@ -318,7 +318,10 @@ mod tests {
     fn a_cosignature_verifies_under_its_key_only_and_only_unaltered() {
         let key = CosignerKey::from_seed("w1.example", [3; 32]).unwrap();
         let line = key.cosign(CHECKPOINT, 1_700_000_000);
-        let found = key.witness_key().cosignatures_in(CHECKPOINT, &line).unwrap();
+        let found = key
+            .witness_key()
+            .cosignatures_in(CHECKPOINT, &line)
+            .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].time, 1_700_000_000);
         assert_eq!(found[0].line, line);

@@ -280,7 +280,9 @@ pub fn split_note(note: &str) -> Result<(&str, Vec<(&str, &str)>), NoteError> {
                 .ok_or(NoteError::Malformed("a signature line without its dash"))?
                 .split_once(' ')
                 .filter(|(name, encoded)| valid_name(name) && !encoded.is_empty())
-                .ok_or(NoteError::Malformed("a signature line without a name and a signature"))
+                .ok_or(NoteError::Malformed(
+                    "a signature line without a name and a signature",
+                ))
         })
         .collect::<Result<Vec<_>, _>>()
         .map(|lines| (text, lines))

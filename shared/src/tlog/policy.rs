@@ -152,18 +152,17 @@ impl Policy {
                     if let Some(url) = url {
                         check_url(url).map_err(fail)?;
                     }
-                    if policy.witnesses.iter().any(|w| w.key.id() == key.id()
-                        && w.key.to_text() == key.to_text())
+                    if policy
+                        .witnesses
+                        .iter()
+                        .any(|w| w.key.id() == key.id() && w.key.to_text() == key.to_text())
                     {
                         return Err(fail("a witness key listed twice".into()));
                     }
                     if policy.witnesses.len() == MAX_ITEMS {
                         return Err(fail(format!("more than {MAX_ITEMS} witnesses")));
                     }
-                    names.insert(
-                        (*name).to_owned(),
-                        Member::Witness(policy.witnesses.len()),
-                    );
+                    names.insert((*name).to_owned(), Member::Witness(policy.witnesses.len()));
                     policy.witnesses.push(Witness {
                         name: (*name).to_owned(),
                         key,
@@ -293,7 +292,12 @@ impl Policy {
 
     /// Whether `member` witnessed, given `cosigned`; each group short of
     /// its threshold is added to `short`, inner groups first.
-    fn witnessed(&self, member: &Member, cosigned: &BTreeSet<usize>, short: &mut Vec<String>) -> bool {
+    fn witnessed(
+        &self,
+        member: &Member,
+        cosigned: &BTreeSet<usize>,
+        short: &mut Vec<String>,
+    ) -> bool {
         match member {
             Member::Witness(index) => cosigned.contains(index),
             Member::Group(index) => {
@@ -356,7 +360,10 @@ mod tests {
         );
         let policy = Policy::parse(&text).unwrap();
         assert_eq!(policy.witnesses().len(), 3);
-        assert_eq!(policy.witnesses()[0].url.as_deref(), Some("http://127.0.0.1:1"));
+        assert_eq!(
+            policy.witnesses()[0].url.as_deref(),
+            Some("http://127.0.0.1:1")
+        );
         assert!(policy.check(&BTreeSet::from([0, 2])).met);
         let short = policy.check(&BTreeSet::from([1]));
         assert!(!short.met);
@@ -378,7 +385,10 @@ mod tests {
         let neither = policy.check(&BTreeSet::from([2]));
         assert_eq!(
             neither.short,
-            vec!["X (0 of 1 needed)".to_owned(), "Y (1 of 2 needed)".to_owned()]
+            vec![
+                "X (0 of 1 needed)".to_owned(),
+                "Y (1 of 2 needed)".to_owned()
+            ]
         );
         let none = Policy::parse("quorum none\n").unwrap();
         assert!(none.needs_no_cosignature() && none.check(&BTreeSet::new()).met);
@@ -388,13 +398,28 @@ mod tests {
     fn a_malformed_policy_names_its_line() {
         let cases = [
             ("witness A notakey\nquorum A\n", 1),
-            (&*format!("witness A {}\ngroup G 2 A\nquorum G\n", key(1)), 2),
+            (
+                &*format!("witness A {}\ngroup G 2 A\nquorum G\n", key(1)),
+                2,
+            ),
             (&*format!("witness A {}\nquorum B\n", key(1)), 2),
-            (&*format!("group G any A\nwitness A {}\nquorum A\n", key(1)), 1),
-            (&*format!("witness A {}\nwitness A {}\nquorum A\n", key(1), key(2)), 2),
+            (
+                &*format!("group G any A\nwitness A {}\nquorum A\n", key(1)),
+                1,
+            ),
+            (
+                &*format!("witness A {}\nwitness A {}\nquorum A\n", key(1), key(2)),
+                2,
+            ),
             (&*format!("witness A {}\nquorum A\nquorum A\n", key(1)), 3),
-            (&*format!("witness A {}\ngroup G 01 A\nquorum G\n", key(1)), 2),
-            (&*format!("witness A {}\ngroup G any A A\nquorum G\n", key(1)), 2),
+            (
+                &*format!("witness A {}\ngroup G 01 A\nquorum G\n", key(1)),
+                2,
+            ),
+            (
+                &*format!("witness A {}\ngroup G any A A\nquorum G\n", key(1)),
+                2,
+            ),
             ("frobnicate\nquorum none\n", 1),
             (&*format!("witness A {} ftp://x\nquorum A\n", key(1)), 1),
             ("# nothing\n", 0),
@@ -412,7 +437,12 @@ mod tests {
             text.push_str(&format!("witness W{i} {}\n", key(i)));
         }
         text.push_str("group all-of-them 33 ");
-        text.push_str(&(0..64).map(|i| format!("W{i}")).collect::<Vec<_>>().join(" "));
+        text.push_str(
+            &(0..64)
+                .map(|i| format!("W{i}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
         text.push_str("\nquorum all-of-them\n");
         let policy = Policy::parse(&text).unwrap();
         assert!(!policy.check(&(0..32).collect()).met);

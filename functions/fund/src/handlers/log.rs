@@ -40,7 +40,10 @@ pub(crate) async fn checkpoint(
     };
     let note = if state.log.serves_witnessed() && !head {
         // The signer is checked first: an unsigned log says so.
-        state.log.verifier_key().ok_or(ApiError::SigningUnavailable)?;
+        state
+            .log
+            .verifier_key()
+            .ok_or(ApiError::SigningUnavailable)?;
         state
             .log
             .witnessed()
@@ -61,7 +64,10 @@ pub(crate) async fn policy(
 ) -> Result<Response, ApiError> {
     QueryParams::parse(query.as_deref(), &[])?;
     let policy = state.log.policy().ok_or(ApiError::NotFound)?;
-    let body = ([(header::CONTENT_TYPE, TEXT_PLAIN)], policy.text().to_owned());
+    let body = (
+        [(header::CONTENT_TYPE, TEXT_PLAIN)],
+        policy.text().to_owned(),
+    );
     Ok(with_cache_control(body, "public, max-age=300"))
 }
 

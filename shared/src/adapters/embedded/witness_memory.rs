@@ -82,9 +82,11 @@ impl WitnessMemory for SqliteWitnessMemory {
                     }
                 }
                 state.witnessed = tx
-                    .query_row("SELECT size, note FROM witnessed WHERE singleton = 1", [], |r| {
-                        Ok((from_sql(r.get(0)?), r.get(1)?))
-                    })
+                    .query_row(
+                        "SELECT size, note FROM witnessed WHERE singleton = 1",
+                        [],
+                        |r| Ok((from_sql(r.get(0)?), r.get(1)?)),
+                    )
                     .optional()
                     .map_err(sqlite_failed)?;
                 Ok(state)

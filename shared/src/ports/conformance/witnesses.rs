@@ -16,19 +16,29 @@ where
 {
     let (memory, other) = make_memory().await;
     let empty = memory.read().await.unwrap();
-    assert!(empty.sizes.is_empty() && empty.witnessed.is_none(), "a new memory is empty");
+    assert!(
+        empty.sizes.is_empty() && empty.witnessed.is_none(),
+        "a new memory is empty"
+    );
     memory.set_size("w1+01020304+AAAA", 7).await.unwrap();
     memory.set_size("w2+05060708+BBBB", 3).await.unwrap();
     memory.set_size("w1+01020304+AAAA", 2).await.unwrap();
     let sizes = other.read().await.unwrap().sizes;
-    assert_eq!(sizes.get("w1+01020304+AAAA"), Some(&2), "a size may move down");
+    assert_eq!(
+        sizes.get("w1+01020304+AAAA"),
+        Some(&2),
+        "a size may move down"
+    );
     assert_eq!(sizes.get("w2+05060708+BBBB"), Some(&3));
     let five = "log\n5\nAAAA\n\n\u{2014} log x\n\u{2014} w1 y\n";
     let five_more = "log\n5\nAAAA\n\n\u{2014} log x\n\u{2014} w1 y\n\u{2014} w2 z\n";
     let four = "log\n4\nCCCC\n\n\u{2014} log q\n";
     assert!(memory.keep_witnessed(5, five).await.unwrap());
     assert!(!memory.keep_witnessed(4, four).await.unwrap(), "never back");
-    assert!(other.keep_witnessed(5, five_more).await.unwrap(), "same size, more cosignatures");
+    assert!(
+        other.keep_witnessed(5, five_more).await.unwrap(),
+        "same size, more cosignatures"
+    );
     assert_eq!(
         memory.read().await.unwrap().witnessed,
         Some((5, five_more.to_owned()))

@@ -33,9 +33,9 @@ use crate::tlog::note::{NoteError, SigningKey, VerifierKey};
 use crate::tlog::proof::{ProofError, SubtreeMemo};
 use crate::tlog::tiles::{self, TileId, TileKind, TilePath};
 use custody::Custody;
-use witnessing::Witnessing;
 use prove::{ConsistencyOf, Nothing};
 use std::sync::Arc;
+use witnessing::Witnessing;
 
 /// Why a log request cannot be answered.
 #[derive(Debug, thiserror::Error)]

@@ -345,7 +345,12 @@ impl Log {
     /// Brings `head`'s checkpoint to `witness`, from the size it is known
     /// to have cosigned (`kept`); once more from the size a `409` names.
     /// Answers what it did and the witness's size afterwards, if known.
-    async fn bring(&self, witness: &Witness, head: Head, kept: Option<u64>) -> (Answer, Option<u64>) {
+    async fn bring(
+        &self,
+        witness: &Witness,
+        head: Head,
+        kept: Option<u64>,
+    ) -> (Answer, Option<u64>) {
         let Some(witnessing) = &self.witnessing else {
             return (Answer::Skipped("the log is not witnessed".into()), kept);
         };
@@ -377,15 +382,26 @@ impl Log {
                 .await
             {
                 Ok(reply) => reply,
-                Err(error) => return (Answer::Skipped(error), Some(from).filter(|_| kept.is_some())),
+                Err(error) => {
+                    return (
+                        Answer::Skipped(error),
+                        Some(from).filter(|_| kept.is_some()),
+                    );
+                }
             };
             match reply.status {
                 200 => {
                     let text = &note[..note.find("\n\n").map_or(note.len(), |i| i + 1)];
                     let answer = match witness.key.cosignatures_in(text, &reply.body) {
                         Ok(found) => {
-                            let latest = witnessing.clock().timestamp().saturating_add(MAX_FUTURE_SECONDS);
-                            match found.into_iter().find(|c| i64::try_from(c.time).is_ok_and(|t| t <= latest)) {
+                            let latest = witnessing
+                                .clock()
+                                .timestamp()
+                                .saturating_add(MAX_FUTURE_SECONDS);
+                            match found
+                                .into_iter()
+                                .find(|c| i64::try_from(c.time).is_ok_and(|t| t <= latest))
+                            {
                                 Some(cosignature) => Answer::Cosigned(cosignature),
                                 None => Answer::Skipped(
                                     "answered 200 without a usable cosignature by its key".into(),
@@ -401,7 +417,10 @@ impl Log {
                 }
                 409 if is_size_hint(&reply) => {
                     let Some(size) = parse_size_hint(&reply.body) else {
-                        return (Answer::Skipped("a 409 whose size is unreadable".into()), kept);
+                        return (
+                            Answer::Skipped("a 409 whose size is unreadable".into()),
+                            kept,
+                        );
                     };
                     if size > head.size {
                         let detail = format!(
@@ -429,14 +448,14 @@ impl Log {
                     return (self.alarm(witness, head, reply.status, detail).await, kept);
                 }
                 status => {
-                    return (
-                        Answer::Skipped(format!("answered {status}")),
-                        kept,
-                    );
+                    return (Answer::Skipped(format!("answered {status}")), kept);
                 }
             }
         }
-        (Answer::Skipped("no cosignature after the size hint".into()), Some(from))
+        (
+            Answer::Skipped("no cosignature after the size hint".into()),
+            Some(from),
+        )
     }
 
     /// Raises an alarm about `witness`: an error-level log line and a
