@@ -18,6 +18,10 @@
 //! - [`python`]: checks by Python's validators (OpenAPI, JSON Schema).
 //! - [`sample_ledger`]: a small, realistic ledger for page tests and the
 //!   README screenshot.
+//! - [`spec_witness`]: a c2sp.org/tlog-witness written from the specifications
+//!   alone (no code shared with `freedom-witness` or the service's `tlog`).
+//! - [`stoppable`]: an in-process server that really goes down (listener and
+//!   open connections closed) and comes back on the same port.
 
 pub mod lambda_runtime_api;
 pub mod moto;
@@ -25,4 +29,6 @@ pub mod provider_standin;
 pub mod python;
 pub mod redis_server;
 pub mod sample_ledger;
+pub mod spec_witness;
+pub mod stoppable;
 pub mod upstash_bridge;

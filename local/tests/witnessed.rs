@@ -1,0 +1,209 @@
+//! The log witnessed through freedom-local: three witnesses (two
+//! `freedom-witness`, one written from the specification alone in the test
+//! kit) under a 2-of-3 policy, each able to go down and come back.
+
+mod support;
+
+use freedom_shared::tlog::checkpoint::Checkpoint;
+use freedom_shared::tlog::cosignature::CosignerKey;
+use freedom_shared::tlog::note::SigningKey;
+use freedom_testkit::spec_witness::SpecWitness;
+use freedom_testkit::stoppable::Stoppable;
+use freedom_witness::{TrustedLogs, Witness, WitnessState};
+use serde_json::Value;
+use std::path::Path;
+use support::{TOKEN, record};
+
+const ORIGIN: &str = "witnessed.example/log";
+
+fn log_key() -> SigningKey {
+    SigningKey::from_seed(ORIGIN, [21; 32]).unwrap()
+}
+
+/// A `freedom-witness` in process, its state in `dir`.
+fn freedom_witness(seed: u8, dir: &Path) -> (axum::Router, String) {
+    let key = CosignerKey::from_seed(&format!("w{seed}.example"), [seed; 32]).unwrap();
+    let vkey = key.witness_key().to_text();
+    let logs = TrustedLogs::parse(&format!("log {}\n", log_key().verifier().to_text())).unwrap();
+    let state = WitnessState::open(&dir.join("witness.sqlite3")).unwrap();
+    (freedom_witness::app(Witness::new(key, logs, state)), vkey)
+}
+
+async fn cosign(base: &str) -> Value {
+    let answer = reqwest::Client::new()
+        .post(format!("{base}/log/cosign"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    answer.json().await.unwrap()
+}
+
+async fn append(base: &str, i: usize) {
+    let answer = reqwest::Client::new()
+        .post(format!("{base}/api/freedom-fund"))
+        .bearer_auth(TOKEN)
+        .json(&record(i))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 201);
+}
+
+/// The served checkpoint's size and its signature lines.
+async fn served(base: &str, query: &str) -> (u16, Option<(u64, Vec<String>)>) {
+    let answer = reqwest::get(format!("{base}/log/checkpoint{query}"))
+        .await
+        .unwrap();
+    let status = answer.status().as_u16();
+    if status != 200 {
+        return (status, None);
+    }
+    let note = answer.text().await.unwrap();
+    let checkpoint = Checkpoint::open(&note, &log_key().verifier()).unwrap();
+    let lines = note[note.find("\n\n").unwrap() + 2..]
+        .lines()
+        .map(|l| l.split(' ').nth(1).unwrap().to_owned())
+        .collect();
+    (status, Some((checkpoint.size, lines)))
+}
+
+fn outcomes(round: &Value) -> Vec<String> {
+    round["witnesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["outcome"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_of_three_policy_through_freedom_local() {
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (app1, key1) = freedom_witness(1, dirs[1].path());
+    let (app2, key2) = freedom_witness(2, dirs[2].path());
+    let mut w1 = Stoppable::start(app1);
+    let w2 = Stoppable::start(app2);
+    let mut w3 = SpecWitness::start("w3.example", [3; 32], &log_key().verifier().to_text()).await;
+    let policy = format!(
+        "log {}\nwitness W1 {key1} {}\nwitness W2 {key2} {}\nwitness W3 {} {}\ngroup G 2 W1 W2 W3\nquorum G\n",
+        log_key().verifier().to_text(),
+        w1.url(),
+        w2.url(),
+        w3.vkey(),
+        w3.url()
+    );
+    let private = log_key().to_private_text();
+    let env = [
+        ("FF_LOG_SIGNING_KEY", private.as_str()),
+        ("FF_LOG_POLICY", policy.as_str()),
+    ];
+    let args = ["--cosign-interval-secs", "3600"];
+    let (server, _) = support::start_with_args(dirs[0].path(), &env, &args);
+    let base = server.base.clone();
+
+    // Before any round: 503 not_witnessed, the head still available.
+    let before = reqwest::get(format!("{base}/log/checkpoint"))
+        .await
+        .unwrap();
+    assert_eq!(before.status(), 503);
+    assert_eq!(before.headers()["retry-after"], "60");
+    assert_eq!(served(&base, "?head=1").await.0, 200);
+    let policy_served = reqwest::get(format!("{base}/log/policy")).await.unwrap();
+    assert_eq!(policy_served.text().await.unwrap(), policy);
+
+    // One round after an append reaches the quorum: every witness cosigns.
+    append(&base, 1).await;
+    let round = cosign(&base).await;
+    assert_eq!(round["quorumMet"], true, "{round}");
+    assert_eq!(outcomes(&round), ["cosigned", "cosigned", "cosigned"]);
+    let (_, witnessed) = served(&base, "").await;
+    let (size, lines) = witnessed.unwrap();
+    assert_eq!(size, 1);
+    assert_eq!(
+        lines,
+        [ORIGIN, "w1.example", "w2.example", "w3.example"],
+        "the log's line first"
+    );
+    let again = cosign(&base).await;
+    assert_eq!(
+        again["asked"], false,
+        "the head did not move: no witness asked"
+    );
+    assert_eq!(outcomes(&again), ["held", "held", "held"]);
+
+    // One witness down: the quorum still holds.
+    w3.stop();
+    append(&base, 2).await;
+    let round = cosign(&base).await;
+    assert_eq!(round["quorumMet"], true, "{round}");
+    assert_eq!(outcomes(&round), ["cosigned", "cosigned", "skipped"]);
+    assert_eq!(served(&base, "").await.1.unwrap().0, 2);
+
+    // Two down: the previous witnessed checkpoint is served; the head with
+    // ?head=1; proofs default to the witnessed tree.
+    w1.stop();
+    append(&base, 3).await;
+    let round = cosign(&base).await;
+    assert_eq!(round["quorumMet"], false, "{round}");
+    assert_eq!(round["witnessedSize"], 2);
+    assert_eq!(served(&base, "").await.1.unwrap().0, 2);
+    assert_eq!(served(&base, "?head=1").await.1.unwrap().0, 3);
+    let proof: Value = reqwest::get(format!("{base}/api/freedom-fund?view=proof&seq=1"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(proof["treeSize"], 2);
+    assert!(
+        proof["checkpoint"]
+            .as_str()
+            .unwrap()
+            .contains("\u{2014} w2.example ")
+    );
+
+    // A witness back with empty state is brought up by the 409 size hint.
+    w3.restart(true).await;
+    let (app1, _) = freedom_witness(1, dirs[1].path());
+    w1.restart(app1).await;
+    let round = cosign(&base).await;
+    assert_eq!(round["quorumMet"], true, "{round}");
+    // W2 cosigned this head last round, but short of the quorum nothing was
+    // kept: it is asked again (same size, same root: cosigned again).
+    assert_eq!(outcomes(&round), ["cosigned", "cosigned", "cosigned"]);
+    assert_eq!(w3.latest().unwrap().size, 3);
+    assert_eq!(served(&base, "").await.1.unwrap().0, 3);
+
+    // A fork under the same key (another store, the signer's memory with
+    // it): every witness that saw the first branch refuses it, an alarm.
+    let fork_dir = tempfile::tempdir().unwrap();
+    let (fork, _) = support::start_with_args(fork_dir.path(), &env, &args);
+    for i in 10..14 {
+        append(&fork.base, i).await;
+    }
+    let round = cosign(&fork.base).await;
+    assert_eq!(round["quorumMet"], false, "{round}");
+    assert_eq!(outcomes(&round), ["alarm", "alarm", "alarm"], "{round}");
+    assert!(fork.logged("witness alarm"));
+    assert_eq!(
+        fork_round_served(&fork.base).await,
+        503,
+        "the fork serves no witnessed checkpoint"
+    );
+    assert_eq!(
+        served(&base, "").await.1.unwrap().0,
+        3,
+        "the log itself is unaffected"
+    );
+    drop(w2);
+}
+
+async fn fork_round_served(base: &str) -> u16 {
+    reqwest::get(format!("{base}/log/checkpoint"))
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
