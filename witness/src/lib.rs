@@ -142,23 +142,27 @@ fn plain(status: StatusCode, text: impl Into<String>) -> Response {
 }
 
 /// The checkpoint `note` carries, signed by one of `keys`: 403 when none
-/// signed it or a trusted key's signature fails.
-fn trusted_checkpoint(note: &str, keys: &[VerifierKey]) -> Result<Checkpoint, Response> {
+/// signed it or a trusted key's signature fails, 400 when it is not a
+/// checkpoint.
+fn trusted_checkpoint(
+    note: &str,
+    keys: &[VerifierKey],
+) -> Result<Checkpoint, (StatusCode, &'static str)> {
     let unsigned = note.find("\n\n").is_some_and(|i| note[i + 2..].is_empty());
     for key in keys.iter().filter(|_| !unsigned) {
         match Checkpoint::open(note, key) {
             Ok(checkpoint) => return Ok(checkpoint),
             Err(NoteError::NotSignedBy(_)) => continue,
             Err(NoteError::BadSignature(_)) => {
-                return Err(plain(
+                return Err((
                     StatusCode::FORBIDDEN,
                     "a signature by a trusted key does not verify\n",
                 ));
             }
-            Err(error) => return Err(plain(StatusCode::BAD_REQUEST, format!("{error}\n"))),
+            Err(_) => return Err((StatusCode::BAD_REQUEST, "the checkpoint is malformed\n")),
         }
     }
-    Err(plain(
+    Err((
         StatusCode::FORBIDDEN,
         "no signature by a key trusted for this origin\n",
     ))
@@ -178,7 +182,7 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
     };
     let checkpoint = match trusted_checkpoint(&request.checkpoint, keys) {
         Ok(checkpoint) => checkpoint,
-        Err(response) => return response,
+        Err((status, reason)) => return plain(status, reason),
     };
     if request.old > checkpoint.size {
         return plain(

@@ -255,11 +255,14 @@ impl VerifierKey {
     }
 }
 
+/// A note's text and its signature lines as `(name, base64 signature)`.
+pub type SplitNote<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
 /// A note cut at its blank line: the text (ending in a newline) and its
 /// signature lines, each without its dash, as `(name, base64 signature)`.
 /// Control characters other than newline, lines without their dash and a
 /// last line without its newline are malformed.
-pub fn split_note(note: &str) -> Result<(&str, Vec<(&str, &str)>), NoteError> {
+pub fn split_note(note: &str) -> Result<SplitNote<'_>, NoteError> {
     if note.chars().any(|c| c.is_control() && c != '\n') {
         return Err(NoteError::Malformed("a control character"));
     }
