@@ -7,8 +7,10 @@ mod support;
 use freedom_shared::tlog::checkpoint::Checkpoint;
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::SigningKey;
+use freedom_shared::tlog::policy::Policy;
 use freedom_testkit::spec_witness::SpecWitness;
 use freedom_testkit::stoppable::Stoppable;
+use freedom_verify::{Failure, Service, verify_log, verify_proof_file};
 use freedom_witness::{TrustedLogs, Witness, WitnessState};
 use serde_json::Value;
 use std::path::Path;
@@ -126,6 +128,11 @@ async fn a_two_of_three_policy_through_freedom_local() {
         [ORIGIN, "w1.example", "w2.example", "w3.example"],
         "the log's line first"
     );
+    let verified = verify(&base, &policy).await.unwrap();
+    assert!(
+        verified.contains("witnessed by W1, W2, W3 (quorum met)"),
+        "{verified}"
+    );
     let again = cosign(&base).await;
     assert_eq!(
         again["asked"], false,
@@ -163,6 +170,37 @@ async fn a_two_of_three_policy_through_freedom_local() {
             .unwrap()
             .contains("\u{2014} w2.example ")
     );
+    // Offline, the .tlog-proof carries the witnessed checkpoint: 2 of 3
+    // passes; a policy asking all three names the group short.
+    let tlog_proof = reqwest::get(format!(
+        "{base}/api/freedom-fund?view=proof&seq=1&format=tlog-proof"
+    ))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let entry = serde_json::to_vec(&record(1)).unwrap();
+    let parsed = Policy::parse(&policy).unwrap();
+    let offline =
+        verify_proof_file(&tlog_proof, &log_key().verifier(), &entry, Some(&parsed)).unwrap();
+    assert!(
+        offline.0.contains("witnessed by W1, W2 (quorum met)"),
+        "{}",
+        offline.0
+    );
+    let all_three = Policy::parse(&policy.replace("group G 2 ", "group G all ")).unwrap();
+    match verify_proof_file(&tlog_proof, &log_key().verifier(), &entry, Some(&all_three)) {
+        Err(Failure::Discrepancy(line)) => {
+            assert!(
+                line.contains("verified by W1, W2; short: G (2 of 3 needed)"),
+                "{line}"
+            )
+        }
+        other => panic!("a checkpoint short of the quorum must fail: {other:?}"),
+    }
+    let online = verify(&base, &policy.replace("group G 2 ", "group G all ")).await;
+    assert!(matches!(online, Err(Failure::Discrepancy(_))), "{online:?}");
 
     // A witness back with empty state is brought up by the 409 size hint.
     w3.restart(true).await;
@@ -198,6 +236,15 @@ async fn a_two_of_three_policy_through_freedom_local() {
         "the log itself is unaffected"
     );
     drop(w2);
+}
+
+/// freedom-verify's online check of `base` under `policy`.
+async fn verify(base: &str, policy: &str) -> Result<String, Failure> {
+    let service = Service::new(base)?;
+    let policy = Policy::parse(policy).unwrap();
+    verify_log(&service, &log_key().verifier(), None, Some(&policy))
+        .await
+        .map(|v| v.0)
 }
 
 async fn fork_round_served(base: &str) -> u16 {

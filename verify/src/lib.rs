@@ -15,12 +15,19 @@
 //! **Offline** ([`verify_proof_file`]): one `.tlog-proof` (c2sp.org/tlog-proof)
 //! and the record it proves.
 //!
+//! **Witnessed** (both, given a witness policy, c2sp.org/tlog-policy): the
+//! checkpoint must also carry cosignatures meeting the policy's quorum
+//! ([`check_witnesses`]): lines from keys the policy does not list are
+//! ignored, a line from a listed key that does not verify is a failure, and
+//! so is a cosignature dated more than ten minutes ahead of the clock.
+//!
 //! A result is one [`Verified`] line, or the first [`Failure`].
 
 use freedom_shared::canonical::canonical_json;
 use freedom_shared::merkle::{Digest, Frontier, Head, leaf_hash, root_of};
 use freedom_shared::tlog::checkpoint::Checkpoint;
-use freedom_shared::tlog::note::VerifierKey;
+use freedom_shared::tlog::note::{VerifierKey, split_note};
+use freedom_shared::tlog::policy::Policy;
 use freedom_shared::tlog::proof::{TlogProof, verify_consistency};
 use freedom_shared::tlog::tiles::{
     TILE_WIDTH, TileKind, TilePath, level_width, split_bundle, tiles_of,
@@ -170,11 +177,16 @@ pub async fn verify_log(
     service: &Service,
     key: &VerifierKey,
     state: Option<&Path>,
+    policy: Option<&Policy>,
 ) -> Result<Verified, Failure> {
     let note = String::from_utf8(service.get("log/checkpoint").await?)
         .map_err(|_| discrepancy("the checkpoint is not UTF-8"))?;
     let checkpoint = Checkpoint::open(&note, key)
         .map_err(|e| discrepancy(format!("the checkpoint does not verify: {e}")))?;
+    let witnessed = policy
+        .map(|policy| check_witnesses(&note, policy, now()))
+        .transpose()?
+        .unwrap_or_default();
     let size = checkpoint.size;
     let leaves = fetch_leaves(service, &checkpoint).await?;
     let hashes: Vec<Digest> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
@@ -200,7 +212,7 @@ pub async fn verify_log(
         .store(path)?;
     }
     Ok(Verified(format!(
-        "OK {} size {size} root {}: signature valid, {size} entries hash to the root, every tile and record matches{consistent}",
+        "OK {} size {size} root {}: signature valid, {size} entries hash to the root, every tile and record matches{consistent}{witnessed}",
         checkpoint.origin, checkpoint.root
     )))
 }
@@ -414,6 +426,7 @@ pub fn verify_proof_file(
     proof: &str,
     key: &VerifierKey,
     record: &[u8],
+    policy: Option<&Policy>,
 ) -> Result<Verified, Failure> {
     let proof = TlogProof::parse(proof).map_err(|e| discrepancy(e.to_string()))?;
     // A member named twice is two readings of one file (a reader sees the
@@ -431,11 +444,80 @@ pub fn verify_proof_file(
     let checkpoint = proof
         .verify(key, leaf.as_bytes())
         .map_err(|e| discrepancy(e.to_string()))?;
+    let witnessed = policy
+        .map(|policy| check_witnesses(&proof.checkpoint, policy, now()))
+        .transpose()?
+        .unwrap_or_default();
     Ok(Verified(format!(
-        "OK record seq {} is in {} at size {} (root {}), signature valid",
+        "OK record seq {} is in {} at size {} (root {}), signature valid{witnessed}",
         proof.index + 1,
         checkpoint.origin,
         checkpoint.size,
         checkpoint.root
     )))
+}
+
+/// How far ahead of the clock a cosignature may be dated.
+const MAX_FUTURE_SECONDS: u64 = 600;
+
+/// The clock, in seconds since the epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Whether `note` (a checkpoint the log's key already verified) carries
+/// cosignatures meeting `policy`'s quorum at `now` (seconds since the
+/// epoch): the words to add to the summary line, naming the witnesses that
+/// verified; a discrepancy naming them and the groups short of their
+/// threshold; a discrepancy for a listed key's line that does not verify
+/// or is dated more than ten minutes ahead.
+pub fn check_witnesses(note: &str, policy: &Policy, now: u64) -> Result<String, Failure> {
+    let (text, lines) =
+        split_note(note).map_err(|e| discrepancy(format!("the checkpoint: {e}")))?;
+    let mut verified = std::collections::BTreeSet::new();
+    for (index, witness) in policy.witnesses().iter().enumerate() {
+        for (name, encoded) in &lines {
+            match witness.key.verify_line(text, name, encoded) {
+                Ok(None) => {}
+                Ok(Some(cosignature))
+                    if cosignature.time > now.saturating_add(MAX_FUTURE_SECONDS) =>
+                {
+                    return Err(discrepancy(format!(
+                        "witness {}'s cosignature is dated {} s ahead of this clock",
+                        witness.name,
+                        cosignature.time - now
+                    )));
+                }
+                Ok(Some(_)) => {
+                    verified.insert(index);
+                }
+                Err(_) => {
+                    return Err(discrepancy(format!(
+                        "witness {}'s cosignature does not verify (a forged or altered line)",
+                        witness.name
+                    )));
+                }
+            }
+        }
+    }
+    let names: Vec<&str> = verified
+        .iter()
+        .map(|i| policy.witnesses()[*i].name.as_str())
+        .collect();
+    let names = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
+    let check = policy.check(&verified);
+    if check.met {
+        Ok(format!(", witnessed by {names} (quorum met)"))
+    } else {
+        Err(discrepancy(format!(
+            "the checkpoint is short of the witness quorum: verified by {names}; short: {}",
+            check.short.join(", ")
+        )))
+    }
 }

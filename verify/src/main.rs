@@ -2,9 +2,13 @@
 //! log, trusting only the log's verifier key.
 //!
 //! ```text
-//! freedom-verify <base-url> --key <verifier-key> [--state <file>]
-//! freedom-verify proof <file.tlog-proof> --key <verifier-key> --record <record.json>
+//! freedom-verify <base-url> --key <verifier-key> [--state <file>] [--policy <file>]
+//! freedom-verify proof <file.tlog-proof> --key <verifier-key> --record <record.json> [--policy <file>]
 //! ```
+//!
+//! With `--policy` (a c2sp.org/tlog-policy file), the checkpoint must carry
+//! cosignatures meeting its quorum: the line names the witnesses that
+//! verified, and on failure the groups short of their threshold.
 //!
 //! Prints one line. Exit 0: verified. Exit 1: a discrepancy (the line names
 //! the first one). Exit 2: the check could not be made (unreachable
@@ -12,6 +16,7 @@
 
 use clap::{Parser, Subcommand};
 use freedom_shared::tlog::note::VerifierKey;
+use freedom_shared::tlog::policy::Policy;
 use freedom_verify::{Failure, Service, Verified, verify_log, verify_proof_file};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +41,9 @@ struct Options {
     /// Where to keep the last checkpoint seen; each run checks the log still extends it.
     #[arg(long)]
     state: Option<PathBuf>,
+    /// A witness policy (c2sp.org/tlog-policy) whose quorum the checkpoint must meet.
+    #[arg(long)]
+    policy: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -50,6 +58,9 @@ enum Offline {
         /// The record as JSON (any key order or spacing).
         #[arg(long)]
         record: PathBuf,
+        /// A witness policy whose quorum the proof's checkpoint must meet.
+        #[arg(long)]
+        policy: Option<PathBuf>,
     },
 }
 
@@ -62,17 +73,35 @@ fn verifier(text: &str) -> Result<VerifierKey, Failure> {
     VerifierKey::parse(text).map_err(|e| Failure::CannotCheck(format!("--key: {e}")))
 }
 
+/// The policy in `path`, when given.
+fn policy(path: Option<&PathBuf>) -> Result<Option<Policy>, Failure> {
+    path.map(|path| {
+        let text = String::from_utf8(read(path)?)
+            .map_err(|_| Failure::CannotCheck(format!("{} is not text", path.display())))?;
+        Policy::parse(&text)
+            .map_err(|e| Failure::CannotCheck(format!("--policy {}: {e}", path.display())))
+    })
+    .transpose()
+}
+
 async fn run(options: Options) -> Result<Verified, Failure> {
     match options.offline {
-        Some(Offline::Proof { file, key, record }) => {
+        Some(Offline::Proof {
+            file,
+            key,
+            record,
+            policy: policy_file,
+        }) => {
             let proof = String::from_utf8(read(&file)?)
                 .map_err(|_| Failure::CannotCheck(format!("{} is not text", file.display())))?;
-            verify_proof_file(&proof, &verifier(&key)?, &read(&record)?)
+            let policy = policy(policy_file.as_ref())?;
+            verify_proof_file(&proof, &verifier(&key)?, &read(&record)?, policy.as_ref())
         }
         None => {
             let key = verifier(options.key.as_deref().unwrap_or_default())?;
+            let policy = policy(options.policy.as_ref())?;
             let service = Service::new(options.base_url.as_deref().unwrap_or_default())?;
-            verify_log(&service, &key, options.state.as_deref()).await
+            verify_log(&service, &key, options.state.as_deref(), policy.as_ref()).await
         }
     }
 }

@@ -83,7 +83,7 @@ async fn verify(
     state: Option<&std::path::Path>,
 ) -> Result<String, Failure> {
     let service = Service::new(&running.base).unwrap();
-    verify_log(&service, &verifier.verifier(), state)
+    verify_log(&service, &verifier.verifier(), state, None)
         .await
         .map(|v| v.0)
 }
@@ -239,7 +239,7 @@ async fn a_tlog_proof_verifies_offline_for_its_record_only() {
     // The record as a reader might save it: pretty-printed, keys reordered.
     let record: serde_json::Value = serde_json::from_str(&candidates[8].canonical).unwrap();
     let pretty = serde_json::to_vec_pretty(&record).unwrap();
-    let line = verify_proof_file(&proof, &key(1).verifier(), &pretty)
+    let line = verify_proof_file(&proof, &key(1).verifier(), &pretty, None)
         .unwrap()
         .0;
     assert!(
@@ -248,11 +248,11 @@ async fn a_tlog_proof_verifies_offline_for_its_record_only() {
     );
     let other = candidates[9].canonical.as_bytes();
     assert!(matches!(
-        verify_proof_file(&proof, &key(1).verifier(), other),
+        verify_proof_file(&proof, &key(1).verifier(), other, None),
         Err(Failure::Discrepancy(_))
     ));
     assert!(matches!(
-        verify_proof_file(&proof, &key(2).verifier(), &pretty),
+        verify_proof_file(&proof, &key(2).verifier(), &pretty, None),
         Err(Failure::Discrepancy(_))
     ));
     // A record file that names a member twice is not one record: a reader
@@ -260,7 +260,7 @@ async fn a_tlog_proof_verifies_offline_for_its_record_only() {
     // even when its last values are the logged record's.
     let canonical = &candidates[8].canonical;
     let doubled = format!("{{\"id\":\"not-this-one\",{}", &canonical[1..]);
-    match verify_proof_file(&proof, &key(1).verifier(), doubled.as_bytes()) {
+    match verify_proof_file(&proof, &key(1).verifier(), doubled.as_bytes(), None) {
         Err(Failure::CannotCheck(message)) => {
             assert!(message.contains("\"id\" twice"), "{message}")
         }
