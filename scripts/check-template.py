@@ -48,11 +48,18 @@ expected = {
     ("FundFunction", "GET", "/log/checkpoint"),
     ("FundFunction", "GET", "/log/tile/{proxy+}"),
     ("FundFunction", "GET", "/feed.atom"),
+    ("FundFunction", "GET", "/log/policy"),
+    ("FundFunction", "POST", "/log/cosign"),
     ("ScannerFunction", "GET", "/api/freedom-scanner"),
     ("ScannerFunction", "POST", "/api/freedom-scanner"),
 }
 check(expected <= routes, f"routes missing: {sorted(expected - routes)}")
-check(schedules == [("ScannerFunction", QUARTER_HOURS)], f"the scanner runs on the quarter-hour grid, {QUARTER_HOURS}: {schedules}")
+# The scanner on the quarter-hour grid; the fund's cosigning round once a
+# minute (a no-op unless the log's head moved or a witness is behind).
+check(sorted(schedules) == [("FundFunction", "rate(1 minute)"), ("ScannerFunction", QUARTER_HOURS)], f"the scanner runs on the quarter-hour grid, {QUARTER_HOURS}, and the fund cosigns once a minute: {schedules}")
+fund = functions.get("FundFunction", {}).get("Properties", {})
+check(fund.get("Timeout", 0) >= 15, "the fund's timeout covers a cosigning round (5 s per witness, twice)")
+check("FF_LOG_POLICY" in fund.get("Environment", {}).get("Variables", {}), "the fund reads its witness policy, FF_LOG_POLICY")
 scanner = functions.get("ScannerFunction", {}).get("Properties", {})
 check(scanner.get("Timeout", 0) * 1000 < 300_000, "the scanner's timeout is shorter than its lock's 300 s expiry")
 
@@ -75,4 +82,4 @@ check("FF_LOG_SIGNING_KEY" not in env, "FF_LOG_SIGNING_KEY is not a global varia
 if problems:
     print("\n".join(problems))
     sys.exit(1)
-print("template.yaml: functions, routes, schedule, parameters and outputs as designed")
+print("template.yaml: functions, routes, schedules, parameters and outputs as designed")
