@@ -100,3 +100,63 @@ fn outside_lambda_the_binary_says_to_run_freedom_local() {
     );
     assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");
 }
+
+/// The once-a-minute EventBridge rule (`events/fund-scheduled-cosign.json`)
+/// runs a cosigning round: after an append, the witness cosigns and the
+/// quorum is met; the next minute, with the head unmoved, no witness is
+/// asked; without a policy the event does nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduled_event_runs_a_cosigning_round() {
+    use freedom_shared::tlog::note::SigningKey;
+    let redis = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
+    let log_key = SigningKey::from_seed("fund.example.com/log", [4; 32]).unwrap();
+    let witness = freedom_testkit::spec_witness::SpecWitness::start(
+        "w1.example",
+        [5; 32],
+        &log_key.verifier().to_text(),
+    )
+    .await;
+    let policy = format!(
+        "witness W1 {} {}\nquorum W1\n",
+        witness.vkey(),
+        witness.url()
+    );
+    let private = log_key.to_private_text();
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    let _fund = Killed(spawn(
+        &runtime,
+        &[
+            ("FF_KV_REST_API_URL", bridge.url()),
+            ("FF_KV_REST_API_TOKEN", "kv-token"),
+            ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token"),
+            ("FF_LOG_SIGNING_KEY", &private),
+            ("FF_LOG_POLICY", &policy),
+        ],
+    ));
+    runtime.invoke(event("fund-post-snapshot.json"));
+    assert_eq!(runtime.answer().await.body["statusCode"], 201);
+    runtime.invoke(event("fund-scheduled-cosign.json"));
+    let round = runtime.answer().await;
+    assert_eq!(round.kind, "response", "{}", round.body);
+    assert_eq!(round.body["quorumMet"], true, "{}", round.body);
+    assert_eq!(round.body["witnessedSize"], 1);
+    assert_eq!(witness.latest().unwrap().size, 1);
+    runtime.invoke(event("fund-scheduled-cosign.json"));
+    let idle = runtime.answer().await;
+    assert_eq!(idle.body["asked"], false, "{}", idle.body);
+
+    let mut plain = FakeRuntimeApi::start().await.unwrap();
+    let _other = Killed(spawn(
+        &plain,
+        &[
+            ("FF_KV_REST_API_URL", bridge.url()),
+            ("FF_KV_REST_API_TOKEN", "kv-token"),
+            ("FF_KV_PREFIX", "other:"),
+        ],
+    ));
+    plain.invoke(event("fund-scheduled-cosign.json"));
+    assert_eq!(plain.answer().await.body["cosign"], "no witness policy");
+}
