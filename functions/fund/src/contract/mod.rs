@@ -54,7 +54,9 @@ pub(crate) fn contract_with_log(log: &Log) -> Value {
         "tiles": format!("{LOG_PREFIX}/tile/<L>/<N>[.p/<W>] and {LOG_PREFIX}/tile/entries/<N>[.p/<W>] (c2sp.org/tlog-tiles, height 8)"),
         "entries": "each entry is a big-endian uint16 length followed by the record's leaf bytes (its RFC 8785 canonical JSON)",
         "neverTwoHistories": format!("the log remembers the largest checkpoint it has signed apart from the ledger ({}); before signing anything of a new head it checks that head extends it (not smaller, the same root at the same size, a consistency proof from it that verifies); if not, it signs nothing: checkpoint and proofs answer 500 internal_error, the reason is logged and a {} event published, and every other read and append goes on", log.memory(), freedom_shared::service::log::REFUSED_TO_SIGN),
-        "standards": ["c2sp.org/signed-note", "c2sp.org/tlog-checkpoint", "c2sp.org/tlog-tiles", "c2sp.org/tlog-proof", "RFC 9162 §2.1.3-2.1.4"]
+        "policy": log.policy().map(|policy| policy.text()),
+        "witnessing": format!("with a policy (FF_LOG_POLICY, c2sp.org/tlog-policy; also at {LOG_PREFIX}/policy), a cosigning round brings the newest checkpoint to every witness at most once a minute when the head moved (or at once: POST {LOG_PREFIX}/cosign with the write token), each with the consistency proof from the size it last cosigned; {LOG_PREFIX}/checkpoint then serves the newest checkpoint whose verified cosignatures meet the quorum (503 not_witnessed before any; ?head=1 the log-signed head), and proofs default to it and embed it; a witness that reports a fork or a bad proof raises an alarm (an error log line and a {} event)", freedom_shared::service::log::WITNESS_ALARM),
+        "standards": ["c2sp.org/signed-note", "c2sp.org/tlog-checkpoint", "c2sp.org/tlog-tiles", "c2sp.org/tlog-proof", "c2sp.org/tlog-witness", "c2sp.org/tlog-cosignature", "c2sp.org/tlog-policy", "RFC 9162 §2.1.3-2.1.4"]
     });
     contract
 }

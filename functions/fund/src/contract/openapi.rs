@@ -134,7 +134,11 @@ fn success_content(body: Body) -> Option<Value> {
         }
         Body::Checkpoint => {
             return Some(json!({"text/plain": {"schema": {"type": "string",
-                "description": "<origin>\\n<size>\\n<base64 root>\\n\\n— <key name> <base64(key ID || Ed25519 signature)>\\n"}}}));
+                "description": "<origin>\\n<size>\\n<base64 root>\\n\\n— <key name> <base64(key ID || Ed25519 signature)>\\n, then one line per witness cosignature: — <witness name> <base64(key ID || 8-byte time || Ed25519 signature)>\\n"}}}));
+        }
+        Body::Policy => {
+            return Some(json!({"text/plain": {"schema": {"type": "string",
+                "description": "log <vkey> [<url>] / witness <name> <vkey> [<url>] / group <name> all|any|<k> <member>... / quorum <name>|none lines"}}}));
         }
         Body::ScannerView => {
             return Some(json!({
@@ -241,6 +245,11 @@ fn parameters(operation: &Operation) -> Vec<Value> {
         ("GET", "/api/freedom-fund") => vec![fund_query()],
         ("GET", "/") => vec![query_param(&PERIOD)],
         ("GET", "/api/freedom-scanner") => vec![scanner_query()],
+        ("GET", "/log/checkpoint") => vec![json!({
+            "name": "head", "in": "query", "required": false,
+            "description": "1: the log-signed checkpoint of the current head, witnessed or not",
+            "schema": {"type": "string", "enum": ["1"]}
+        })],
         ("GET", "/log/tile/{tile}") => vec![json!({
             "name": "tile", "in": "path", "required": true,
             "description": "the tile's path after tile/ (it holds slashes): <L>/<N>[.p/<W>] or entries/<N>[.p/<W>], N as x001/x234/067",
@@ -296,6 +305,7 @@ pub fn openapi() -> Value {
     generator.subschema_for::<AppendBody>();
     generator.subschema_for::<ProofView>();
     generator.subschema_for::<ConsistencyView>();
+    generator.subschema_for::<freedom_shared::service::log::CosignRound>();
     let series_row = generator.subschema_for::<freedom_shared::service::exports::SeriesRow>();
     let head = generator.subschema_for::<freedom_shared::merkle::Head>();
     let mut schemas = generator.take_definitions(true);

@@ -20,6 +20,8 @@ pub enum Body {
     FundView,
     /// `text/plain; charset=utf-8`: a signed checkpoint.
     Checkpoint,
+    /// `text/plain; charset=utf-8`: the witness policy.
+    Policy,
     /// `application/octet-stream`: a tile.
     Tile,
     /// `application/atom+xml`: the feed.
@@ -190,17 +192,56 @@ pub(crate) const OPERATIONS: &[Operation] = &[
         method: "GET",
         path: "/log/checkpoint",
         id: "readCheckpoint",
-        summary: "The log's signed checkpoint (c2sp.org/tlog-checkpoint): origin, size, base64 root, Ed25519 signature; Cache-Control: no-cache",
+        summary: "The log's signed checkpoint (c2sp.org/tlog-checkpoint): origin, size, base64 root, Ed25519 signature; with a witness policy, the newest checkpoint that meets its quorum with the witnesses' cosignature lines after the log's (c2sp.org/tlog-cosignature); head=1: the log-signed head alone; Cache-Control: no-cache",
         bearer: false,
         html_errors: false,
         successes: &[Success {
             status: 200,
-            description: "the checkpoint of the current head, signed with the log's key",
+            description: "the witnessed checkpoint (with a policy), else or with head=1 the checkpoint of the current head, signed with the log's key",
             body: Body::Checkpoint,
             etag: false,
         }],
         errors: || {
-            let mut errors = vec![invalid_query()];
+            let mut errors = vec![invalid_query(), ApiError::NotWitnessed];
+            errors.extend(signing_or_store_failures());
+            errors
+        },
+    },
+    Operation {
+        method: "GET",
+        path: "/log/policy",
+        id: "readPolicy",
+        summary: "The log's witness policy (c2sp.org/tlog-policy text): its witnesses, their keys and URLs, the groups and the quorum a served checkpoint meets",
+        bearer: false,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "the policy as configured (FF_LOG_POLICY)",
+            body: Body::Policy,
+            etag: false,
+        }],
+        errors: || vec![invalid_query(), ApiError::NotFound],
+    },
+    Operation {
+        method: "POST",
+        path: "/log/cosign",
+        id: "cosignNow",
+        summary: "Run a cosigning round now (after one already running): the newest checkpoint brought to every witness whose cosignature of it is not kept, with the consistency proof from the size it last cosigned (c2sp.org/tlog-witness)",
+        bearer: true,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "what the round did: each witness's outcome (cosigned, held, skipped, alarm), whether the quorum is met, the witnessed size served",
+            body: Body::Json("CosignRound"),
+            etag: false,
+        }],
+        errors: || {
+            let mut errors = vec![
+                invalid_query(),
+                unauthorized(),
+                ApiError::WritesDisabled,
+                ApiError::NotFound,
+            ];
             errors.extend(signing_or_store_failures());
             errors
         },

@@ -53,6 +53,7 @@ pub(super) struct Witnessing {
 
 /// What one witness did in a round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WitnessOutcome {
     /// The policy's name for it.
@@ -70,6 +71,7 @@ pub struct WitnessOutcome {
 
 /// What a round did: `POST /log/cosign`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CosignRound {
     /// The log's head size the round brought to the witnesses.
