@@ -205,7 +205,7 @@ async fn events_from_env(
 /// EventBridge rule in production: it asks no witness unless the head moved
 /// or one is behind.
 async fn cosign_every(log: Arc<Log>, interval: Duration) {
-    let mut ticks = tokio::time::interval(interval);
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;

@@ -117,6 +117,14 @@ async fn a_two_of_three_policy_through_freedom_local() {
 
     // One round after an append reaches the quorum: every witness cosigns.
     append(&base, 1).await;
+    let page = reqwest::get(format!("{base}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("No checkpoint has met the policy"));
+    let page_times_before = page.matches("<time datetime=").count();
     let round = cosign(&base).await;
     assert_eq!(round["quorumMet"], true, "{round}");
     assert_eq!(outcomes(&round), ["cosigned", "cosigned", "cosigned"]);
@@ -132,6 +140,24 @@ async fn a_two_of_three_policy_through_freedom_local() {
     assert!(
         verified.contains("witnessed by W1, W2, W3 (quorum met)"),
         "{verified}"
+    );
+    // The page names the witnesses, their keys and when each cosigned.
+    let page = reqwest::get(format!("{base}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("The served checkpoint (size 1) is cosigned by 3 of 3 witnesses"),
+        "the page shows the cosignatures"
+    );
+    for key in [&key1, &key2, &w3.vkey()] {
+        assert!(page.contains(key.as_str()), "the page lists {key}");
+    }
+    assert_eq!(
+        page.matches("<time datetime=").count() - page_times_before,
+        3
     );
     let again = cosign(&base).await;
     assert_eq!(

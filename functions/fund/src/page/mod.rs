@@ -37,9 +37,10 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use bits::period_label;
 use freedom_shared::errors::ErrorChain;
+use freedom_shared::merkle::Head;
 use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::service::dashboard::{Dashboard, Period, RenderedDashboard};
-use freedom_shared::service::log::LogError;
+use freedom_shared::service::log::{LogError, WitnessSignature, Witnessed};
 use freedom_shared::web::{QueryParams, with_etag};
 use journal::{journal_section, ledger_section};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -88,20 +89,49 @@ pub async fn show(
         Ok(dashboard) => dashboard,
         Err(error) => return unavailable(&error),
     };
-    // Rendered once per head and period, however many ask at once.
+    // With witnesses, the page also shows who cosigned the served
+    // checkpoint: it is keyed (and tagged) by the head and that checkpoint.
+    let witnessed = match state.log.serves_witnessed() {
+        true => match state.log.witnessed().await {
+            Ok(witnessed) => witnessed,
+            Err(LogError::Store(error)) => return unavailable(&error),
+            Err(_) => None,
+        },
+        false => None,
+    };
+    let shown = shown_head(&dashboard.head, witnessed.as_ref());
+    // Rendered once per head (and witnessed checkpoint) and period, however
+    // many ask at once.
     let html = state
         .pages
-        .get_or_compute(dashboard.head.root_hash, period, || {
-            render_page(&state, &dashboard)
+        .get_or_compute(shown.root_hash, period, || {
+            render_page(&state, &dashboard, witnessed.as_ref())
         })
         .await;
     match html {
         Ok(html) => secure(with_etag(
             &headers,
-            &dashboard.head,
+            &shown,
             html_response(StatusCode::OK, html),
         )),
         Err(error) => unavailable(&error),
+    }
+}
+
+/// What the page's cache key and ETag name: the ledger's head, or, when a
+/// witnessed checkpoint is served, a hash of the head's root and that
+/// checkpoint's note (so new cosignatures show without a new record).
+fn shown_head(head: &Head, witnessed: Option<&Witnessed>) -> Head {
+    let Some(witnessed) = witnessed else {
+        return *head;
+    };
+    let digest = Sha256::new()
+        .chain_update(head.root_hash.0)
+        .chain_update(witnessed.note.as_bytes())
+        .finalize();
+    Head {
+        size: head.size,
+        root_hash: freedom_shared::merkle::Digest(digest.into()),
     }
 }
 
@@ -110,6 +140,7 @@ pub async fn show(
 async fn render_page(
     state: &AppState,
     dashboard: &RenderedDashboard,
+    witnessed: Option<&Witnessed>,
 ) -> Result<axum::body::Bytes, StoreError> {
     let latest = PageQuery {
         before: Some(dashboard.head.size + 1),
@@ -134,6 +165,17 @@ async fn render_page(
         origin: state.log.origin().to_owned(),
         verifier_key: state.log.verifier_key().map(|key| key.to_text()),
         checkpoint,
+        witnesses: state.log.policy().map(|policy| Witnesses {
+            listed: policy
+                .witnesses()
+                .iter()
+                .map(|w| (w.name.clone(), w.key.to_text()))
+                .collect(),
+            served_size: witnessed.map(|w| w.size),
+            cosignatures: witnessed
+                .map(|w| w.cosignatures.clone())
+                .unwrap_or_default(),
+        }),
     };
     Ok(axum::body::Bytes::from(
         render(&dashboard.view, &entries, &verification).into_string(),
@@ -234,6 +276,19 @@ pub(crate) struct Verification {
     pub verifier_key: Option<String>,
     /// The signed checkpoint of the head the page shows.
     pub checkpoint: Option<String>,
+    /// The log's witnesses, when it has a policy.
+    pub witnesses: Option<Witnesses>,
+}
+
+/// The witnesses the policy lists and who cosigned the served checkpoint.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Witnesses {
+    /// Each witness's policy name and verifier key.
+    pub listed: Vec<(String, String)>,
+    /// The size of the witnessed checkpoint served, if any.
+    pub served_size: Option<u64>,
+    /// Its cosignatures (who, with which key, when).
+    pub cosignatures: Vec<WitnessSignature>,
 }
 
 /// The whole page for one dashboard and the newest ledger entries.

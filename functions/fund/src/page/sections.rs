@@ -142,6 +142,44 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
     }
 }
 
+/// The witnesses: who they are, and who cosigned the served checkpoint when.
+fn witnesses_part(witnesses: &super::Witnesses) -> Markup {
+    html! {
+        h3 #witnesses-title { "Witnesses" }
+        p {
+            "Independent witnesses cosign a checkpoint only after checking it extends every checkpoint of this log they cosigned before, "
+            "so no reader can be shown a different history than the next. "
+            a href="/log/checkpoint" { "The checkpoint served" } " is the newest one cosigned by the quorum of "
+            a href="/log/policy" { "the witness policy" } "."
+        }
+        @match witnesses.served_size {
+            Some(size) => p { "The served checkpoint (size " (size) ") is cosigned by " (witnesses.cosignatures.len()) " of " (witnesses.listed.len()) " witnesses:" },
+            None => p.note { "No checkpoint has met the policy's quorum yet." },
+        }
+        div.scroll {
+            table.witnesses {
+                thead { tr { th scope="col" { "Witness" } th scope="col" { "Key" } th scope="col" { "Cosigned (UTC)" } } }
+                tbody {
+                    @for (name, key) in &witnesses.listed {
+                        @let cosigned = witnesses.cosignatures.iter().find(|c| &c.name == name);
+                        tr {
+                            th scope="row" { (name) }
+                            td { code.hash { (key) } }
+                            td.num {
+                                @match cosigned.and_then(|c| i64::try_from(c.time).ok()).and_then(|t| chrono::DateTime::from_timestamp(t, 0)) {
+                                    Some(time) => time datetime=(time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)) { (time.format("%Y-%m-%d %H:%M:%S")) },
+                                    None => "—",
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        p { "Add " code { "--policy <policy file>" } " to the commands below to require the quorum too." }
+    }
+}
+
 pub(super) fn verify_section(verification: &super::Verification, size: u64) -> Markup {
     let first_bundle = (size > 0).then(|| {
         let path = freedom_shared::tlog::tiles::TilePath {
@@ -177,6 +215,9 @@ pub(super) fn verify_section(verification: &super::Verification, size: u64) -> M
                 _ => {
                     p.note { "This deployment has no signing key configured, so it publishes no signed checkpoints: the tiles and proofs can be read, but nothing vouches for the root." }
                 }
+            }
+            @if let Some(witnesses) = &verification.witnesses {
+                (witnesses_part(witnesses))
             }
             p { "To check everything yourself, trusting only the verifier key:" }
             pre { code { "freedom-verify <this site's URL> --key <verifier key> --state freedom-fund.state" } }
