@@ -52,6 +52,10 @@ FLOORS = {
     ],
     "local/src": None,
     "verify/src": None,
+    "witness/src": [
+        ["state"],
+        ["lib"],
+    ],
     "testkit/src": None,
 }
 

@@ -141,7 +141,17 @@ async fn sigterm_ends_the_process_even_with_a_half_sent_request_open() {
 /// Start-up refusals: one line naming the variable, not a Debug form.
 #[test]
 fn configuration_mistakes_stop_start_up_with_a_sentence_naming_the_variable() {
-    let cases: [(&str, &str, &str); 3] = [
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "FF_LOG_POLICY",
+            "# witnesses\nwitness W1 w1.example+00000000+AAAA\nquorum W1\n",
+            "FF_LOG_POLICY line 2: witness W1's key",
+        ),
+        (
+            "FF_LOG_POLICY",
+            "quorum W9\n",
+            "FF_LOG_POLICY line 1: W9 is not a witness or group defined on an earlier line",
+        ),
         (
             "FF_AGENT_WRITE_TOKEN",
             "x",

@@ -28,7 +28,7 @@ use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use freedom_shared::merkle::{Digest, Head};
+use freedom_shared::merkle::Head;
 use freedom_shared::tlog::checkpoint::Checkpoint;
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::{NoteError, VerifierKey};
@@ -281,9 +281,4 @@ async fn monitoring(State(witness): State<Arc<Witness>>, Path(hash): Path<String
             )
         }
     }
-}
-
-/// A digest from its 32 bytes (the state's column).
-pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
-    <[u8; 32]>::try_from(bytes).ok().map(Digest)
 }

@@ -3,7 +3,7 @@
 //! SQLite. Checking a request against it and recording the new checkpoint
 //! are one `BEGIN IMMEDIATE` transaction.
 
-use freedom_shared::merkle::Head;
+use freedom_shared::merkle::{Digest, Head};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -95,7 +95,9 @@ impl WitnessState {
                 .optional()?;
             let latest = latest
                 .map(|(size, root)| {
-                    crate::digest(&root)
+                    <[u8; 32]>::try_from(root.as_slice())
+                        .ok()
+                        .map(Digest)
                         .map(|root_hash| Head {
                             size: size as u64,
                             root_hash,

@@ -178,16 +178,6 @@ impl Log {
         self
     }
 
-    /// The same log, its witnesses given `timeout` each and cosignatures
-    /// dated by `clock`'s reading (tests).
-    pub fn with_witness_timing(mut self, timeout: Duration, clock: Clock) -> Log {
-        if let Some(witnessing) = &mut self.witnessing {
-            witnessing.timeout = timeout;
-            witnessing.clock = clock;
-        }
-        self
-    }
-
     /// The witness policy, when the log is witnessed.
     pub fn policy(&self) -> Option<&Policy> {
         self.witnessing.as_ref().map(|w| w.policy.as_ref())

@@ -1,0 +1,217 @@
+//! The log's cosigning round against witnesses that answer each way the
+//! specification allows (a fake `WitnessClient`): only verifying
+//! cosignatures count, a size hint is followed once, a fork or a bad proof
+//! raises the `log.witness_alarm` event, and failures skip the witness.
+
+use async_trait::async_trait;
+use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::ports::conformance::decision;
+use freedom_shared::ports::event_sink::Recorded;
+use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerStore};
+use freedom_shared::ports::witness_client::{WitnessClient, WitnessReply};
+use freedom_shared::ports::witness_memory::{InProcessWitnesses, WitnessMemory};
+use freedom_shared::service::log::{Log, WITNESS_ALARM};
+use freedom_shared::tlog::cosignature::CosignerKey;
+use freedom_shared::tlog::note::SigningKey;
+use freedom_shared::tlog::policy::Policy;
+use freedom_shared::tlog::witness::AddCheckpoint;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const ORIGIN: &str = "fund.example.com/log";
+
+/// How the fake witness answers a request (old size, checkpoint size).
+type Behaviour = Box<dyn Fn(&AddCheckpoint, &str) -> Result<WitnessReply, String> + Send + Sync>;
+
+struct Fake {
+    behaviour: Behaviour,
+    seen: Mutex<Vec<u64>>,
+}
+
+#[async_trait]
+impl WitnessClient for Fake {
+    async fn add_checkpoint(
+        &self,
+        _prefix: &str,
+        body: &str,
+        _timeout: Duration,
+    ) -> Result<WitnessReply, String> {
+        let request = AddCheckpoint::parse(body).expect("the log sends well-formed requests");
+        self.seen.lock().unwrap().push(request.old);
+        let text = &request.checkpoint[..request.checkpoint.find("\n\n").unwrap() + 1];
+        (self.behaviour)(&request, text)
+    }
+}
+
+fn reply(
+    status: u16,
+    content_type: Option<&str>,
+    body: impl Into<String>,
+) -> Result<WitnessReply, String> {
+    Ok(WitnessReply {
+        status,
+        content_type: content_type.map(str::to_owned),
+        body: body.into(),
+    })
+}
+
+fn witness_key() -> CosignerKey {
+    CosignerKey::from_seed("w1.example", [1; 32]).unwrap()
+}
+
+struct Setup {
+    log: Log,
+    events: Arc<Recorded>,
+    fake: Arc<Fake>,
+    memory: Arc<InProcessWitnesses>,
+    _dir: tempfile::TempDir,
+}
+
+async fn setup(behaviour: Behaviour) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
+    for i in 0..5 {
+        store
+            .append(decision(&format!("d{i}"), "s", 1))
+            .await
+            .unwrap();
+    }
+    let policy = Policy::parse(&format!(
+        "witness W1 {} http://w1.invalid\nquorum W1\n",
+        witness_key().witness_key().to_text()
+    ))
+    .unwrap();
+    let events = Arc::new(Recorded::default());
+    let fake = Arc::new(Fake {
+        behaviour,
+        seen: Mutex::new(Vec::new()),
+    });
+    let memory = Arc::new(InProcessWitnesses::default());
+    let log = Log::new(
+        store as Arc<dyn LedgerStore>,
+        ORIGIN,
+        Some(SigningKey::from_seed(ORIGIN, [9; 32]).unwrap()),
+    )
+    .unwrap()
+    .with_events(Arc::clone(&events) as _)
+    .with_witnesses(policy, Arc::clone(&memory) as _, Arc::clone(&fake) as _);
+    Setup {
+        log,
+        events,
+        fake,
+        memory,
+        _dir: dir,
+    }
+}
+
+fn alarms(events: &Recorded) -> usize {
+    events
+        .events()
+        .iter()
+        .filter(|e| e.detail_type == WITNESS_ALARM)
+        .count()
+}
+
+#[tokio::test]
+async fn a_verifying_cosignature_meets_the_quorum_and_is_served() {
+    let setup = setup(Box::new(|_, text| {
+        reply(
+            200,
+            Some("text/plain"),
+            witness_key().cosign(text, 1_700_000_000),
+        )
+    }))
+    .await;
+    let round = setup.log.cosign(false).await.unwrap();
+    assert!(round.quorum_met);
+    let served = setup.log.witnessed().await.unwrap().unwrap();
+    assert_eq!(served.size, 5);
+    assert_eq!(served.cosignatures[0].name, "W1");
+    assert_eq!(served.cosignatures[0].time, 1_700_000_000);
+    assert_eq!(
+        setup
+            .memory
+            .read()
+            .await
+            .unwrap()
+            .sizes
+            .values()
+            .copied()
+            .collect::<Vec<_>>(),
+        [5]
+    );
+}
+
+#[tokio::test]
+async fn a_line_by_another_key_or_dated_far_ahead_does_not_count() {
+    let stranger = CosignerKey::from_seed("w1.example", [2; 32]).unwrap();
+    let setup = setup(Box::new(move |_, text| {
+        reply(200, None, stranger.cosign(text, 1_700_000_000))
+    }))
+    .await;
+    let round = setup.log.cosign(false).await.unwrap();
+    assert!(!round.quorum_met);
+    assert_eq!(round.witnesses[0].outcome, "skipped");
+    assert!(setup.log.witnessed().await.unwrap().is_none());
+
+    let ahead = setup_future().await;
+    assert!(!ahead.log.cosign(false).await.unwrap().quorum_met);
+}
+
+async fn setup_future() -> Setup {
+    setup(Box::new(|_, text| {
+        let far = chrono::Utc::now().timestamp() as u64 + 3_600;
+        reply(200, None, witness_key().cosign(text, far))
+    }))
+    .await
+}
+
+#[tokio::test]
+async fn a_size_hint_is_followed_once_from_the_size_named() {
+    let setup = setup(Box::new(|request, text| {
+        if request.old == 3 {
+            reply(200, None, witness_key().cosign(text, 1_700_000_000))
+        } else {
+            reply(409, Some("text/x.tlog.size"), "3\n")
+        }
+    }))
+    .await;
+    let round = setup.log.cosign(false).await.unwrap();
+    assert!(round.quorum_met, "{round:?}");
+    assert_eq!(*setup.fake.seen.lock().unwrap(), [0, 3]);
+    assert_eq!(alarms(&setup.events), 0);
+}
+
+#[tokio::test]
+async fn a_fork_a_bad_proof_or_a_larger_tree_raises_the_alarm() {
+    for behaviour in [
+        Box::new(|_: &AddCheckpoint, _: &str| reply(422, Some("text/plain"), "inconsistent\n"))
+            as Behaviour,
+        Box::new(|_: &AddCheckpoint, _: &str| reply(409, Some("text/plain"), "conflict\n")),
+        Box::new(|_: &AddCheckpoint, _: &str| reply(409, Some("text/x.tlog.size"), "9\n")),
+    ] {
+        let setup = setup(behaviour).await;
+        let round = setup.log.cosign(false).await.unwrap();
+        assert_eq!(round.witnesses[0].outcome, "alarm", "{round:?}");
+        assert!(!round.quorum_met);
+        assert_eq!(alarms(&setup.events), 1);
+        let event = &setup.events.events()[0];
+        assert_eq!(event.detail["witness"], "W1");
+        assert_eq!(event.detail["head"]["size"], 5);
+    }
+}
+
+#[tokio::test]
+async fn failures_skip_the_witness_without_an_alarm() {
+    for behaviour in [
+        Box::new(|_: &AddCheckpoint, _: &str| Err("no answer within 5s".to_owned())) as Behaviour,
+        Box::new(|_: &AddCheckpoint, _: &str| reply(503, None, "")),
+        Box::new(|_: &AddCheckpoint, _: &str| reply(429, None, "")),
+        Box::new(|_: &AddCheckpoint, _: &str| reply(403, None, "")),
+    ] {
+        let setup = setup(behaviour).await;
+        let round = setup.log.cosign(false).await.unwrap();
+        assert_eq!(round.witnesses[0].outcome, "skipped");
+        assert_eq!(alarms(&setup.events), 0);
+    }
+}
