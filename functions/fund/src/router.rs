@@ -22,13 +22,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use freedom_shared::scan::experiments::EXPERIMENTS;
 use freedom_shared::service::dashboard::Period;
-use freedom_shared::web::{ApiError, with_etag};
+use freedom_shared::web::{ApiError, Encoded, client_has, with_etag};
+use std::sync::Arc;
 use tracing::instrument;
 
 /// The fund's routes, without a fallback (so they can be merged with the
 /// scanner's on one local port).
 pub fn routes(state: AppState) -> Router {
-    freedom_shared::web::catch_panics(every_route(state))
+    freedom_shared::web::catch_panics(every_route(state)).layer(axum::middleware::from_fn(
+        freedom_shared::web::compress_answers,
+    ))
 }
 
 /// The fund function's router: its routes plus a JSON 404 for anything else.
@@ -75,9 +78,27 @@ async fn read(
         View::Dashboard => {
             let period = Period::parse(params.get(PERIOD.name))
                 .map_err(|e| ApiError::invalid_query(PERIOD.name, e.to_string()))?;
+            // 304 before any work: the head alone decides.
+            if headers.contains_key(header::IF_NONE_MATCH) {
+                let head = state.ledger.head().await?;
+                if client_has(&headers, &head) {
+                    return Ok(with_etag(&headers, &head, ()));
+                }
+            }
             let rendered = state.dashboards.get(period).await?;
-            let body = ([(header::CONTENT_TYPE, "application/json")], rendered.json);
-            Ok(with_etag(&headers, &rendered.head, body))
+            let encoded = state
+                .dashboard_bodies
+                .get_or_compute(rendered.head.root_hash, period, || async {
+                    Ok::<_, ApiError>(Arc::new(Encoded::new(rendered.json.clone())))
+                })
+                .await?;
+            let mut response = (
+                [(header::CONTENT_TYPE, "application/json")],
+                encoded.identity().clone(),
+            )
+                .into_response();
+            response.extensions_mut().insert(encoded);
+            Ok(with_etag(&headers, &rendered.head, response))
         }
         View::Ledger => ledger::page(&state, &params, &headers).await,
         View::Contract => {

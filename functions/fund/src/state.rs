@@ -1,6 +1,5 @@
 //! What the fund's handlers share: the use cases, never a store.
 
-use axum::body::Bytes;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::event_sink::Events;
 use freedom_shared::ports::ledger_store::{LedgerStore, SeriesReads};
@@ -10,6 +9,7 @@ use freedom_shared::service::exports::Exports;
 use freedom_shared::service::ledger::Ledger;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::DEFAULT_ORIGIN;
+use freedom_shared::web::Encoded;
 use std::sync::Arc;
 
 /// What the fund handlers share: the use cases, each on the one ledger
@@ -22,8 +22,12 @@ pub struct AppState {
     pub write_token: Option<WriteToken>,
     /// Dashboards of the latest head, answered from memory when repeated.
     pub dashboards: Arc<Dashboards>,
-    /// The page (`GET /`) of the latest head by period, rendered once.
-    pub pages: Arc<PeriodCache<Bytes>>,
+    /// The page (`GET /`) of the latest head by period, rendered once and
+    /// compressed at most once per coding.
+    pub pages: Arc<PeriodCache<Arc<Encoded>>>,
+    /// The dashboards' JSON bodies of the latest head by period, compressed
+    /// at most once per coding.
+    pub dashboard_bodies: Arc<PeriodCache<Arc<Encoded>>>,
     /// The ledger as a C2SP transparency log: checkpoints, tiles, proofs.
     pub log: Arc<Log>,
     /// Series exports from any cursor (a few computed at once), and the feed.
@@ -40,6 +44,7 @@ impl AppState {
             write_token,
             dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
             pages: Arc::new(PeriodCache::default()),
+            dashboard_bodies: Arc::new(PeriodCache::default()),
             log: Arc::new(
                 Log::new(Arc::clone(&store), DEFAULT_ORIGIN, None).expect("an unsigned log"),
             ),

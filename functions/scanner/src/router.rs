@@ -121,7 +121,9 @@ pub fn routes(state: AppState) -> Router {
             }),
         )
         .with_state(state);
-    freedom_shared::web::catch_panics(router)
+    freedom_shared::web::catch_panics(router).layer(axum::middleware::from_fn(
+        freedom_shared::web::compress_answers,
+    ))
 }
 
 /// The scanner function's router: its routes plus a JSON 404.

@@ -150,6 +150,12 @@ impl Ledger {
         }
     }
 
+    /// The ledger's head alone (one store read): what a conditional read
+    /// compares its tag with before doing anything else.
+    pub async fn head(&self) -> Result<Head, StoreError> {
+        self.store.head().await
+    }
+
     /// A page of the ledger, newest first.
     pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
         self.store.page(query).await

@@ -134,6 +134,12 @@ pub enum ApiError {
     /// computes at once (series exports); try again in a second.
     #[error("the service is busy with other exports; try again in a second")]
     Busy,
+    /// 406: the request accepts no coding the answer can be sent in
+    /// (`identity;q=0` without br or gzip).
+    #[error(
+        "the answer can be sent as br, gzip or identity, and the request's Accept-Encoding accepts none of them"
+    )]
+    NotAcceptable,
     /// 503: no write token configured.
     #[error("writes are disabled: the service has no write token configured")]
     WritesDisabled,
@@ -201,6 +207,7 @@ impl ApiError {
             ApiError::EncodedBody,
             ApiError::ValidationFailed(Vec::new()),
             ApiError::SensitiveContent(Vec::new()),
+            ApiError::NotAcceptable,
             ApiError::Busy,
             ApiError::WritesDisabled,
             ApiError::SigningUnavailable,
@@ -268,6 +275,9 @@ impl ApiError {
             ApiError::Busy => {
                 "as many series exports are being computed as the service computes at once (with Retry-After: 1)"
             }
+            ApiError::NotAcceptable => {
+                "Accept-Encoding accepts none of br, gzip and identity for an answer of 1 KiB or more"
+            }
             ApiError::WritesDisabled => "the service has no write token configured",
             ApiError::SigningUnavailable => {
                 "the log has no signing key configured (checkpoints and proofs only); no Retry-After"
@@ -300,6 +310,7 @@ impl ApiError {
             | ApiError::NoSuchEvidence
             | ApiError::BeyondLog { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             ApiError::IdConflict { .. }
             | ApiError::DuplicateSnapshot { .. }
             | ApiError::OutOfOrder { .. }
@@ -337,6 +348,7 @@ impl ApiError {
             | ApiError::NoSuchEvidence
             | ApiError::BeyondLog { .. } => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::NotAcceptable => "not_acceptable",
             ApiError::IdConflict { .. } => "id_conflict",
             ApiError::DuplicateSnapshot { .. } => "duplicate_snapshot",
             ApiError::OutOfOrder { .. } => "out_of_order",

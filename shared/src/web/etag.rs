@@ -34,5 +34,20 @@ pub fn client_has(headers: &HeaderMap, head: &Head) -> bool {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(|tag| tag.trim().trim_start_matches("W/"))
+        .map(without_coding)
         .any(|tag| tag == etag || tag == "*")
+}
+
+/// `tag` (quoted) without the suffix a compressed representation's tag
+/// carries (`-br`, `-gz`): every representation of a head matches it.
+fn without_coding(tag: &str) -> String {
+    let inner = tag.trim_matches('"');
+    let base = inner
+        .strip_suffix("-br")
+        .or_else(|| inner.strip_suffix("-gz"))
+        .unwrap_or(inner);
+    if tag == "*" {
+        return "*".to_owned();
+    }
+    format!("\"{base}\"")
 }

@@ -6,6 +6,8 @@
 //! - [`query`]: strict query parameters ([`QueryParams`]).
 //! - [`auth`]: the bearer check of the write endpoints ([`authorize`]).
 //! - [`etag`]: the root hash as ETag, and `304` ([`with_etag`]).
+//! - [`encoding`]: content negotiation, bodies compressed once, a tag per
+//!   representation ([`compress_answers`]).
 //! - [`limits`]: the HTTP layer's limits ([`ServerLimits`]).
 //! - [`panics`]: a handler that panics answers `500 internal_error`
 //!   ([`catch_panics`]).
@@ -13,6 +15,7 @@
 //!   freedom-local serves on.
 
 pub mod auth;
+pub mod encoding;
 pub mod error;
 pub mod etag;
 pub mod limits;
@@ -22,6 +25,7 @@ pub mod panics;
 pub mod query;
 
 pub use auth::authorize;
+pub use encoding::{Encoded, compress_answers};
 pub use error::{ApiError, not_found, store_not_configured_app};
 pub use etag::{client_has, with_etag};
 pub use limits::ServerLimits;

@@ -41,11 +41,12 @@ use freedom_shared::merkle::Head;
 use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::service::dashboard::{Dashboard, Period, RenderedDashboard};
 use freedom_shared::service::log::{LogError, WitnessSignature, Witnessed};
-use freedom_shared::web::{QueryParams, with_etag};
+use freedom_shared::web::{Encoded, QueryParams, client_has, with_etag};
 use journal::{journal_section, ledger_section};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{FORMULAS_SECTION, chart_section, period_switch, verify_section, window_line};
 use sha2::{Digest as _, Sha256};
+use std::sync::Arc;
 use std::sync::LazyLock;
 use strategies::strategies_section;
 
@@ -85,36 +86,58 @@ pub async fn show(
         Ok(period) => period,
         Err(message) => return error_page(StatusCode::BAD_REQUEST, "Not a page", &message),
     };
+    // 304 before any work: the head (and, with witnesses, the witnessed
+    // checkpoint the page shows) alone decides.
+    let witnessed = match witnessed_shown(&state).await {
+        Ok(witnessed) => witnessed,
+        Err(error) => return unavailable(&error),
+    };
+    if headers.contains_key(header::IF_NONE_MATCH) {
+        match state.ledger.head().await {
+            Ok(head) => {
+                let shown = shown_head(&head, witnessed.as_ref());
+                if client_has(&headers, &shown) {
+                    return secure(with_etag(&headers, &shown, ()));
+                }
+            }
+            Err(error) => return unavailable(&error),
+        }
+    }
     let dashboard = match state.dashboards.get(period).await {
         Ok(dashboard) => dashboard,
         Err(error) => return unavailable(&error),
     };
-    // With witnesses, the page also shows who cosigned the served
-    // checkpoint: it is keyed (and tagged) by the head and that checkpoint.
-    let witnessed = match state.log.serves_witnessed() {
-        true => match state.log.witnessed().await {
-            Ok(witnessed) => witnessed,
-            Err(LogError::Store(error)) => return unavailable(&error),
-            Err(_) => None,
-        },
-        false => None,
-    };
     let shown = shown_head(&dashboard.head, witnessed.as_ref());
     // Rendered once per head (and witnessed checkpoint) and period, however
-    // many ask at once.
+    // many ask at once; compressed at most once per coding.
     let html = state
         .pages
-        .get_or_compute(shown.root_hash, period, || {
+        .get_or_compute(shown.root_hash, period, || async {
             render_page(&state, &dashboard, witnessed.as_ref())
+                .await
+                .map(|html| Arc::new(Encoded::new(html)))
         })
         .await;
     match html {
-        Ok(html) => secure(with_etag(
-            &headers,
-            &shown,
-            html_response(StatusCode::OK, html),
-        )),
+        Ok(encoded) => {
+            let mut response = html_response(StatusCode::OK, encoded.identity().clone());
+            response.extensions_mut().insert(encoded);
+            secure(with_etag(&headers, &shown, response))
+        }
         Err(error) => unavailable(&error),
+    }
+}
+
+/// The witnessed checkpoint the page shows, when the log serves witnessed
+/// checkpoints (one store read), else `None`.
+async fn witnessed_shown(state: &AppState) -> Result<Option<Witnessed>, StoreError> {
+    if !state.log.serves_witnessed() {
+        return Ok(None);
+    }
+    match state.log.witnessed().await {
+        Ok(witnessed) => Ok(witnessed),
+        Err(LogError::Store(error)) => Err(error),
+        Err(_) => Ok(None),
     }
 }
 
