@@ -86,6 +86,27 @@ async fn with_kv_the_binary_appends_and_reads_through_the_runtime_api() {
             .unwrap()
             .starts_with("text/html")
     );
+    // The same page asked for compressed: brotli, base64-encoded for API
+    // Gateway, decoding to the same bytes.
+    runtime.invoke(event("fund-get-page-compressed.json"));
+    let compressed = runtime.answer().await;
+    assert_eq!(compressed.body["statusCode"], 200);
+    assert_eq!(
+        compressed.body["isBase64Encoded"], true,
+        "{}",
+        compressed.body
+    );
+    assert_eq!(compressed.body["headers"]["content-encoding"], "br");
+    assert_eq!(compressed.body["headers"]["vary"], "accept-encoding");
+    let bytes = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        compressed.body["body"].as_str().unwrap(),
+    )
+    .unwrap();
+    let mut html = String::new();
+    std::io::Read::read_to_string(&mut brotli::Decompressor::new(&bytes[..], 4096), &mut html)
+        .unwrap();
+    assert_eq!(html, page.body["body"].as_str().unwrap());
 }
 
 #[test]
