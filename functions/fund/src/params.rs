@@ -4,9 +4,11 @@
 
 use freedom_shared::ports::ledger_store::PageQuery;
 use freedom_shared::record::{Mode, RecordKind, StrategyId};
+use freedom_shared::service::dashboard::Selection;
 use freedom_shared::service::exports::ExportFormat;
 use freedom_shared::service::ledger::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use freedom_shared::web::{ApiError, QueryParams};
+use std::collections::BTreeSet;
 
 /// A `strategyId` query value, or 400 `invalid_query` naming the rule.
 pub(crate) fn strategy_id_param(text: &str) -> Result<StrategyId, ApiError> {
@@ -15,6 +17,33 @@ pub(crate) fn strategy_id_param(text: &str) -> Result<StrategyId, ApiError> {
             "strategyId",
             "strategyId must be 1 to 128 characters of A-Z a-z 0-9 . _ : -",
         )
+    })
+}
+
+/// The strategies a dashboard request selects: each `strategyId` given
+/// (repeatable), from after the strategy `after` names.
+pub(crate) fn dashboard_selection(params: &QueryParams) -> Result<Selection, ApiError> {
+    let named = params
+        .get_all("strategyId")
+        .into_iter()
+        .map(|text| strategy_id_param(text).map(|id| id.as_str().to_owned()))
+        .collect::<Result<BTreeSet<String>, ApiError>>()?;
+    let after = params
+        .get("after")
+        .map(|text| {
+            StrategyId::parse(text)
+                .map(|id| id.as_str().to_owned())
+                .ok_or_else(|| {
+                    ApiError::invalid_query(
+                        "after",
+                        "after must be a strategy id (an earlier answer's next)",
+                    )
+                })
+        })
+        .transpose()?;
+    Ok(Selection {
+        strategies: (!named.is_empty()).then_some(named),
+        after,
     })
 }
 

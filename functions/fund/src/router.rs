@@ -13,6 +13,7 @@ use crate::contract::{
     views::{PERIOD, View},
 };
 use crate::handlers::{exports, ledger, log};
+use crate::params::dashboard_selection;
 use crate::paths::{FEED_PATH, FUND_PATH, checkpoint_path, cosign_path, policy_path, tile_route};
 use crate::state::AppState;
 use axum::Router;
@@ -21,7 +22,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use freedom_shared::scan::experiments::EXPERIMENTS;
-use freedom_shared::service::dashboard::Period;
+use freedom_shared::service::dashboard::{Period, SelectionError};
 use freedom_shared::web::{ApiError, Encoded, client_has, with_etag};
 use std::sync::Arc;
 use tracing::instrument;
@@ -85,13 +86,22 @@ async fn read(
                     return Ok(with_etag(&headers, &head, ()));
                 }
             }
+            let selection = dashboard_selection(&params)?;
             let rendered = state.dashboards.get(period).await?;
-            let encoded = state
-                .dashboard_bodies
-                .get_or_compute(rendered.head.root_hash, period, || async {
-                    Ok::<_, ApiError>(Arc::new(Encoded::new(rendered.json.clone())))
-                })
-                .await?;
+            let encoded = if selection.is_everything() {
+                // The whole dashboard's answer: made and compressed once per head.
+                state
+                    .dashboard_bodies
+                    .get_or_compute(rendered.head.root_hash, period, || async {
+                        let body = rendered.answer(&selection).map_err(cursor_error)?;
+                        Ok::<_, ApiError>(Arc::new(Encoded::new(body)))
+                    })
+                    .await?
+            } else {
+                Arc::new(Encoded::new(
+                    rendered.answer(&selection).map_err(cursor_error)?,
+                ))
+            };
             let mut response = (
                 [(header::CONTENT_TYPE, "application/json")],
                 encoded.identity().clone(),
@@ -117,6 +127,10 @@ async fn read(
         View::Consistency => log::consistency(&state, &params).await,
         View::Series => exports::series(&state, &params, &headers).await,
     }
+}
+
+fn cursor_error(error: SelectionError) -> ApiError {
+    ApiError::invalid_query("after", error.to_string())
 }
 
 /// A published document: cached for five minutes.

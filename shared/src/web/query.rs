@@ -13,6 +13,16 @@ impl QueryParams {
     /// Parses `raw` (the URL's query) and checks every name is in `allowed`
     /// and appears once. Names are echoed in errors only when they are known.
     pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<QueryParams, ApiError> {
+        QueryParams::parse_repeating(raw, allowed, &[])
+    }
+
+    /// As [`QueryParams::parse`], but the names in `repeatable` may be
+    /// given more than once (read them with [`QueryParams::get_all`]).
+    pub fn parse_repeating(
+        raw: Option<&str>,
+        allowed: &[&str],
+        repeatable: &[&str],
+    ) -> Result<QueryParams, ApiError> {
         let mut pairs: Vec<(String, String)> = Vec::new();
         for (name, value) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
             if !allowed.contains(&name.as_ref()) {
@@ -26,7 +36,7 @@ impl QueryParams {
                     details: vec![json!({"allowed": allowed})],
                 });
             }
-            if pairs.iter().any(|(n, _)| n == &name) {
+            if !repeatable.contains(&name.as_ref()) && pairs.iter().any(|(n, _)| n == &name) {
                 return Err(ApiError::invalid_query(
                     &name,
                     format!("{name} is given more than once"),
@@ -43,6 +53,15 @@ impl QueryParams {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`, in order.
+    pub fn get_all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     /// Whether no parameter was given.

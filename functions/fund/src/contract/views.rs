@@ -15,6 +15,8 @@ pub(crate) struct Param {
     pub name: &'static str,
     /// Whether the view needs it (a missing one is 400 `invalid_query`).
     pub required: bool,
+    /// Whether it may be given more than once (each value counts).
+    pub repeatable: bool,
     /// What it does.
     pub description: &'static str,
     /// Its JSON Schema (query values are strings on the wire; numbers are
@@ -22,10 +24,30 @@ pub(crate) struct Param {
     pub schema: fn() -> Value,
 }
 
+/// The dashboard's parameters: the period, and which strategies.
+const DASHBOARD_PARAMS: [Param; 3] = [
+    PERIOD,
+    Param {
+        name: "strategyId",
+        required: false,
+        repeatable: true,
+        description: "only this strategy (repeatable: each one named); with it, the decisions are those of the strategies named",
+        schema: || identifier_schema("a strategy id"),
+    },
+    Param {
+        name: "after",
+        required: false,
+        repeatable: false,
+        description: "the cursor: the strategies after this one (an earlier answer's next); strategies come those with a live series first, then the paper-only ones, each by id, and an answer stops before passing 4 MiB",
+        schema: || identifier_schema("a strategy id"),
+    },
+];
+
 /// The dashboard's period (also the page's, at `/`).
 pub(crate) const PERIOD: Param = Param {
     name: "period",
     required: false,
+    repeatable: false,
     description: "the window in trading days (Monday to Friday by UTC date), or all (since inception)",
     schema: || {
         json!({"oneOf": [
@@ -39,24 +61,28 @@ const SERIES_PARAMS: [Param; 4] = [
     Param {
         name: "strategyId",
         required: true,
+        repeatable: false,
         description: "the series' strategy",
         schema: || identifier_schema("a strategy id"),
     },
     Param {
         name: "mode",
         required: true,
+        repeatable: false,
         description: "the series' mode",
         schema: || json!({"enum": [Mode::Live.as_str(), Mode::Paper.as_str()]}),
     },
     Param {
         name: "format",
         required: false,
+        repeatable: false,
         description: "json (default) or csv (RFC 4180, header asOf,equity,flowSincePrevious,cash,index,drawdown,seq,leafHash)",
         schema: || json!({"enum": freedom_shared::service::exports::ExportFormat::NAMES, "default": "json"}),
     },
     Param {
         name: "after",
         required: false,
+        repeatable: false,
         description: "the cursor: only snapshots with a larger seq (a page's `next`, also in its Link header)",
         schema: || json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
     },
@@ -66,30 +92,35 @@ const LEDGER_PARAMS: [Param; 5] = [
     Param {
         name: "limit",
         required: false,
+        repeatable: false,
         description: "most entries on the page (a page also stops before 1 MiB of body)",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT, "default": DEFAULT_PAGE_LIMIT}),
     },
     Param {
         name: "before",
         required: false,
+        repeatable: false,
         description: "the cursor: only entries with a smaller seq (a page's `next`)",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
     Param {
         name: "strategyId",
         required: false,
+        repeatable: false,
         description: "only this strategy's records",
         schema: || identifier_schema("a strategy id"),
     },
     Param {
         name: "type",
         required: false,
+        repeatable: false,
         description: "only records of this type",
         schema: || json!({"enum": [RecordKind::Snapshot.as_str(), RecordKind::Decision.as_str()]}),
     },
     Param {
         name: "mode",
         required: false,
+        repeatable: false,
         description: "only records in this mode",
         schema: || json!({"enum": [Mode::Live.as_str(), Mode::Paper.as_str()]}),
     },
@@ -99,18 +130,21 @@ const PROOF_PARAMS: [Param; 3] = [
     Param {
         name: "seq",
         required: true,
+        repeatable: false,
         description: "the record's sequence number (1 to the tree's size)",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
     Param {
         name: "size",
         required: false,
+        repeatable: false,
         description: "the tree the proof is for (default: the head); at most the head's size",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
     Param {
         name: "format",
         required: false,
+        repeatable: false,
         description: "json (default), or tlog-proof for a c2sp.org/tlog-proof file (text/plain)",
         schema: || json!({"enum": crate::params::PROOF_FORMATS, "default": "json"}),
     },
@@ -120,12 +154,14 @@ const CONSISTENCY_PARAMS: [Param; 2] = [
     Param {
         name: "from",
         required: true,
+        repeatable: false,
         description: "the older tree size (0 to the newer)",
         schema: || json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
     },
     Param {
         name: "to",
         required: false,
+        repeatable: false,
         description: "the newer tree size (default: the head); at most the head's size",
         schema: || json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}),
     },
@@ -178,7 +214,7 @@ impl View {
     /// Its parameters besides `view`.
     pub fn params(self) -> &'static [Param] {
         match self {
-            View::Dashboard => std::slice::from_ref(&PERIOD),
+            View::Dashboard => &DASHBOARD_PARAMS,
             View::Ledger => &LEDGER_PARAMS,
             View::Contract | View::OpenApi => &[],
             View::Proof => &PROOF_PARAMS,
@@ -238,7 +274,13 @@ impl View {
         if view.name().is_some() {
             allowed.push("view");
         }
-        let params = QueryParams::parse(query, &allowed)?;
+        let repeatable: Vec<&str> = view
+            .params()
+            .iter()
+            .filter(|p| p.repeatable)
+            .map(|p| p.name)
+            .collect();
+        let params = QueryParams::parse_repeating(query, &allowed, &repeatable)?;
         if let Some(missing) = view
             .params()
             .iter()

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One series' valuation instants (baseline included) with its growth index.
+#[derive(Debug, Clone)]
 pub(super) struct Timeline {
     /// The window's start: instants before it are the baseline's, not the window's.
     pub(super) start: DateTime<Utc>,

@@ -27,7 +27,7 @@ pub(super) async fn compute(
     head: Head,
     latest: Vec<Entry>,
     inception: Option<(String, DateTime<Utc>)>,
-) -> Result<Dashboard, StoreError> {
+) -> Result<(Dashboard, Vec<Timeline>), StoreError> {
     let mut latest: Vec<(Entry, Snapshot)> = latest
         .into_iter()
         .map(|e| snapshot_of(&e).map(|s| (e, s)))
@@ -42,7 +42,10 @@ pub(super) async fn compute(
         age_days: end.map(|end| (end.date_naive() - instant.date_naive()).num_days()),
     });
     let Some(end) = end else {
-        return Ok(Dashboard::without_snapshots(period, head, inception));
+        return Ok((
+            Dashboard::without_snapshots(period, head, inception),
+            Vec::new(),
+        ));
     };
     let keys: Vec<(StrategyId, Mode)> = latest
         .iter()
@@ -87,7 +90,7 @@ pub(super) async fn compute(
         .iter()
         .map(DecisionView::of)
         .collect::<Result<_, StoreError>>()?;
-    Ok(Dashboard {
+    let dashboard = Dashboard {
         schema_version: crate::record::SCHEMA_VERSION,
         period,
         unit: UNIT,
@@ -100,7 +103,9 @@ pub(super) async fn compute(
         strategies,
         comparison,
         decisions,
-    })
+        next: None,
+    };
+    Ok((dashboard, timelines))
 }
 
 impl Dashboard {
@@ -123,6 +128,7 @@ impl Dashboard {
                 strategies: Vec::new(),
             },
             decisions: Vec::new(),
+            next: None,
         }
     }
 }

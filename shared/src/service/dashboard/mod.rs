@@ -13,12 +13,14 @@
 //! always gives byte-identical JSON (everything is sorted, and entries
 //! appended after the head are left out).
 
+mod answer;
 mod compare;
 mod compute;
 mod period;
 pub(crate) mod rollup;
 mod view;
 
+pub use answer::{MAX_ANSWER_BYTES, Selection, SelectionError};
 pub use period::*;
 pub use rollup::ROLLUP_VERSION;
 pub use view::*;
@@ -40,13 +42,24 @@ use std::sync::Arc;
 pub struct RenderedDashboard {
     /// The head it was computed at.
     pub head: Head,
-    /// The dashboard itself.
+    /// The dashboard itself, every strategy.
     pub view: Arc<Dashboard>,
-    /// The response body.
+    /// The JSON of the whole dashboard.
     pub json: Bytes,
+    /// Each series' instants, for the comparison of a partial answer.
+    timelines: Arc<Vec<compare::Timeline>>,
 }
 
-type Cached = (Arc<Dashboard>, Bytes);
+impl RenderedDashboard {
+    /// The answer's body for `selection`, at most [`MAX_ANSWER_BYTES`]
+    /// (see the `answer` module): the whole dashboard's JSON as it is when
+    /// everything is asked for and fits.
+    pub fn answer(&self, selection: &Selection) -> Result<Bytes, SelectionError> {
+        answer::answer(&self.view, &self.json, &self.timelines, selection)
+    }
+}
+
+type Cached = (Arc<Dashboard>, Bytes, Arc<Vec<compare::Timeline>>);
 
 /// What was rendered for the latest head, by period (the dashboard's JSON
 /// and the page are kept this way), each computed once however many ask.
@@ -82,19 +95,25 @@ impl Dashboards {
         let store = self.store.as_ref();
         let latest = store.latest_snapshots().await?;
         let head = latest.head;
-        let (view, json) = self
+        let (view, json, timelines) = self
             .latest
             .get_or_compute(head.root_hash, period, || async {
                 let inception = latest.first.as_ref().map(inception_of).transpose()?;
-                let dashboard = compute(store, period, head, latest.entries, inception).await?;
+                let (dashboard, timelines) =
+                    compute(store, period, head, latest.entries, inception).await?;
                 // Room for every point at once: growing the buffer copies it.
                 let points: usize = dashboard.strategies.iter().map(|s| s.series.len()).sum();
                 let mut json = Vec::with_capacity(16 * 1024 + 160 * points);
                 serde_json::to_writer(&mut json, &dashboard).expect("the dashboard serialises");
-                Ok::<_, StoreError>((Arc::new(dashboard), Bytes::from(json)))
+                Ok::<_, StoreError>((Arc::new(dashboard), Bytes::from(json), Arc::new(timelines)))
             })
             .await?;
-        Ok(RenderedDashboard { head, view, json })
+        Ok(RenderedDashboard {
+            head,
+            view,
+            json,
+            timelines,
+        })
     }
 }
 

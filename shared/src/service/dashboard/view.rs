@@ -369,6 +369,10 @@ pub struct Dashboard {
     /// Decisions from the window's start on, including those made after the
     /// latest snapshot, newest first (at most [`MAX_DECISIONS`]).
     pub decisions: Vec<DecisionView>,
+    /// When the answer stopped before its last strategy (it would have
+    /// passed [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES)): the last
+    /// strategy id it holds, to pass as `after` for the rest; else null.
+    pub next: Option<String>,
 }
 
 pub(super) fn month_label((year, month): analytics::Month) -> String {
