@@ -110,6 +110,7 @@ pub(crate) fn http_layer() -> Vec<ApiError> {
         ApiError::UriTooLong { limit: 0 },
         ApiError::HeaderFieldsTooLarge,
         ApiError::NotImplemented,
+        ApiError::NotAcceptable,
     ]
 }
 

@@ -92,18 +92,15 @@ pub async fn show(
         Ok(witnessed) => witnessed,
         Err(error) => return unavailable(&error),
     };
-    if headers.contains_key(header::IF_NONE_MATCH) {
-        match state.ledger.head().await {
-            Ok(head) => {
-                let shown = shown_head(&head, witnessed.as_ref());
-                if client_has(&headers, &shown) {
-                    return secure(with_etag(&headers, &shown, ()));
-                }
-            }
-            Err(error) => return unavailable(&error),
-        }
+    let head = match state.ledger.head().await {
+        Ok(head) => head,
+        Err(error) => return unavailable(&error),
+    };
+    let shown = shown_head(&head, witnessed.as_ref());
+    if client_has(&headers, &shown) {
+        return secure(with_etag(&headers, &shown, ()));
     }
-    let dashboard = match state.dashboards.get(period).await {
+    let dashboard = match state.dashboards.get_at(head, period).await {
         Ok(dashboard) => dashboard,
         Err(error) => return unavailable(&error),
     };

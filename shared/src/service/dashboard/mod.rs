@@ -87,6 +87,24 @@ impl Dashboards {
         }
     }
 
+    /// The dashboard for `period` at `head` (just read by the caller) when it
+    /// is kept in memory, with no store read; else [`Dashboards::get`].
+    pub async fn get_at(
+        &self,
+        head: Head,
+        period: Period,
+    ) -> Result<RenderedDashboard, StoreError> {
+        if let Some((view, json, timelines)) = self.latest.get(&head.root_hash, &period) {
+            return Ok(RenderedDashboard {
+                head,
+                view,
+                json,
+                timelines,
+            });
+        }
+        self.get(period).await
+    }
+
     /// The dashboard for `period` at the store's current head: one read
     /// for the head (with every latest snapshot), then, unless this head's
     /// answer is kept, its computation, shared by every request that asks
