@@ -119,7 +119,8 @@ pub(crate) fn dashboard_formulas() -> Value {
         "comparison": "a series is one (strategyId, mode). sharedTimestamps counts the instants in the window every series has; the reference times are the instants in the window used by at least half of the series; misaligned lists the series ({strategyId, mode}) that miss more than half of the reference times within their own span (baseline to latest snapshot); comparison.strategies[].twr is measured between the first and last shared instants. With period=all the instants are each series' charted points (see series)",
         "positions": "latest positions with value = quantity * mark and weight = value / equity (cashWeight = cash / equity)",
         "decisions": format!("decisions with asOf after the window's start, including those after the latest snapshot, newest first, at most {MAX_DECISIONS}; a summary, thesis, counterEvidence or nextCheck longer than {MAX_DECISION_TEXT_CHARS} characters is cut to its first {} and \"…\" with truncated: true (the ledger view at before = seq + 1 has the record whole)", MAX_DECISION_TEXT_CHARS - 1),
-        "caching": "the same head always gives byte-identical JSON; ETag is the root hash"
+        "caching": "the same head always gives byte-identical JSON; ETag is the root hash (with -br or -gz appended inside the quotes for a compressed answer; If-None-Match matches any of them, and a matching conditional request reads nothing but the head)",
+        "bound": "an answer stops adding strategies before 4 MiB of JSON: strategies with a live series first, then paper-only ones, each by id; next names the last strategy held (null when complete) and after=<it> continues; comparison covers the answer's series; strategyId (repeatable) answers only those strategies and their decisions"
     })
 }
 

@@ -20,7 +20,8 @@
 //!
 //! Nothing comes from another host. The Content-Security-Policy allows only
 //! the page's own stylesheet (by hash) and no scripts, frames or forms. The
-//! ETag is the root hash, as for the data it shows. Colours follow the
+//! ETag is the root hash (with the witnessed checkpoint, when witnessed),
+//! as for the data it shows. Colours follow the
 //! reader's light or dark scheme; the layout is one column at phone width.
 
 mod bits;
