@@ -128,8 +128,12 @@ async fn read(
     }
 }
 
+/// An unknown cursor names nothing there is: 404, like a page beyond a
+/// ledger.
 fn cursor_error(error: SelectionError) -> ApiError {
-    ApiError::invalid_query("after", error.to_string())
+    match error {
+        SelectionError::UnknownCursor => ApiError::NoSuchStrategy,
+    }
 }
 
 /// A published document: cached for five minutes.

@@ -1,7 +1,7 @@
 //! A dashboard of 3 000 strategies answers in pages of at most 4 MiB, live
 //! strategies first, each strategy exactly once across the pages that
 //! `next` / `after` walk; `strategyId` (repeatable) selects strategies and
-//! their decisions; an unknown cursor is 400.
+//! their decisions; an unknown cursor is 404.
 
 use axum::Router;
 use axum::body::Body;
@@ -173,7 +173,7 @@ async fn three_thousand_strategies_answer_in_pages_under_four_mib() {
     let (status, body) = get(&router, "period=21&after=nosuchstrategy").await;
     assert_eq!(
         status,
-        StatusCode::BAD_REQUEST,
+        StatusCode::NOT_FOUND,
         "{}",
         String::from_utf8_lossy(&body)
     );

@@ -134,6 +134,9 @@ pub enum ApiError {
     /// computes at once (series exports); try again in a second.
     #[error("the service is busy with other exports; try again in a second")]
     Busy,
+    /// 404: the dashboard's `after` names no strategy of this dashboard.
+    #[error("after names no strategy of this dashboard; pass the next of an earlier answer")]
+    NoSuchStrategy,
     /// 406: the request accepts no coding the answer can be sent in
     /// (`identity;q=0` without br or gzip).
     #[error(
@@ -207,6 +210,7 @@ impl ApiError {
             ApiError::EncodedBody,
             ApiError::ValidationFailed(Vec::new()),
             ApiError::SensitiveContent(Vec::new()),
+            ApiError::NoSuchStrategy,
             ApiError::NotAcceptable,
             ApiError::Busy,
             ApiError::WritesDisabled,
@@ -275,6 +279,9 @@ impl ApiError {
             ApiError::Busy => {
                 "as many series exports are being computed as the service computes at once (with Retry-After: 1)"
             }
+            ApiError::NoSuchStrategy => {
+                "the dashboard's after names no strategy the dashboard holds (details name the parameter)"
+            }
             ApiError::NotAcceptable => {
                 "Accept-Encoding accepts none of br, gzip and identity for an answer of 1 KiB or more"
             }
@@ -308,6 +315,7 @@ impl ApiError {
             ApiError::NotFound
             | ApiError::NoSuchTile
             | ApiError::NoSuchEvidence
+            | ApiError::NoSuchStrategy
             | ApiError::BeyondLog { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
@@ -346,6 +354,7 @@ impl ApiError {
             ApiError::NotFound
             | ApiError::NoSuchTile
             | ApiError::NoSuchEvidence
+            | ApiError::NoSuchStrategy
             | ApiError::BeyondLog { .. } => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::NotAcceptable => "not_acceptable",
@@ -371,6 +380,7 @@ impl ApiError {
         match self {
             ApiError::InvalidQuery { details, .. } => details.clone(),
             ApiError::BeyondLog { parameter, .. } => vec![json!({"parameter": parameter})],
+            ApiError::NoSuchStrategy => vec![json!({"parameter": "after"})],
             ApiError::ValidationFailed(list) | ApiError::SensitiveContent(list) => issues(list),
             ApiError::IdConflict { existing_seq }
             | ApiError::DuplicateSnapshot { existing_seq } => {

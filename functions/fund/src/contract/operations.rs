@@ -161,6 +161,7 @@ pub(crate) const OPERATIONS: &[Operation] = &[
                     message: String::new(),
                     parameter: "",
                 },
+                ApiError::NoSuchStrategy,
                 ApiError::Busy,
             ];
             errors.extend(signing_or_store_failures());
