@@ -32,7 +32,9 @@ fn component(mut schema: Value) -> Value {
 /// The error body, with every code the service answers.
 fn error_schema() -> Value {
     let mut codes: Vec<&str> = ApiError::every_kind().iter().map(ApiError::code).collect();
-    codes.dedup();
+    // Each code once, in the order first met (several kinds share a code).
+    let mut seen = std::collections::HashSet::new();
+    codes.retain(|code| seen.insert(*code));
     json!({
         "type": "object", "required": ["error"], "additionalProperties": false,
         "properties": {"error": {
