@@ -48,6 +48,12 @@ try {
   const desktop = await open({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
   const response = await desktop.page.goto(`${base}/`);
   check(response.status() === 200, `GET / answered ${response.status()}`);
+  // Chromium asks for br, gzip and deflate: the page arrives compressed
+  // (Brotli) and renders from it.
+  const served = await response.allHeaders();
+  check(served['content-encoding'] === 'br', `the page is sent compressed (${served['content-encoding']})`);
+  check((served['vary'] || '').includes('accept-encoding'), `the page varies by Accept-Encoding (${served['vary']})`);
+  check(/-br"$/.test(served['etag'] || ''), `the compressed page's tag names its coding (${served['etag']})`);
   check((await desktop.page.locator('h1').innerText()) === 'Freedom Fund', 'the page has its heading');
   const curves = await desktop.page.locator('figure.chart.growth path.curve').count();
   check(curves === strategies, `the chart has ${curves} curves for ${strategies} strategies`);
