@@ -40,8 +40,11 @@ impl fmt::Debug for Digest {
 }
 
 impl fmt::Display for Digest {
+    /// Lowercase hex, made on the stack (every ETag writes one).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
+        let mut text = [0u8; 64];
+        hex::encode_to_slice(self.0, &mut text).map_err(|_| fmt::Error)?;
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -16,8 +16,9 @@ use std::sync::Arc;
 /// store (no handler touches a store), and the write token.
 #[derive(Clone)]
 pub struct AppState {
-    /// The ledger: appends (which announce their events) and pages.
-    pub ledger: Ledger,
+    /// The ledger: appends (which announce their events) and pages. (Every
+    /// field is shared: axum clones the state for each request.)
+    pub ledger: Arc<Ledger>,
     /// The write token; `None` disables writes (503 `writes_disabled`).
     pub write_token: Option<WriteToken>,
     /// Dashboards of the latest head, answered from memory when repeated.
@@ -40,7 +41,7 @@ impl AppState {
     pub fn new(store: Arc<dyn LedgerStore>, write_token: Option<WriteToken>) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
         AppState {
-            ledger: Ledger::new(Arc::clone(&store), guard),
+            ledger: Arc::new(Ledger::new(Arc::clone(&store), guard)),
             write_token,
             dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
             pages: Arc::new(PeriodCache::default()),
@@ -56,20 +57,21 @@ impl AppState {
     /// store: its checkpoints signed with its key, which the guard then
     /// refuses in records).
     pub fn with_log(mut self, log: Log) -> AppState {
-        self.ledger = self.ledger.with_signing_secrets(log.secret_texts());
+        self.ledger =
+            Arc::new(Arc::unwrap_or_clone(self.ledger).with_signing_secrets(log.secret_texts()));
         self.log = Arc::new(log);
         self
     }
 
     /// The same state reading `clock` for "now" (tests).
     pub fn with_clock(mut self, clock: freedom_shared::clock::Clock) -> AppState {
-        self.ledger = self.ledger.with_clock(clock);
+        self.ledger = Arc::new(Arc::unwrap_or_clone(self.ledger).with_clock(clock));
         self
     }
 
     /// The same state announcing new leaves to `events`.
     pub fn with_events(mut self, events: Events) -> AppState {
-        self.ledger = self.ledger.with_events(events);
+        self.ledger = Arc::new(Arc::unwrap_or_clone(self.ledger).with_events(events));
         self
     }
 }

@@ -237,7 +237,11 @@ fn tag_for(tag: &str, coding: Coding) -> Option<HeaderValue> {
 
 /// The layer every router's answers go through (see the module's doc).
 pub async fn compress_answers(request: Request, next: Next) -> Response {
-    let request_headers = request.headers().clone();
+    // Only what negotiation reads is kept of the request.
+    let mut request_headers = HeaderMap::new();
+    for value in request.headers().get_all(header::ACCEPT_ENCODING) {
+        request_headers.append(header::ACCEPT_ENCODING, value.clone());
+    }
     let mut response = next.run(request).await;
     let vary = HeaderValue::from_static("accept-encoding");
     if response.status() == StatusCode::NOT_MODIFIED {

@@ -411,6 +411,32 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for JsonHttpErrors<T> {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
+    /// Vectored writes pass through (so hyper writes a body's bytes where
+    /// they are, rather than copying them into its buffer first); a first
+    /// buffer that is one of hyper's own error answers, or starts a
+    /// response, goes the way of `poll_write`.
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        ready!(self.poll_pending(cx))?;
+        if let Some(first) = bufs.iter().find(|b| !b.is_empty()) {
+            if hyper_error(first).is_some() {
+                return self.poll_write(cx, first);
+            }
+            if first.starts_with(b"HTTP/1.") {
+                self.head = Some(Vec::new());
+                self.unsupported_framing = false;
+            }
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_pending(cx))?;
         Pin::new(&mut self.inner).poll_flush(cx)

@@ -100,6 +100,22 @@ impl SharedConnection {
 }
 
 impl SharedConnection {
+    /// Runs `work`, a read of a row or two, on this thread (a hop to the
+    /// blocking pool and back costs more than such a read: it was most of
+    /// a warm dashboard's time). For a connection only such reads use, so
+    /// the lock is held for microseconds; WAL readers never wait for
+    /// writers, so the read does not wait on another process.
+    pub fn run_inline<T>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let conn = self
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        work(&conn)
+    }
+
     /// Runs `work` on the connection on this thread: for work at open,
     /// before any async caller can use the store.
     pub fn run_blocking<T>(

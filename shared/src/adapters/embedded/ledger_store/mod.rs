@@ -95,6 +95,10 @@ CREATE TABLE IF NOT EXISTS rollups (
 pub struct SqliteLedgerStore {
     writer: SharedConnection,
     reader: SharedConnection,
+    /// A connection of its own for the head, the one-row read every read
+    /// starts with: never behind a long read, so it runs on the caller's
+    /// thread.
+    head_reader: SharedConnection,
 }
 
 /// How errors name this store.
@@ -158,16 +162,23 @@ impl SqliteLedgerStore {
         let writer = SharedConnection::open(data_dir, DATABASE_FILE, SCHEMA, STORE)?;
         writer.run_blocking(tiles::complete_tiles)?;
         let reader = SharedConnection::open(data_dir, DATABASE_FILE, "", STORE)?;
-        Ok(SqliteLedgerStore { writer, reader })
+        let head_reader = SharedConnection::open(data_dir, DATABASE_FILE, "", STORE)?;
+        Ok(SqliteLedgerStore {
+            writer,
+            reader,
+            head_reader,
+        })
     }
 }
 
 pub(super) fn read_head(conn: &Connection) -> Result<Head, StoreError> {
     let row: Option<(i64, Vec<u8>)> = conn
-        .query_row("SELECT size, root FROM head WHERE singleton = 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
+        .prepare_cached("SELECT size, root FROM head WHERE singleton = 1")
+        .and_then(|mut statement| {
+            statement
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
         })
-        .optional()
         .map_err(sqlite_failed)?;
     match row {
         None => Ok(Head::empty()),

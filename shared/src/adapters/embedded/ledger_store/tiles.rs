@@ -13,7 +13,9 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 #[async_trait]
 impl TileReads for SqliteLedgerStore {
     async fn head(&self) -> Result<Head, StoreError> {
-        self.reader.run(|conn| read_head(conn)).await
+        // One row, asked for by every read first: on this thread, on a
+        // connection only head reads use.
+        self.head_reader.run_inline(read_head)
     }
 
     async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
