@@ -212,28 +212,10 @@ impl VerifierKey {
     /// The text of `note` if it carries a valid signature by this key
     /// (other signatures, such as witnesses' cosignatures, are ignored).
     pub fn open<'a>(&self, note: &'a str) -> Result<&'a str, NoteError> {
-        if note.chars().any(|c| c.is_control() && c != '\n') {
-            return Err(NoteError::Malformed("a control character"));
-        }
-        let split = note
-            .rfind("\n\n")
-            .ok_or(NoteError::Malformed("no blank line before the signatures"))?;
-        let (text, signatures) = (&note[..split + 1], &note[split + 2..]);
-        if !signatures.ends_with('\n') {
-            return Err(NoteError::Malformed(
-                "the signatures do not end in a newline",
-            ));
-        }
+        let (text, signatures) = split_note(note)?;
         let id = self.id();
         let mut found = false;
-        for line in signatures.lines() {
-            let line = line
-                .strip_prefix(SIGNATURE_DASH)
-                .and_then(|l| l.strip_prefix(' '))
-                .ok_or(NoteError::Malformed("a signature line without its dash"))?;
-            let (name, encoded) = line
-                .split_once(' ')
-                .ok_or(NoteError::Malformed("a signature line without a signature"))?;
+        for (name, encoded) in signatures {
             let bytes = BASE64
                 .decode(encoded)
                 .map_err(|_| NoteError::Malformed("a signature is not base64"))?;
