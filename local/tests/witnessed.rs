@@ -112,6 +112,24 @@ async fn a_two_of_three_policy_through_freedom_local() {
     assert_eq!(before.status(), 503);
     assert_eq!(before.headers()["retry-after"], "60");
     assert_eq!(served(&base, "?head=1").await.0, 200);
+    // Refused inputs: a head other than 1, an unknown parameter, a round
+    // without the write token.
+    for query in ["?head=2", "?head=1&x=1", "?size=3"] {
+        let refused = reqwest::get(format!("{base}/log/checkpoint{query}"))
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 400, "{query}");
+    }
+    let anonymous = reqwest::Client::new()
+        .post(format!("{base}/log/cosign"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+    assert!(
+        served(&base, "").await.0 == 503,
+        "a refused round ran nothing"
+    );
     let policy_served = reqwest::get(format!("{base}/log/policy")).await.unwrap();
     assert_eq!(policy_served.text().await.unwrap(), policy);
 

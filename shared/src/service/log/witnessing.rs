@@ -17,7 +17,6 @@
 //! timeout) skips that witness this round.
 
 use super::{Log, LogError};
-use crate::clock::{Clock, system_clock};
 use crate::merkle::Head;
 use crate::ports::event_sink::OutsideEvent;
 use crate::ports::witness_client::{WitnessClient, WitnessReply};
@@ -46,8 +45,6 @@ pub(super) struct Witnessing {
     policy: Arc<Policy>,
     memory: Arc<dyn WitnessMemory>,
     client: Arc<dyn WitnessClient>,
-    timeout: Duration,
-    clock: Clock,
     round: Mutex<()>,
 }
 
@@ -81,7 +78,8 @@ pub struct CosignRound {
     pub asked: bool,
     /// Whether the head's checkpoint meets the quorum.
     pub quorum_met: bool,
-    /// The size of the witnessed checkpoint served after the round.
+    /// The size of the witnessed checkpoint served after the round, as
+    /// this round knows it.
     pub witnessed_size: Option<u64>,
     /// The groups short of their threshold for the head, when not met.
     pub short: Vec<String>,
@@ -124,8 +122,6 @@ impl Witnessing {
             policy: Arc::new(policy),
             memory,
             client,
-            timeout: WITNESS_TIMEOUT,
-            clock: system_clock(),
             round: Mutex::new(()),
         }
     }
@@ -138,24 +134,25 @@ impl Witnessing {
         let Ok((text, lines)) = split_note(note) else {
             return Vec::new();
         };
-        let latest = self.clock().timestamp().saturating_add(MAX_FUTURE_SECONDS);
         let mut found = Vec::new();
         for (index, witness) in self.policy.witnesses().iter().enumerate() {
             let first = lines.iter().find_map(|(name, encoded)| {
                 witness.key.verify_line(text, name, encoded).ok().flatten()
             });
-            if let Some(cosignature) = first
-                && i64::try_from(cosignature.time).is_ok_and(|t| t <= latest)
-            {
+            if let Some(cosignature) = first.filter(dated_in_time) {
                 found.push((index, cosignature));
             }
         }
         found
     }
+}
 
-    fn clock(&self) -> chrono::DateTime<chrono::Utc> {
-        (self.clock)()
-    }
+/// Whether a cosignature is dated at most ten minutes ahead of the clock.
+fn dated_in_time(cosignature: &Cosignature) -> bool {
+    let latest = chrono::Utc::now()
+        .timestamp()
+        .saturating_add(MAX_FUTURE_SECONDS);
+    i64::try_from(cosignature.time).is_ok_and(|t| t <= latest)
 }
 
 /// One witness's answer, as the round reads it.
@@ -316,14 +313,21 @@ impl Log {
         held.sort_by_key(|(index, _)| *index);
         let indexes: BTreeSet<usize> = held.iter().map(|(i, _)| *i).collect();
         let check = policy.check(&indexes);
+        let mut kept = false;
         if check.met {
             let mut note = signed.note.to_string();
             for (_, cosignature) in &held {
                 note.push_str(&cosignature.line);
             }
-            witnessing.memory.keep_witnessed(head.size, &note).await?;
+            kept = witnessing.memory.keep_witnessed(head.size, &note).await?;
         }
-        let witnessed_size = witnessing.memory.read().await?.witnessed.map(|(s, _)| s);
+        // Known without another read: this head's, or what the round began
+        // with (another process may have kept a larger one meanwhile).
+        let witnessed_size = if kept {
+            Some(head.size)
+        } else {
+            state.witnessed.as_ref().map(|(size, _)| *size)
+        };
         Ok(CosignRound {
             tree_size: head.size,
             asked,
@@ -370,7 +374,7 @@ impl Log {
             .to_body();
             let reply = match witnessing
                 .client
-                .add_checkpoint(url, &body, witnessing.timeout)
+                .add_checkpoint(url, &body, WITNESS_TIMEOUT)
                 .await
             {
                 Ok(reply) => reply,
@@ -385,21 +389,12 @@ impl Log {
                 200 => {
                     let text = &note[..note.find("\n\n").map_or(note.len(), |i| i + 1)];
                     let answer = match witness.key.cosignatures_in(text, &reply.body) {
-                        Ok(found) => {
-                            let latest = witnessing
-                                .clock()
-                                .timestamp()
-                                .saturating_add(MAX_FUTURE_SECONDS);
-                            match found
-                                .into_iter()
-                                .find(|c| i64::try_from(c.time).is_ok_and(|t| t <= latest))
-                            {
-                                Some(cosignature) => Answer::Cosigned(cosignature),
-                                None => Answer::Skipped(
-                                    "answered 200 without a usable cosignature by its key".into(),
-                                ),
-                            }
-                        }
+                        Ok(found) => match found.into_iter().find(dated_in_time) {
+                            Some(cosignature) => Answer::Cosigned(cosignature),
+                            None => Answer::Skipped(
+                                "answered 200 without a usable cosignature by its key".into(),
+                            ),
+                        },
                         Err(error) => Answer::Skipped(format!("answered 200 with {error}")),
                     };
                     if let Err(error) = witnessing.memory.set_size(&key_text, head.size).await {
