@@ -175,11 +175,90 @@ pub fn records() -> Vec<Value> {
     records
 }
 
-/// Appends every record through `router` (the fund's) with the write
-/// `token`, each answered 201 Created.
+/// A year of history for three strategies, for the page's narrow-screen
+/// checks: a live account with a withdrawal of $1,951.08 and a deposit,
+/// and two paper experiments, valued every weekday from 2025-06-02 to
+/// 2026-05-29 (so the monthly grid spans two calendar years and twelve
+/// months), with a decision a month.
+pub fn year_records() -> Vec<Value> {
+    let mut day = NaiveDate::from_ymd_opt(2025, 6, 2).expect("valid date");
+    let last = NaiveDate::from_ymd_opt(2026, 5, 29).expect("valid date");
+    let mut records = Vec::new();
+    let mut i: i64 = 0;
+    let mut month = day.month();
+    while day <= last {
+        if matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+            day += Duration::days(1);
+            continue;
+        }
+        let as_of = format!("{day}T20:00:00Z");
+        // The live account: a withdrawal in autumn, a deposit in spring.
+        let flow = match i {
+            90 => -195_108,
+            200 => 1_000_000,
+            _ => 0,
+        };
+        let cash =
+            2_000_000 + if i >= 90 { -195_108 } else { 0 } + if i >= 200 { 1_000_000 } else { 0 };
+        let wave = [0, 140, -90, 210, 40, -180, 95, -30, 60][(i % 9) as usize];
+        records.push(snapshot(
+            format!("year-core-{i}"),
+            ("core", "Core index portfolio", "live"),
+            &as_of,
+            cash,
+            &[
+                ("VTI", 300, 24_000 + i * 25 + wave),
+                ("BND", 500, 7_200 + wave / 6),
+            ],
+            flow,
+        ));
+        let swing = [0, 260, -310, 420, -150, 90, -380, 200][(i % 8) as usize];
+        records.push(snapshot(
+            format!("year-momentum-{i}"),
+            ("momentum", "Momentum (paper)", "paper"),
+            &as_of,
+            1_000_000,
+            &[("QQQ", 120, 42_000 + i * 35 - (i / 60) * 900 + swing)],
+            0,
+        ));
+        records.push(snapshot(
+            format!("year-defensive-{i}"),
+            ("defensive", "Defensive rotation (paper)", "paper"),
+            &as_of,
+            4_000_000,
+            &[
+                ("XLU", 200, 6_800 + i * 3 + wave / 4),
+                ("GLD", 40, 19_000 + i * 11),
+            ],
+            0,
+        ));
+        if day.month() != month {
+            month = day.month();
+            records.push(json!({
+                "id": format!("year-decision-{i}"), "type": "decision", "visibility": "public",
+                "mode": "live", "strategyId": "core", "strategyName": "Core index portfolio",
+                "asOf": format!("{day}T21:30:00Z"), "source": source(), "action": "hold",
+                "summary": format!("Monthly review of {}: hold the target weights", day.format("%B %Y")),
+                "thesis": "Weights are within two points of target; trading would only add costs."
+            }));
+        }
+        i += 1;
+        day += Duration::days(1);
+    }
+    records
+}
+
+/// Appends every record of [`records`] through `router` (the fund's) with
+/// the write `token`, each answered 201 Created.
 pub async fn post_all(router: &axum::Router, token: &str) {
+    post_records(router, token, records()).await;
+}
+
+/// Appends `records` through `router` (the fund's) with the write `token`,
+/// each answered 201 Created.
+pub async fn post_records(router: &axum::Router, token: &str, records: Vec<Value>) {
     use tower::ServiceExt;
-    for record in records() {
+    for record in records {
         let request = axum::http::Request::post("/api/freedom-fund")
             .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
             .header(axum::http::header::CONTENT_TYPE, "application/json")

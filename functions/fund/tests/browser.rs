@@ -20,20 +20,33 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Serves a fund router over a fresh embedded store holding `records` on
+/// a loopback port of this runtime; the store's directory lives as long
+/// as the returned guard.
+async fn serve(records: Vec<serde_json::Value>) -> (String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteLedgerStore::open(dir.path()).unwrap();
+    let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
+    sample_ledger::post_records(&router, TOKEN, records).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (base, dir)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_works_in_headless_chromium() {
     let script_dir = workspace_root().join("scripts/browser");
     assert!(
-        script_dir.join("node_modules/playwright-core").exists(),
-        "playwright-core is not installed: run `npm ci` in scripts/browser (scripts/test does)"
+        script_dir.join("node_modules/playwright-core").exists()
+            && script_dir.join("node_modules/axe-core").exists(),
+        "playwright-core or axe-core is not installed: run `npm ci` in scripts/browser (scripts/test does)"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteLedgerStore::open(dir.path()).unwrap();
-    let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
-    sample_ledger::post_all(&router, TOKEN).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    // The sample ledger (two months, five strategies), an empty one, and a
+    // year of history for three strategies.
+    let (base, _sample) = serve(sample_ledger::records()).await;
+    let (empty_base, _empty) = serve(Vec::new()).await;
+    let (year_base, _year) = serve(sample_ledger::year_records()).await;
 
     let screenshots = tempfile::tempdir().unwrap();
     let screenshot_dir = std::env::var_os("FF_SCREENSHOT_DIR")
@@ -43,6 +56,8 @@ async fn the_page_works_in_headless_chromium() {
     command
         .arg("page-check.mjs")
         .arg(&base)
+        .arg(&empty_base)
+        .arg(&year_base)
         .arg(&screenshot_dir)
         .current_dir(&script_dir);
     // The server runs on this runtime's other worker while node waits.

@@ -222,7 +222,8 @@ async fn strategies_show_their_metrics_and_their_states_never_as_zero() {
     let core_start = card.find("id=\"strategy-live-core\"").unwrap();
     let core_card = &card[core_start..];
     assert!(
-        core_card.contains("<th scope=\"row\"><bdi>VTI</bdi></th>") && core_card.contains(">Cash<")
+        core_card.contains("<th class=\"name\" scope=\"row\"><bdi>VTI</bdi></th>")
+            && core_card.contains(">Cash<")
     );
 }
 
@@ -278,8 +279,13 @@ async fn the_journal_shows_each_decision_with_the_snapshots_around_it() {
     let dates = sample_ledger::valuation_dates();
     let (before, after) = (&dates[12][..10], &dates[13][..10]);
     assert!(
-        journal.contains(&format!("before: {before} 20:00 UTC at $"))
-            && journal.contains(&format!("after: {after} 20:00 UTC at $")),
+        journal.contains(&format!(
+            "before: <time datetime=\"{}\">{before} 20:00 UTC</time> at <span class=\"num\">$",
+            dates[12]
+        )) && journal.contains(&format!(
+            "after: <time datetime=\"{}\">{after} 20:00 UTC</time> at <span class=\"num\">$",
+            dates[13]
+        )),
         "{journal}"
     );
 }

@@ -144,3 +144,48 @@ pub(super) fn percent_plain(value: Option<f64>) -> Markup {
 }
 
 // ------------------------------------------------------------- journal
+
+/// A date as the page shows it in prose: a `<time>` that never breaks.
+pub(super) fn day_time(rfc3339: &str) -> Markup {
+    html! { time datetime=(rfc3339) { (date(rfc3339)) } }
+}
+
+/// A date and time as the page shows it in prose: a `<time>` that never
+/// breaks.
+pub(super) fn moment(rfc3339: &str) -> Markup {
+    html! { time datetime=(rfc3339) { (date_time(rfc3339)) } }
+}
+
+/// Dollars in prose: one unbreakable piece, sign and all.
+pub(super) fn amount(value: &Value) -> Markup {
+    html! { span.num { (money(value)) } }
+}
+
+/// A long part of the page folded behind its heading (`<details>`, no
+/// script): `heading` goes inside the `<summary>`, `count` beside it.
+pub(super) fn fold(heading: Markup, count: Option<String>, content: Markup) -> Markup {
+    html! {
+        details.fold {
+            summary {
+                (heading)
+                @if let Some(count) = count { span.count { (count) } }
+            }
+            (content)
+        }
+    }
+}
+
+/// A table that scrolls sideways inside its own box when it is wider than
+/// the screen, its first column kept in view. The caption is a paragraph
+/// above the box (a `<caption>` is as wide as the table, so on a phone it
+/// would scroll out of sight with it), naming both the box (a focusable
+/// region, so keyboards can scroll it) and the table.
+pub(super) fn scroll_table(id: &str, class: &str, caption: Markup, rows: Markup) -> Markup {
+    let caption_id = format!("{id}-caption");
+    html! {
+        p.caption #(caption_id) { (caption) }
+        div.scroll role="region" tabindex="0" aria-labelledby=(caption_id) {
+            table class=(class) aria-labelledby=(caption_id) { (rows) }
+        }
+    }
+}

@@ -11,21 +11,30 @@ use serde_json::Value;
 pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {
     html! {
         section #journal aria-labelledby="journal-title" {
-            h2 #journal-title { "Decision journal" }
-            @if dashboard.decisions.is_empty() {
-                p { "No decisions recorded in this window." }
-            }
-            @for decision in dashboard.decisions.iter().take(MAX_DECISIONS) {
-                (decision_entry(dashboard, decision))
-            }
-            @if dashboard.decisions.len() > MAX_DECISIONS {
-                p.note {
-                    "The newest " (MAX_DECISIONS) " are shown; "
-                    a href=(format!("{FUND_PATH}?view=ledger&type=decision")) { "the ledger" }
-                    " holds every decision."
+            (fold(html! { h2 #journal-title { "Decision journal" } }, Some(decision_count(dashboard.decisions.len())), html! {
+                @if dashboard.decisions.is_empty() {
+                    p { "No decisions recorded in this window." }
                 }
-            }
+                @for decision in dashboard.decisions.iter().take(MAX_DECISIONS) {
+                    (decision_entry(dashboard, decision))
+                }
+                @if dashboard.decisions.len() > MAX_DECISIONS {
+                    p.note {
+                        "The newest " (MAX_DECISIONS) " are shown; "
+                        a href=(format!("{FUND_PATH}?view=ledger&type=decision")) { "the ledger" }
+                        " holds every decision."
+                    }
+                }
+            }))
         }
+    }
+}
+
+/// The journal's fold says how many decisions it holds.
+fn decision_count(count: usize) -> String {
+    match count {
+        1 => "1 decision".to_owned(),
+        n => format!("{n} decisions"),
     }
 }
 
@@ -47,7 +56,7 @@ pub(super) fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> 
                 bdi { (excerpt(text(&record, "summary").unwrap_or_default())) }
             }
             p.meta {
-                time datetime=(as_of) { (date_time(as_of)) } " · "
+                (moment(as_of)) " · "
                 bdi { (text(&record, "strategyName").unwrap_or(strategy_id)) } " (" (mode) ") · "
                 a href=(format!("{FUND_PATH}?view=ledger&strategyId={strategy_id}&type=decision")) { "ledger entry #" (decision.seq) }
             }
@@ -69,10 +78,10 @@ pub(super) fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> 
     }
 }
 
-pub(super) fn point_text(point: Option<&SeriesPoint>) -> String {
+pub(super) fn point_text(point: Option<&SeriesPoint>) -> Markup {
     match point {
-        Some(p) => format!("{} at {}", date_time(&p.as_of), money(&p.equity)),
-        None => "none yet".to_owned(),
+        Some(p) => html! { (moment(&p.as_of)) " at " (amount(&p.equity)) },
+        None => html! { "none yet" },
     }
 }
 
@@ -115,10 +124,11 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                 (dashboard.head.size) " records. Root hash (RFC 9162 Merkle Tree Hash of every record's RFC 8785 form):"
             }
             p { code.hash #root-hash { (dashboard.head.root_hash) } }
-            @if !entries.is_empty() {
-                div.scroll {
-                    table.entries {
-                        caption { "Newest entries" }
+            (fold(html! { h3 #entries-title { "Newest entries" } }, Some(format!("{} of {}", entries.len(), dashboard.head.size)), html! {
+                @if entries.is_empty() {
+                    p { "No records yet." }
+                } @else {
+                    (scroll_table("entries", "entries", html! { "The newest entries, each with its inclusion proof" }, html! {
                         thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Leaf hash" } th scope="col" { "Proof" } } }
                         tbody {
                             @for entry in entries {
@@ -130,14 +140,14 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                                     td { (date_time(text(&record, "asOf").unwrap_or_default())) }
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
                                     td {
-                                        a href=(format!("{FUND_PATH}?view=proof&seq={}&format=tlog-proof", entry.seq)) aria-label=(format!("Inclusion proof of record {} (.tlog-proof)", entry.seq)) { ".tlog-proof" }
+                                        a.proof href=(format!("{FUND_PATH}?view=proof&seq={}&format=tlog-proof", entry.seq)) aria-label=(format!(".tlog-proof of record {}", entry.seq)) title="Inclusion proof (c2sp.org/tlog-proof)" { ".tlog-proof" }
                                     }
                                 }
                             }
                         }
-                    }
+                    }))
                 }
-            }
+            }))
             ul.links {
                 li { a href=(format!("{FUND_PATH}?view=ledger")) { "The full ledger (JSON, paged)" } }
                 li { a href=(format!("{FUND_PATH}?view=contract")) { "The contract: schemas, rules, formulas" } }

@@ -23,6 +23,23 @@
 //! ETag is the root hash (with the witnessed checkpoint, when witnessed),
 //! as for the data it shows. Colours follow the
 //! reader's light or dark scheme; the layout is one column at phone width.
+//!
+//! On a phone (README, "On a phone"), with no script: numbers, dates,
+//! badges and every table cell never break inside (`white-space: nowrap`;
+//! only a prose cell, `td.text`, wraps); long labels are abbreviated with
+//! `<abbr title>` ("Max DD"); every table sits in its own scroll box (a
+//! focusable, labelled region) whose first column stays in view, its
+//! caption a paragraph above the box so it never scrolls away. The monthly
+//! grid keeps years as rows and months as columns in such a box: the
+//! layout fund factsheets use, the same at every width, with the year
+//! always in view (months as rows would have to be a second layout that
+//! grows sideways with every year of record instead). The decision
+//! journal, the ledger's entries, the formulas and the verify section are
+//! folded in `<details>` at every width, so the page opens on the chart,
+//! the strategies and their figures; a link to a formula opens its fold.
+//! The period switch, the export and proof links and the folds' summaries
+//! are at least 44 × 44 px. Hashes, keys and commands are identifiers, not
+//! numbers: they wrap anywhere.
 
 mod bits;
 mod chart;

@@ -156,8 +156,7 @@ fn witnesses_part(witnesses: &super::Witnesses) -> Markup {
             Some(size) => p { "The served checkpoint (size " (size) ") is cosigned by " (witnesses.cosignatures.len()) " of " (witnesses.listed.len()) " witnesses:" },
             None => p.note { "No checkpoint has met the policy's quorum yet." },
         }
-        div.scroll {
-            table.witnesses {
+        (scroll_table("witnesses", "witnesses", html! { "The policy's witnesses, and when each cosigned the served checkpoint" }, html! {
                 thead { tr { th scope="col" { "Witness" } th scope="col" { "Key" } th scope="col" { "Cosigned (UTC)" } } }
                 tbody {
                     @for (name, key) in &witnesses.listed {
@@ -174,8 +173,7 @@ fn witnesses_part(witnesses: &super::Witnesses) -> Markup {
                         }
                     }
                 }
-            }
-        }
+        }))
         p { "Add " code { "--policy <policy file>" } " to the commands below to require the quorum too." }
     }
 }
@@ -191,7 +189,7 @@ pub(super) fn verify_section(verification: &super::Verification, size: u64) -> M
     });
     html! {
         section #verify aria-labelledby="verify-title" {
-            h2 #verify-title { "Verify this record" }
+            (fold(html! { h2 #verify-title { "Verify this record" } }, None, html! {
             p {
                 "The ledger is a transparency log to the C2SP standard (the format of Go's checksum database and Certificate Transparency's static logs). "
                 "Its checkpoint, signed with the log's key, names the size and root hash of the whole tree; "
@@ -233,6 +231,7 @@ pub(super) fn verify_section(verification: &super::Verification, size: u64) -> M
                     li { a href=(bundle) { "The first entry bundle" } " (records; " code { "/log/tile/…" } ", c2sp.org/tlog-tiles)" }
                 }
             }
+            }))
         }
     }
 }
@@ -249,13 +248,14 @@ pub(super) fn formulas_section() -> Markup {
         .unwrap_or_default();
     html! {
         section #formulas aria-labelledby="formulas-title" {
-            h2 #formulas-title { "How the numbers are computed" }
-            dl.formulas {
-                @for (name, formula) in &formulas {
-                    dt #(format!("formula-{name}")) { (name) }
-                    dd { (formula.as_str().unwrap_or_default()) }
+            (fold(html! { h2 #formulas-title { "How the numbers are computed" } }, Some(format!("{} formulas", formulas.len())), html! {
+                dl.formulas {
+                    @for (name, formula) in &formulas {
+                        dt #(format!("formula-{name}")) { (name) }
+                        dd { (formula.as_str().unwrap_or_default()) }
+                    }
                 }
-            }
+            }))
         }
     }
 }

@@ -61,14 +61,13 @@ pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
 /// One row per strategy: what a reader compares first.
 pub(super) fn overview(dashboard: &Dashboard) -> Markup {
     html! {
-        div.scroll {
-            table.overview {
-                caption { "At a glance (each metric links to its formula)" }
+        (scroll_table("overview", "overview", html! { "At a glance (each metric links to its formula)" }, html! {
                 thead {
                     tr {
                         th scope="col" { "Strategy" }
+                        th.left scope="col" { "Mode" }
                         th scope="col" { a href="#formula-twr" { "Return" } }
-                        th scope="col" { a href="#formula-maxDrawdown" { "Max drawdown" } }
+                        th scope="col" { a href="#formula-maxDrawdown" { abbr title="Maximum drawdown" { "Max DD" } } }
                         th scope="col" { a href="#formula-sharpe" { "Sharpe" } }
                         th scope="col" { "Equity" }
                     }
@@ -76,9 +75,11 @@ pub(super) fn overview(dashboard: &Dashboard) -> Markup {
                 tbody {
                     @for strategy in shown(dashboard) {
                         tr {
-                            th scope="row" {
+                            th.name scope="row" {
                                 a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
-                                " " (mode_badge(strategy.mode))
+                            }
+                            td.badges {
+                                (mode_badge(strategy.mode))
                                 (status_badges(strategy, dashboard.comparison.is_misaligned(strategy)))
                             }
                             td { (percent(strategy.metrics.twr)) }
@@ -88,30 +89,29 @@ pub(super) fn overview(dashboard: &Dashboard) -> Markup {
                         }
                     }
                 }
-            }
-        }
+        }))
     }
 }
 
 pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup {
     let m = &strategy.metrics;
     let latest = &strategy.latest;
+    let anchor = strategy_anchor(strategy);
     html! {
         article.strategy #(strategy_anchor(strategy)) aria-labelledby=(format!("{}-title", strategy_anchor(strategy))) {
             h3 #(format!("{}-title", strategy_anchor(strategy))) {
                 bdi { (strategy.strategy_name) } " " (mode_badge(strategy.mode)) (status_badges(strategy, misaligned))
             }
             p.meta {
-                code { bdi { (strategy.strategy_id) } } " · baseline " (date(&strategy.baseline.as_of)) " at " (money(&strategy.baseline.equity))
-                " · latest " (date_time(&latest.as_of)) " at " (money(&latest.equity))
+                code { bdi { (strategy.strategy_id) } } " · baseline " (day_time(&strategy.baseline.as_of)) " at " (amount(&strategy.baseline.equity))
+                " · latest " (moment(&latest.as_of)) " at " (amount(&latest.equity))
             }
             @if strategy.baseline_only {
                 p.note { "Only the baseline is known in this window, so there is no return yet (not 0 %)." }
             }
             div.tables {
-            div.scroll {
-                table.metrics {
-                    caption { "Metrics over the window (" (m.intervals) " intervals)" }
+            div {
+                (scroll_table(&format!("{anchor}-metrics"), "metrics", html! { "Metrics over the window (" (m.intervals) " intervals)" }, html! {
                     tbody {
                         (metric_row("Time-weighted return", "twr", percent(m.twr)))
                         (metric_row("Annualized return", "annualizedReturn", percent(m.annualized_return)))
@@ -127,17 +127,17 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
                         (metric_row("Current drawdown", "currentDrawdown", percent(m.current_drawdown)))
                         (metric_row("Longest drawdown", "longestDrawdownDays", m.longest_drawdown_days.map_or_else(not_computable, |d| html! { (d) " days" })))
                     }
-                }
+                }))
             }
-            (positions(strategy))
+            div { (positions(strategy)) }
             }
             (monthly_grid(strategy))
             (underwater_chart(strategy))
             (flows(strategy))
             p.links {
                 "This series' every snapshot: "
-                a href=(export_link(strategy, "csv")) { "CSV" } " · "
-                a href=(export_link(strategy, "json")) { "JSON" }
+                a.export href=(export_link(strategy, "csv")) { "CSV" } " · "
+                a.export href=(export_link(strategy, "json")) { "JSON" }
             }
         }
     }
@@ -184,9 +184,7 @@ pub(super) fn monthly_grid(strategy: &StrategyView) -> Markup {
     };
     html! {
         @if !years.is_empty() {
-            div.scroll {
-                table.monthly {
-                    caption { "Monthly returns, % (each month's time-weighted return; the year's in the last column)" }
+            (scroll_table(&format!("{}-monthly", strategy_anchor(strategy)), "monthly", html! { "Monthly returns, % (each month's time-weighted return; the year's in the last column)" }, html! {
                     thead { tr { th scope="col" { "Year" } @for name in MONTHS { th scope="col" { (name) } } th scope="col" { "Year" } } }
                     tbody {
                         @for year in years {
@@ -202,8 +200,7 @@ pub(super) fn monthly_grid(strategy: &StrategyView) -> Markup {
                             }
                         }
                     }
-                }
-            }
+            }))
         }
     }
 }
@@ -256,19 +253,16 @@ pub(super) fn underwater_chart(strategy: &StrategyView) -> Markup {
 pub(super) fn flows(strategy: &StrategyView) -> Markup {
     html! {
         @if !strategy.flows.is_empty() {
-            div.scroll {
-                table.flows {
-                    caption { "Deposits (+) and withdrawals (−) in the window" }
+            (scroll_table(&format!("{}-flows", strategy_anchor(strategy)), "flows", html! { "Deposits (+) and withdrawals (−) in the window" }, html! {
                     thead { tr { th scope="col" { "As of" } th scope="col" { "Amount" } } }
                     tbody {
                         @for flow in strategy.flows.iter().rev().take(MAX_FLOWS) {
-                            tr { td { (date_time(&flow.as_of)) } td { (signed_money(&flow.amount)) } }
+                            tr { td { (day_time(&flow.as_of)) } td { (signed_money(&flow.amount)) } }
                         }
                     }
-                }
-                @if strategy.flows.len() > MAX_FLOWS {
-                    p.note { "The newest " (MAX_FLOWS) " of " (strategy.flows.len()) " flows; the CSV has them all." }
-                }
+            }))
+            @if strategy.flows.len() > MAX_FLOWS {
+                p.note { "The newest " (MAX_FLOWS) " of " (strategy.flows.len()) " flows; the CSV has them all." }
             }
         }
     }
@@ -282,14 +276,12 @@ pub(super) fn positions(strategy: &StrategyView) -> Markup {
     html! {
         @match &latest.positions {
             Some(positions) => {
-                div.scroll {
-                    table.positions {
-                        caption { "Positions on " (date(&latest.as_of)) }
+                (scroll_table(&format!("{}-positions", strategy_anchor(strategy)), "positions", html! { "Positions on " (day_time(&latest.as_of)) }, html! {
                         thead { tr { th scope="col" { "Symbol" } th scope="col" { "Quantity" } th scope="col" { "Mark" } th scope="col" { "Value" } th scope="col" { "Weight" } } }
                         tbody {
                             @for p in positions.iter().take(MAX_POSITIONS) {
                                 tr {
-                                    th scope="row" { bdi { (p.symbol) } }
+                                    th.name scope="row" { bdi { (p.symbol) } }
                                     td { (number(&p.quantity)) }
                                     td { (money(&p.mark)) }
                                     td { (money(&p.value)) }
@@ -298,7 +290,7 @@ pub(super) fn positions(strategy: &StrategyView) -> Markup {
                             }
                             @if positions.len() > MAX_POSITIONS {
                                 tr.more {
-                                    td colspan="5" {
+                                    td.text colspan="5" {
                                         "and " (positions.len() - MAX_POSITIONS) " more positions, in "
                                         a href=(format!("{FUND_PATH}?view=ledger&strategyId={}&type=snapshot&mode={}&limit=1", strategy.strategy_id, strategy.mode.as_str())) { "the ledger entry" }
                                     }
@@ -308,8 +300,7 @@ pub(super) fn positions(strategy: &StrategyView) -> Markup {
                                 tr.cash { th scope="row" { "Cash" } td {} td {} td { (money(cash)) } td { (percent_plain(latest.cash_weight)) } }
                             }
                         }
-                    }
-                }
+                }))
             }
             None => {
                 p.note { "No positions reported with the latest snapshot." }
