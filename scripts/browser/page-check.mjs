@@ -2,10 +2,11 @@
 // driven by playwright-core), audits it with axe-core, and takes the
 // README's screenshots.
 //
-//   node page-check.mjs <sample-url> <empty-url> <year-url> <screenshot-dir>
+//   node page-check.mjs <sample-url> <empty-url> <year-url> <careless-url> <screenshot-dir>
 //
-// The three servers hold the sample ledger, an empty ledger, and a year of
-// history for three strategies. Fails (exit 1, one line per problem)
+// The four servers hold the sample ledger, an empty ledger, a year of
+// history for three strategies, and a careless writer's records (names,
+// ids and words longer than any screen, near-trillion amounts). Fails (exit 1, one line per problem)
 // unless: the page renders; the growth chart has one curve per strategy of
 // the dashboard JSON; every period link (All included) leads to its
 // period; each strategy with a return has its monthly grid and its
@@ -21,15 +22,17 @@
 // verify) start folded at phone widths and open by a tap on their
 // summary; the page opens on the chart; touch targets are at least
 // 44 x 44 px. axe-core finds no serious or critical violation at 375 and
-// 1280 px in either scheme, on each ledger.
+// 1280 px in either scheme, on each ledger. With FF_DEBUG_SHOTS=<dir>, each
+// narrow-screen check also saves a full-page screenshot (light scheme,
+// every fold open) there, to look at what the checks measured.
 import { chromium } from 'playwright-core';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const [base, emptyBase, yearBase, screenshotDir] = process.argv.slice(2);
-if (!base || !emptyBase || !yearBase || !screenshotDir) {
-  console.error('usage: node page-check.mjs <sample-url> <empty-url> <year-url> <screenshot-dir>');
+const [base, emptyBase, yearBase, carelessBase, screenshotDir] = process.argv.slice(2);
+if (!base || !emptyBase || !yearBase || !carelessBase || !screenshotDir) {
+  console.error('usage: node page-check.mjs <sample-url> <empty-url> <year-url> <careless-url> <screenshot-dir>');
   process.exit(2);
 }
 const origin = new URL(base).origin;
@@ -67,7 +70,7 @@ const TARGETS = '.periods a, a.export, a.proof, details.fold > summary';
 
 /// What breaks the narrow-screen rules on the page as it is now shown
 /// (run in the page; needs no page script).
-function layoutFaults({ atomic, targets }) {
+function layoutFaults({ atomic, targets, words }) {
   const faults = [];
   const width = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > width) {
@@ -111,7 +114,7 @@ function layoutFaults({ atomic, targets }) {
   }
   // No word breaks inside (a hyphenated compound may break at its hyphen;
   // hashes, keys and commands are long identifiers that wrap anywhere).
-  for (const node of textNodes(document.body)) {
+  for (const node of words ? textNodes(document.body) : []) {
     const parent = node.parentElement;
     if (!parent || parent.closest('pre, code.hash, svg, style, title') || !visible(parent)) continue;
     for (const word of node.data.matchAll(/[^\s\-]+/g)) {
@@ -146,8 +149,9 @@ function stickyFaults() {
 }
 
 /// The narrow-screen rules on `url` at each width and scheme, with
-/// scripts off; `label` names the ledger in the messages.
-async function narrowScreenChecks(url, label) {
+/// scripts off; `label` names the ledger in the messages. Without `words`,
+/// words may break (a careless writer's are longer than the screen).
+async function narrowScreenChecks(url, label, { words = true } = {}) {
   for (const width of [320, 375, 1280]) {
     for (const colorScheme of ['light', 'dark']) {
       const phone = width < 600;
@@ -177,7 +181,7 @@ async function narrowScreenChecks(url, label) {
         check(shown, `${where}: ${id} opened shows nothing`);
       }
       if (process.env.FF_DEBUG_SHOTS && colorScheme === 'light') await page.screenshot({ path: join(process.env.FF_DEBUG_SHOTS, `${label}-${width}-${url.replace(/^.*=/, '')}.png`), fullPage: true });
-      for (const fault of await page.evaluate(layoutFaults, { atomic: ATOMIC, targets: TARGETS })) check(false, `${where}: ${fault}`);
+      for (const fault of await page.evaluate(layoutFaults, { atomic: ATOMIC, targets: TARGETS, words })) check(false, `${where}: ${fault}`);
       for (const fault of await page.evaluate(stickyFaults)) check(false, `${where}: ${fault}`);
       check(log.errors.length === 0, `${where}: console errors: ${log.errors.join(' | ')}`);
       check(log.foreign.length === 0, `${where}: requests to other hosts: ${log.foreign.join(' ')}`);
@@ -317,7 +321,8 @@ try {
     [`${yearBase}/?period=all`, 'year'], [`${yearBase}/?period=252`, 'year'],
     [`${emptyBase}/`, 'empty'],
   ]) await narrowScreenChecks(url, label);
-  for (const [url, label] of [[`${base}/?period=all`, 'sample'], [`${yearBase}/?period=252`, 'year'], [`${emptyBase}/`, 'empty']]) {
+  await narrowScreenChecks(`${carelessBase}/?period=all`, 'careless', { words: false });
+  for (const [url, label] of [[`${base}/?period=all`, 'sample'], [`${yearBase}/?period=252`, 'year'], [`${emptyBase}/`, 'empty'], [`${carelessBase}/?period=all`, 'careless']]) {
     await accessibilityAudit(url, label);
   }
 } catch (error) {

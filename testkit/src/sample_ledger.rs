@@ -248,6 +248,40 @@ pub fn year_records() -> Vec<Value> {
     records
 }
 
+/// What a careless writer may append, every record of it accepted: a
+/// strategy whose id is 128 characters and whose name and position symbol
+/// are single words of 200 and 120, equity near a trillion dollars, and a
+/// decision whose summary and thesis hold words longer than any screen.
+/// For the page's narrow-screen checks: nothing may push the page sideways.
+pub fn careless_records() -> Vec<Value> {
+    let id = format!("careless-{}", "x".repeat(119));
+    let name = format!("Unbroken{}", "Name".repeat(48));
+    let symbol = format!("SYM{}", "BOL".repeat(39));
+    let strategy = (id.as_str(), name.as_str(), "live");
+    let mut records: Vec<Value> = ["2026-05-27", "2026-05-28", "2026-05-29"]
+        .iter()
+        .enumerate()
+        .map(|(i, day)| {
+            snapshot(
+                format!("careless-{i}"),
+                strategy,
+                &format!("{day}T20:00:00Z"),
+                98_765_432_101_234 - i as i64 * 1_000_000_000,
+                &[(symbol.as_str(), 1_000_000, 987_654_321 + i as i64 * 4_321)],
+                if i == 2 { -123_456_789_012 } else { 0 },
+            )
+        })
+        .collect();
+    records.push(json!({
+        "id": "careless-decision", "type": "decision", "visibility": "public", "mode": "live",
+        "strategyId": id, "strategyName": name, "asOf": "2026-05-28T21:30:00Z", "source": source(),
+        "action": "research",
+        "summary": format!("See{}", "Longword".repeat(60)),
+        "thesis": format!("https://example.com/{}", "path/segment-".repeat(40))
+    }));
+    records
+}
+
 /// Appends every record of [`records`] through `router` (the fund's) with
 /// the write `token`, each answered 201 Created.
 pub async fn post_all(router: &axum::Router, token: &str) {

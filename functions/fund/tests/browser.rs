@@ -42,11 +42,12 @@ async fn the_page_works_in_headless_chromium() {
             && script_dir.join("node_modules/axe-core").exists(),
         "playwright-core or axe-core is not installed: run `npm ci` in scripts/browser (scripts/test does)"
     );
-    // The sample ledger (two months, five strategies), an empty one, and a
-    // year of history for three strategies.
+    // The sample ledger (two months, five strategies), an empty one, a
+    // year of history for three strategies, and a careless writer's.
     let (base, _sample) = serve(sample_ledger::records()).await;
     let (empty_base, _empty) = serve(Vec::new()).await;
     let (year_base, _year) = serve(sample_ledger::year_records()).await;
+    let (careless_base, _careless) = serve(sample_ledger::careless_records()).await;
 
     let screenshots = tempfile::tempdir().unwrap();
     let screenshot_dir = std::env::var_os("FF_SCREENSHOT_DIR")
@@ -58,6 +59,7 @@ async fn the_page_works_in_headless_chromium() {
         .arg(&base)
         .arg(&empty_base)
         .arg(&year_base)
+        .arg(&careless_base)
         .arg(&screenshot_dir)
         .current_dir(&script_dir);
     // The server runs on this runtime's other worker while node waits.

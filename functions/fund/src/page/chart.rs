@@ -112,7 +112,7 @@ pub(crate) fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
     let y = |v: f64| TOP + (y_max - v) / (y_max - y_min) * plot_h;
     let title_id = format!("{}-svg-title", labels.id);
     let desc_id = format!("{}-svg-desc", labels.id);
-    let x_ticks: Vec<i64> = (0..=3).map(|i| t_min + (t_max - t_min) * i / 3).collect();
+    let x_ticks = date_ticks(t_min, t_max);
     html! {
         figure class=(if labels.percent { "chart drawdown" } else { "chart growth" }) {
             svg viewBox=(format!("0 0 {CHART_WIDTH} {CHART_HEIGHT}")) role="img" aria-labelledby=(format!("{title_id} {desc_id}")) {
@@ -126,11 +126,9 @@ pub(crate) fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
                     line.base x1=(fmt(left)) x2=(CHART_WIDTH - RIGHT) y1=(fmt(y(labels.reference))) y2=(fmt(y(labels.reference))) {}
                     line x1=(fmt(left)) x2=(fmt(left)) y1=(TOP) y2=(CHART_HEIGHT - BOTTOM) {}
                     line x1=(fmt(left)) x2=(CHART_WIDTH - RIGHT) y1=(CHART_HEIGHT - BOTTOM) y2=(CHART_HEIGHT - BOTTOM) {}
-                    @for (i, t) in x_ticks.iter().enumerate() {
-                        @let anchor = match i { 0 => "start", 3 => "end", _ => "middle" };
-                        text x=(fmt(x(*t))) y=(CHART_HEIGHT - BOTTOM + 18.0) text-anchor=(anchor) {
-                            (DateTime::from_timestamp(*t, 0).map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default())
-                        }
+                    @for (i, (t, label)) in x_ticks.iter().enumerate() {
+                        @let anchor = if i == 0 { "start" } else if i + 1 == x_ticks.len() { "end" } else { "middle" };
+                        text x=(fmt(x(*t))) y=(CHART_HEIGHT - BOTTOM + 18.0) text-anchor=(anchor) { (label) }
                     }
                     text x=(fmt(left + plot_w / 2.0)) y=(CHART_HEIGHT - 4.0) text-anchor="middle" { (labels.x_axis) }
                 }
@@ -192,6 +190,35 @@ fn y_axis(low: f64, high: f64) -> YAxis {
     }
 }
 
+/// Four date ticks evenly spread from `t_min` to `t_max` (seconds), each
+/// with its UTC date; a middle tick whose date another tick already shows
+/// (a window of a few days) is left out, so no date is written twice.
+fn date_ticks(t_min: i64, t_max: i64) -> Vec<(i64, String)> {
+    let span = t_max.saturating_sub(t_min);
+    let label = |t: i64| {
+        DateTime::from_timestamp(t, 0)
+            .map(|d| d.format("%Y-%m-%d").to_string())
+            .unwrap_or_default()
+    };
+    let ticks: Vec<(i64, String)> = (0..=3)
+        .map(|i| {
+            let t = t_min.saturating_add(span / 3 * i + span % 3 * i / 3);
+            (t, label(t))
+        })
+        .collect();
+    let last = ticks.last().map(|(_, l)| l.clone()).unwrap_or_default();
+    let mut kept: Vec<(i64, String)> = Vec::with_capacity(4);
+    for (i, tick) in ticks.into_iter().enumerate() {
+        let shown_before = kept.last().is_some_and(|(_, l)| *l == tick.1);
+        // A middle tick also gives way to the last one's date.
+        let repeated = shown_before || (i < 3 && i > 0 && tick.1 == last);
+        if !repeated {
+            kept.push(tick);
+        }
+    }
+    kept
+}
+
 /// The 1, 2 or 5 times a power of ten nearest above `raw`: a tick step
 /// that reads well.
 fn nice_step(raw: f64) -> f64 {
@@ -234,6 +261,30 @@ fn path(points: &[Point], x: &dyn Fn(i64) -> f64, y: &dyn Fn(f64) -> f64) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn date_ticks_never_write_a_date_twice() {
+        let day = 86_400;
+        let at = |d: i64, h: i64| 1_780_000_000 / day * day + d * day + h * 3_600;
+        let labels = |from, to| -> Vec<String> {
+            date_ticks(from, to).into_iter().map(|(_, l)| l).collect()
+        };
+        // Two days and a bit: 4 evenly spread ticks would show the last date twice.
+        let short = labels(at(0, 20), at(2, 20));
+        assert_eq!(short.len(), 3, "{short:?}");
+        let mut unique = short.clone();
+        unique.dedup();
+        assert_eq!(unique, short);
+        // One day: one date.
+        assert_eq!(labels(at(0, 1), at(0, 20)).len(), 1);
+        assert_eq!(labels(at(0, 1), at(0, 1)).len(), 1);
+        // A quarter: four distinct dates, first and last at the ends.
+        let long = date_ticks(at(0, 20), at(90, 20));
+        assert_eq!(long.len(), 4);
+        assert_eq!((long[0].0, long[3].0), (at(0, 20), at(90, 20)));
+        // Extremes do not overflow.
+        assert!(!date_ticks(i64::MIN, i64::MAX).is_empty());
+    }
 
     #[test]
     fn the_y_axis_is_finite_and_small_for_any_finite_index_range() {
