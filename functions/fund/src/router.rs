@@ -101,27 +101,31 @@ async fn read(
                     rendered.answer(&selection).map_err(cursor_error)?,
                 ))
             };
-            let mut response = (
-                [(header::CONTENT_TYPE, "application/json")],
-                encoded.identity().clone(),
-            )
-                .into_response();
-            response.extensions_mut().insert(encoded);
-            Ok(with_etag(&headers, &rendered.head, response))
+            Ok(with_etag(&headers, &rendered.head, json_answer(encoded)))
         }
         View::Ledger => ledger::page(&state, &params, &headers).await,
         View::Contract => {
-            let mut registrations = Vec::new();
-            for experiment in &EXPERIMENTS {
-                registrations.push((experiment.id, state.ledger.registration(experiment).await?));
-            }
-            let contract = contract::contract_with_log(&state.log);
-            Ok(document(axum::Json(contract::with_registrations(
-                contract,
-                &registrations,
-            ))))
+            // Kept per head (the registrations are ledger records): a warm
+            // read is the head alone, compressed at most once per coding.
+            let head = state.ledger.head().await?;
+            let encoded = state
+                .contract_bodies
+                .get_or_compute(head.root_hash, (), || async {
+                    let mut registrations = Vec::new();
+                    for experiment in &EXPERIMENTS {
+                        registrations
+                            .push((experiment.id, state.ledger.registration(experiment).await?));
+                    }
+                    let contract = contract::contract_with_log(&state.log);
+                    Ok::<_, ApiError>(contract::json_body(&contract::with_registrations(
+                        contract,
+                        &registrations,
+                    )))
+                })
+                .await?;
+            Ok(document(json_answer(encoded)))
         }
-        View::OpenApi => Ok(document(axum::Json(contract::openapi()))),
+        View::OpenApi => Ok(document(json_answer(contract::openapi_body()))),
         View::Proof => log::proof(&state, &params).await,
         View::Consistency => log::consistency(&state, &params).await,
         View::Series => exports::series(&state, &params, &headers).await,
@@ -134,6 +138,18 @@ fn cursor_error(error: SelectionError) -> ApiError {
     match error {
         SelectionError::UnknownCursor => ApiError::NoSuchStrategy,
     }
+}
+
+/// A JSON answer of `encoded`'s identity bytes, carrying `encoded` for the
+/// compression layer (which sends the coding negotiated, made once).
+fn json_answer(encoded: Arc<Encoded>) -> Response {
+    let mut response = (
+        [(header::CONTENT_TYPE, "application/json")],
+        encoded.identity().clone(),
+    )
+        .into_response();
+    response.extensions_mut().insert(encoded);
+    response
 }
 
 /// A published document: cached for five minutes.

@@ -6,6 +6,7 @@ use freedom_shared::ports::ledger_store::{LedgerStore, SeriesReads};
 use freedom_shared::record::guard::Guard;
 use freedom_shared::service::dashboard::{Dashboards, PeriodCache};
 use freedom_shared::service::exports::Exports;
+use freedom_shared::service::head_cache::HeadCache;
 use freedom_shared::service::ledger::Ledger;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::DEFAULT_ORIGIN;
@@ -29,6 +30,10 @@ pub struct AppState {
     /// The dashboards' JSON bodies of the latest head by period, compressed
     /// at most once per coding.
     pub dashboard_bodies: Arc<PeriodCache<Arc<Encoded>>>,
+    /// The contract view's JSON body of the latest head (it names the
+    /// experiments' registrations, which are ledger records), compressed at
+    /// most once per coding.
+    pub contract_bodies: Arc<HeadCache<(), Arc<Encoded>>>,
     /// The ledger as a C2SP transparency log: checkpoints, tiles, proofs.
     pub log: Arc<Log>,
     /// Series exports from any cursor (a few computed at once), and the feed.
@@ -46,6 +51,7 @@ impl AppState {
             dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
             pages: Arc::new(PeriodCache::default()),
             dashboard_bodies: Arc::new(PeriodCache::default()),
+            contract_bodies: Arc::new(HeadCache::new(1)),
             log: Arc::new(
                 Log::new(Arc::clone(&store), DEFAULT_ORIGIN, None).expect("an unsigned log"),
             ),

@@ -236,3 +236,32 @@ async fn a_matching_conditional_read_costs_one_round_trip_and_no_computation() {
     assert_eq!(answer.status, StatusCode::NOT_MODIFIED);
     assert_eq!(bridge.requests() - before, 1);
 }
+
+#[tokio::test]
+async fn the_contract_and_openapi_document_are_made_once_and_served_from_memory() {
+    let server = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&server.url(), "kv-token")
+        .await
+        .unwrap();
+    let client = KvClient::new(&bridge.kv_config("ff:"));
+    let router = sample(Arc::new(KvLedgerStore::new(client, "ff:"))).await;
+    for (path, reads) in [
+        // The contract names the experiments' registrations (ledger
+        // records): kept per head, so a warm read costs the head alone.
+        ("/api/freedom-fund?view=contract", 1),
+        // The OpenAPI document never changes while the process runs.
+        ("/api/freedom-fund?view=openapi", 0),
+    ] {
+        let first = get(&router, path, Some("br"), None).await;
+        assert_eq!(first.encoding.as_deref(), Some("br"), "{path}");
+        for accept in ["br", "gzip", "identity"] {
+            let before = bridge.requests();
+            let again = get(&router, path, Some(accept), None).await;
+            assert_eq!(again.status, StatusCode::OK, "{path}");
+            assert_eq!(bridge.requests() - before, reads, "{path} {accept}");
+            if accept == "br" {
+                assert_eq!(again.body, first.body, "{path}: the same compressed bytes");
+            }
+        }
+    }
+}

@@ -10,7 +10,10 @@
 //! - [`openapi`](mod@openapi): the OpenAPI document, with the response types' schemas
 //!   generated from the structs the handlers serialise.
 //!
-//! Both documents are built once per process and served from memory.
+//! The OpenAPI document is built and serialised once per process; the
+//! contract view once per ledger head (it names the experiments'
+//! registrations). Each is served from memory, its compressed forms made
+//! once per coding.
 
 pub mod openapi;
 pub mod operations;
@@ -22,14 +25,15 @@ use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::scan::report::Registration;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::LOG_PREFIX;
-use freedom_shared::web::ApiError;
+use freedom_shared::web::{ApiError, Encoded};
 use operations::{OPERATIONS, Operation, http_layer};
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 static CONTRACT: LazyLock<Value> = LazyLock::new(build_contract);
 static OPENAPI: LazyLock<Value> = LazyLock::new(openapi::openapi);
+static OPENAPI_BODY: LazyLock<Arc<Encoded>> = LazyLock::new(|| json_body(openapi()));
 
 /// The contract view.
 pub fn contract() -> &'static Value {
@@ -39,6 +43,21 @@ pub fn contract() -> &'static Value {
 /// The OpenAPI 3.1 document.
 pub fn openapi() -> &'static Value {
     &OPENAPI
+}
+
+/// The OpenAPI 3.1 document as the body it is served as, serialised once
+/// and compressed at most once per coding for the process's life.
+pub fn openapi_body() -> Arc<Encoded> {
+    Arc::clone(&OPENAPI_BODY)
+}
+
+/// `document` serialised as a JSON body to be compressed at most once per
+/// coding.
+pub fn json_body(document: &Value) -> Arc<Encoded> {
+    // A `Value` always serialises: its keys are strings.
+    Arc::new(Encoded::new(
+        serde_json::to_vec(document).unwrap_or_default(),
+    ))
 }
 
 /// The contract view of a service publishing its ledger as `log`: the
