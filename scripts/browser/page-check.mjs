@@ -28,6 +28,8 @@
 import { chromium } from 'playwright-core';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const [base, emptyBase, yearBase, carelessBase, screenshotDir] = process.argv.slice(2);
@@ -293,6 +295,11 @@ try {
     }));
     check(clipped.length === 0, `period ${period}: axis labels clipped at 375 px: ${clipped.join(', ')}`);
   }
+  // What the two screenshots show, as HTML: its hash goes beside them, so
+  // the browser test can tell when the page changed since they were taken.
+  const shown = createHash('sha256');
+  for (const path of ['/', '/?period=21']) shown.update(Buffer.from(await (await fetch(`${base}${path}`)).arrayBuffer()));
+  writeFileSync(join(screenshotDir, 'page-screenshots.sha256'), `${shown.digest('hex')}  the HTML of / and /?period=21 over the sample ledger, as the screenshots show it\n`);
   const darkBackground = await phone.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   check(darkBackground !== lightBackground, `the dark scheme has its own colours (${darkBackground})`);
   await phone.page.screenshot({ path: join(screenshotDir, 'page-phone-dark.png'), fullPage: false });

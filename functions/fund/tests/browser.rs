@@ -4,8 +4,10 @@
 //! Chromium and the npm package when missing.
 //!
 //! The screenshots go to `$FF_SCREENSHOT_DIR` when set (the README's come
-//! from `FF_SCREENSHOT_DIR=docs cargo test -p fund --test browser`), else to a
-//! temporary directory.
+//! from `scripts/screenshots`, which sets it to `docs`), else to a
+//! temporary directory, with the hash of the HTML they show; the test fails
+//! when that hash is not the one beside README's screenshots (the page
+//! changed and they were not regenerated).
 
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
@@ -74,4 +76,16 @@ async fn the_page_works_in_headless_chromium() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(screenshot_dir.join("page.png").exists());
+    // README's screenshots show the page as it is built: the HTML they were
+    // taken of is the HTML served now (renderer and fonts aside).
+    let shown = |dir: &Path| {
+        std::fs::read_to_string(dir.join("page-screenshots.sha256"))
+            .ok()
+            .and_then(|text| text.split_whitespace().next().map(str::to_owned))
+    };
+    assert_eq!(
+        shown(&screenshot_dir),
+        shown(&workspace_root().join("docs")),
+        "the page changed since README's screenshots were taken: run scripts/screenshots"
+    );
 }
