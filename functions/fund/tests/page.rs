@@ -193,6 +193,14 @@ async fn strategies_show_their_metrics_and_their_states_never_as_zero() {
         card.contains(&format!("{:+.2} %", twr * 100.0)),
         "core's TWR is shown"
     );
+    // A loss is written with the minus sign (U+2212), as amounts are.
+    let drawdown = core["metrics"]["maxDrawdown"].as_f64().unwrap();
+    assert!(drawdown < 0.0);
+    assert!(
+        card.contains(&format!("−{:.2} %", -drawdown * 100.0))
+            && !card.contains(&format!("-{:.2} %", -drawdown * 100.0)),
+        "core's max drawdown is shown with a minus sign"
+    );
     assert!(
         card.contains("href=\"#formula-twr\""),
         "the formula is one click away"

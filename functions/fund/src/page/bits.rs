@@ -89,16 +89,22 @@ pub(super) fn excerpt(text: &str) -> String {
 
 pub(super) fn percent(value: Option<f64>) -> Markup {
     match value {
-        Some(v) => html! { (format!("{:+.2} %", v * 100.0)) },
+        Some(v) => html! { (minus(format!("{:+.2} %", v * 100.0))) },
         None => not_computable(),
     }
 }
 
 pub(super) fn ratio(value: Option<f64>) -> Markup {
     match value {
-        Some(v) => html! { (format!("{v:.2}")) },
+        Some(v) => html! { (minus(format!("{v:.2}"))) },
         None => not_computable(),
     }
+}
+
+/// A formatted number with its minus sign written as the minus sign
+/// (U+2212), as amounts and the monthly grid write it.
+pub(super) fn minus(text: String) -> String {
+    text.replace('-', "−")
 }
 
 pub(super) fn not_computable() -> Markup {
@@ -138,7 +144,7 @@ pub(super) fn signed_money(value: &Value) -> String {
 
 pub(super) fn percent_plain(value: Option<f64>) -> Markup {
     match value {
-        Some(v) => html! { (format!("{:.1} %", v * 100.0)) },
+        Some(v) => html! { (minus(format!("{:.1} %", v * 100.0))) },
         None => not_computable(),
     }
 }

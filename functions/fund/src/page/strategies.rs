@@ -163,7 +163,7 @@ pub(super) fn return_cell(value: Option<f64>) -> Markup {
             } else {
                 "flat"
             };
-            let text = format!("{:+.1}", v * 100.0).replace('-', "−");
+            let text = minus(format!("{:+.1}", v * 100.0));
             html! { td class=(class) { (text) } }
         }
         None => html! { td { (not_computable()) } },
@@ -215,7 +215,11 @@ pub(super) fn underwater_chart(strategy: &StrategyView) -> Markup {
             Some(Point {
                 t: instant(&p.as_of)?.timestamp(),
                 value,
-                title: format!("{}: drawdown {:.2} %", date_time(&p.as_of), value * 100.0),
+                title: format!(
+                    "{}: drawdown {} %",
+                    date_time(&p.as_of),
+                    minus(format!("{:.2}", value * 100.0))
+                ),
             })
         })
         .collect();
@@ -226,7 +230,7 @@ pub(super) fn underwater_chart(strategy: &StrategyView) -> Markup {
     let description = strategy
         .metrics
         .current_drawdown
-        .map(|d| format!("current drawdown {:.2} %", d * 100.0))
+        .map(|d| minus(format!("current drawdown {:.2} %", d * 100.0)))
         .unwrap_or_else(|| "no drawdown computable".to_owned());
     let curve = Curve {
         class: format!("c6 {}", strategy.mode.as_str()),
