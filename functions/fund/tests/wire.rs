@@ -209,14 +209,21 @@ async fn tiles_checkpoints_and_tlog_proofs_are_never_compressed() {
     }
 }
 
-#[tokio::test]
-async fn a_matching_conditional_read_costs_one_round_trip_and_no_computation() {
+/// The sample on the KV store through a REST bridge that counts round
+/// trips (the Redis server lives as long as the first value).
+async fn sample_on_kv() -> (RedisServer, UpstashBridge, Router) {
     let server = RedisServer::start().unwrap();
     let bridge = UpstashBridge::start(&server.url(), "kv-token")
         .await
         .unwrap();
     let client = KvClient::new(&bridge.kv_config("ff:"));
     let router = sample(Arc::new(KvLedgerStore::new(client, "ff:"))).await;
+    (server, bridge, router)
+}
+
+#[tokio::test]
+async fn a_matching_conditional_read_costs_one_round_trip_and_no_computation() {
+    let (_server, bridge, router) = sample_on_kv().await;
     for path in ["/api/freedom-fund?period=63", "/"] {
         let first = get(&router, path, Some("gzip"), None).await;
         let tag = first.etag.unwrap();
@@ -239,12 +246,7 @@ async fn a_matching_conditional_read_costs_one_round_trip_and_no_computation() {
 
 #[tokio::test]
 async fn the_contract_and_openapi_document_are_made_once_and_served_from_memory() {
-    let server = RedisServer::start().unwrap();
-    let bridge = UpstashBridge::start(&server.url(), "kv-token")
-        .await
-        .unwrap();
-    let client = KvClient::new(&bridge.kv_config("ff:"));
-    let router = sample(Arc::new(KvLedgerStore::new(client, "ff:"))).await;
+    let (_server, bridge, router) = sample_on_kv().await;
     for (path, reads) in [
         // The contract names the experiments' registrations (ledger
         // records): kept per head, so a warm read costs the head alone.
