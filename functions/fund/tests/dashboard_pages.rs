@@ -8,13 +8,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerStore};
-use freedom_shared::record::Record;
-use freedom_shared::record::guard::Guard;
+use freedom_shared::ports::conformance::{candidate, decision};
+use freedom_shared::ports::ledger_store::{Candidate, LedgerAppend, LedgerStore};
 use freedom_shared::service::dashboard::MAX_ANSWER_BYTES;
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -33,16 +29,10 @@ async fn get(router: &Router, query: &str) -> (StatusCode, Vec<u8>) {
         .await
         .unwrap();
     let status = response.status();
-    (
-        status,
-        response
-            .into_body()
-            .collect()
-            .await
-            .unwrap()
-            .to_bytes()
-            .to_vec(),
-    )
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, body.to_vec())
 }
 
 /// A snapshot of strategy `i` on 2026-05-0`day` holding 12 positions (so
@@ -60,13 +50,7 @@ fn snapshot(i: usize, mode: &str, day: u32) -> Candidate {
         "currency": "USD", "equity": equity, "flowSincePrevious": 0, "cash": 1000,
         "positions": positions
     });
-    let parsed = Record::parse(
-        record.to_string().as_bytes(),
-        &Guard::default(),
-        chrono::Utc::now(),
-    )
-    .expect("a valid snapshot");
-    Candidate::new(&parsed)
+    candidate(record)
 }
 
 /// 3 000 strategies, every tenth live (the rest paper), each with two
@@ -179,4 +163,15 @@ async fn three_thousand_strategies_answer_in_pages_under_four_mib() {
     );
     let (status, _) = get(&router, "period=21&after=a&after=b").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "after is not repeatable");
+    for bad in [
+        "strategyId=not%20an%20id",
+        "strategyId=",
+        "after=%00",
+        "after=",
+    ] {
+        let (status, body) = get(&router, &format!("period=21&{bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        let error: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(error["error"]["code"], "invalid_query", "{bad}");
+    }
 }

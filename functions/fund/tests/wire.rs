@@ -12,7 +12,6 @@ use freedom_shared::adapters::kv_rest::client::KvClient;
 use freedom_shared::config::WriteToken;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;
-use http_body_util::BodyExt;
 use std::io::Read as _;
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -56,12 +55,9 @@ async fn get(
         encoding: header(header::CONTENT_ENCODING),
         etag: header(header::ETAG),
         vary: header(header::VARY),
-        body: response
-            .into_body()
-            .collect()
+        body: axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
             .unwrap()
-            .to_bytes()
             .to_vec(),
     }
 }

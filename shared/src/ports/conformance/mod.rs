@@ -51,7 +51,8 @@ pub fn day_nanos(day: i64) -> i64 {
     (EPOCH_SECONDS * 1_000_000_000) + day * DAY_NANOS
 }
 
-pub(super) fn candidate(value: serde_json::Value) -> Candidate {
+/// `value` parsed as a record (it must be valid) and ready to append.
+pub fn candidate(value: serde_json::Value) -> Candidate {
     let record = Record::parse(
         value.to_string().as_bytes(),
         &Guard::default(),
