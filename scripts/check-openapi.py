@@ -88,7 +88,7 @@ def main():
         with tempfile.TemporaryDirectory() as data_dir:
             local, match, _ = start(
                 [os.path.join(binaries, "freedom-local"), "--addr", "127.0.0.1:0",
-                 "--data-dir", data_dir, "--no-schedule"],
+                 "--data-dir", os.path.join(data_dir, "data"), "--no-schedule"],
                 env, r"freedom-local listening addr=(\S+)", "stderr",
             )
             processes.append(local)

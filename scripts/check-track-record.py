@@ -57,7 +57,8 @@ def close(a, b, tolerance=1e-9):
     return a is not None and b is not None and abs(a - b) <= tolerance * max(1.0, abs(b))
 
 
-def start_local(binaries, data_dir):
+def start_local(binaries, home):
+    """freedom-local with its data dir (and the key file beside it) in `home`."""
     spec = importlib.util.spec_from_file_location("check_openapi", os.path.join(HERE, "check-openapi.py"))
     check_openapi = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check_openapi)
@@ -67,7 +68,7 @@ def start_local(binaries, data_dir):
     env["RUST_LOG"] = "info"
     local, match, _ = check_openapi.start(
         [os.path.join(binaries, "freedom-local"), "--addr", "127.0.0.1:0",
-         "--data-dir", data_dir, "--no-schedule"],
+         "--data-dir", os.path.join(home, "data"), "--no-schedule"],
         env, r"freedom-local listening addr=(\S+)", "stderr",
     )
     subprocess.Popen(["cat"], stdin=local.stderr, stdout=subprocess.DEVNULL)
@@ -198,7 +199,7 @@ def check_rolled_up(base, data_dir, daily, first):
     """A new head makes the service compute `period=all` again, now from the
     roll-ups the first request stored: the same figures, checked against
     quantstats again, and the same entries as the first answer."""
-    with sqlite3.connect(os.path.join(data_dir, "ledger.sqlite3")) as db:
+    with sqlite3.connect(os.path.join(data_dir, "data", "ledger.sqlite3")) as db:
         kept = sorted(row[0] for row in db.execute("SELECT strategy_id FROM rollups"))
     check(kept == ["daily", "intraday"], f"the first request stored the roll-ups: {kept}")
     post(base, snapshot("other", "2026-09-01T00:00:00Z", 1000.0, 0))

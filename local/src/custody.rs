@@ -2,18 +2,20 @@
 //! and the check at start that the ledger it is about to serve is still
 //! there.
 //!
-//! The memory is a file beside the key, `<data-dir>/log-signing.key.signed`
-//! (also when the key comes from `FF_LOG_SIGNING_KEY`), outside the ledger's
-//! database and the KV store, so a restored, emptied or replaced ledger, a
-//! flushed Redis or a new `FF_KV_PREFIX` cannot make the log forget what it
-//! signed. While the log remembers a checkpoint of one record or more,
+//! The memory is a file beside the key file, `<key file>.signed` (also
+//! when the key comes from `FF_LOG_SIGNING_KEY`), outside the data dir, the
+//! ledger's database and the KV store, so a restored, emptied or replaced
+//! data dir, a flushed Redis or a new `FF_KV_PREFIX` cannot make the log
+//! forget what it signed; the store keeps a copy of its own, and the log
+//! checks the ledger against both. While the log remembers a checkpoint of
+//! one record or more,
 //! freedom-local refuses to start on a ledger that is missing, empty or not
 //! a ledger, naming the file (or the KV store): such a ledger could only
 //! grow into a second history. A ledger that is merely older than the
 //! memory starts, and the log refuses to sign it (checkpoints and proofs
 //! answer 500) while appends and reads go on.
 
-use crate::signing_key::KEY_FILE;
+use crate::signing_key::memory_file;
 use freedom_shared::adapters::embedded::SignedFile;
 use freedom_shared::adapters::embedded::ledger_store::{LedgerFile, SqliteLedgerStore};
 use freedom_shared::config::KvConfig;
@@ -44,9 +46,10 @@ pub enum LedgerGone {
     Store(#[from] StoreError),
 }
 
-/// The signer's memory of the log whose key is kept in (or beside) `data_dir`.
-pub fn memory(data_dir: &Path) -> SignedFile {
-    SignedFile::beside(&data_dir.join(KEY_FILE))
+/// The signer's memory beside `key_file` (whether the key is read from it
+/// or from the environment).
+pub fn memory(key_file: &Path) -> SignedFile {
+    SignedFile::at(&memory_file(key_file))
 }
 
 /// The size of the checkpoint `memory` holds, if the key `verifier`

@@ -1,9 +1,9 @@
 //! `freedom-local`: both functions and the scanner schedule on one machine.
 //!
 //! ```text
-//! freedom-local [--addr 127.0.0.1:3000] [--data-dir ./data] [--no-schedule]
-//!               [--max-connections N] [--head-timeout-secs S] [--shutdown-grace-secs S]
-//!               [--cosign-interval-secs S]
+//! freedom-local [--addr 127.0.0.1:3000] [--data-dir ./data] [--key-file <data-dir>.key]
+//!               [--new-log] [--no-schedule] [--max-connections N] [--head-timeout-secs S]
+//!               [--shutdown-grace-secs S] [--cosign-interval-secs S]
 //! ```
 //!
 //! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
@@ -16,12 +16,16 @@
 //! grace period, and exits (every acknowledged append is already on disk).
 //! A configuration mistake stops it at start with one sentence naming the
 //! variable. The log's checkpoints are signed with `FF_LOG_SIGNING_KEY`, or
-//! with the key kept in `<data-dir>/log-signing.key` ([`signing_key`]); the
-//! verifier key is logged at start. The log remembers the largest
-//! checkpoint it signed in `<data-dir>/log-signing.key.signed` and never
-//! signs a head that does not extend it; a ledger that is gone while it
-//! remembers one stops start-up ([`custody`]). With a witness policy
-//! (`FF_LOG_POLICY`), a cosigning round runs every
+//! with the key kept in the key file (`--key-file`, by default
+//! `<data-dir>.key`, outside the data dir; [`signing_key`]); the verifier key
+//! is logged at start. The log remembers the largest checkpoint it signed
+//! beside the key file (`<key file>.signed`) and in the store, and never
+//! signs a head that does not extend both (nor, with a witness policy, what
+//! the witnesses hold); a ledger that is gone while it remembers one stops
+//! start-up ([`custody`]). With no memory at all (a key from the
+//! environment on a fresh data dir), a non-empty ledger is signed only once
+//! the witnesses or `--new-log` say so; start-up says which. With a witness
+//! policy (`FF_LOG_POLICY`), a cosigning round runs at start and every
 //! `--cosign-interval-secs` (60 by default, like the fund's schedule under
 //! Lambda), and `/log/checkpoint` serves the newest witnessed checkpoint.
 
@@ -32,7 +36,7 @@ use clap::Parser;
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config;
 use freedom_shared::errors::fatal;
-use freedom_shared::service::log::Log;
+use freedom_shared::service::log::{CustodyStatus, Log};
 use freedom_shared::web::listener::{self, ServerLimits};
 use scanner::config::ScannerConfig;
 use scanner::run::ScanRunner;
@@ -55,6 +59,16 @@ struct Options {
     /// Directory of the embedded store (unused when the KV REST store is configured).
     #[arg(long, default_value = "./data")]
     data_dir: PathBuf,
+    /// The log's signing key file when FF_LOG_SIGNING_KEY is unset (generated on first
+    /// start), and beside it, always, `<key file>.signed`, the memory of what it signed.
+    /// Default: `<data-dir>.key`, beside the data dir; never inside it.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
+    /// Sign the ledger as it is although nothing remembers what this key signed (a key
+    /// from the environment on a fresh store, or a lost memory): say it only when the key
+    /// has signed nothing this ledger does not extend. Refused while the key remembers.
+    #[arg(long)]
+    new_log: bool,
     /// Do not run the scanner every 15 minutes.
     #[arg(long)]
     no_schedule: bool,
@@ -99,8 +113,14 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let scanner_config = ScannerConfig::from_env(lookup)?;
     let events = events_from_env(lookup).await?;
     let log_config = config::log_config(lookup)?;
-    let key = signing_key::local_key(log_config, &options.data_dir)?;
-    let memory = custody::memory(&options.data_dir);
+    let key_file = match &options.key_file {
+        Some(path) => path.clone(),
+        None => signing_key::default_key_file(&options.data_dir)?,
+    };
+    signing_key::place_key_file(&options.data_dir, &key_file)?;
+    let key = signing_key::local_key(&log_config, &key_file)?;
+    let new_log = options.new_log || log_config.new_log;
+    let memory = custody::memory(&key_file);
     let remembered = custody::remembered_size(&memory, &key.verifier()).await?;
     custody::check_before_open(remembered, kv.as_ref(), &options.data_dir, &memory)?;
     let stores = Stores::open(kv.as_ref(), &options.data_dir)?;
@@ -114,7 +134,8 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let origin = key.name().to_owned();
     let mut log = Log::new(Arc::clone(&stores.ledger), &origin, Some(key))
         .expect("the key names the origin")
-        .with_memory(Arc::new(memory))
+        .with_memories(vec![Arc::new(memory), Arc::clone(&stores.signer_memory)])
+        .with_new_log(new_log)
         .with_events(events.clone());
     if let Some(policy) = config::log_policy(lookup, log.verifier_key().as_ref())? {
         tracing::info!(
@@ -128,8 +149,15 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             Arc::new(freedom_shared::adapters::witness_http::HttpWitnesses),
         );
     }
+    let custody = log.custody_status().await?;
+    if new_log && let CustodyStatus::Remembers { size, memory } = &custody {
+        return Err(format!(
+            "--new-log (or FF_LOG_NEW_LOG) says this key signed nothing the ledger does not extend, but the log remembers signing {size} records ({memory}): drop --new-log; it is for a log with no memory of what its key signed"
+        )
+        .into());
+    }
     if let Some(verifier) = log.verifier_key() {
-        tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), memory = %log.memory(), "log checkpoints are signed");
+        tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), custody = %custody, "log checkpoints are signed");
     }
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
@@ -201,14 +229,19 @@ async fn events_from_env(
     }
 }
 
-/// Runs a cosigning round every `interval`, like the fund's once-a-minute
-/// EventBridge rule in production: it asks no witness unless the head moved
-/// or one is behind.
+/// Runs a cosigning round at once (when the ledger holds records), then
+/// every `interval`, like the fund's once-a-minute EventBridge rule in
+/// production: it asks no witness unless the head moved or one is behind.
+/// The first round makes the checkpoint served after a restart witnessed
+/// within seconds.
 async fn cosign_every(log: Arc<Log>, interval: Duration) {
-    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    let mut ticks = tokio::time::interval(interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
+    ticks.tick().await;
+    if !log.head().await.is_ok_and(|head| head.size > 0) {
         ticks.tick().await;
+    }
+    loop {
         match log.cosign(false).await {
             Ok(round) if round.asked => tracing::info!(
                 tree_size = round.tree_size,

@@ -172,7 +172,7 @@ fn configuration_mistakes_stop_start_up_with_a_sentence_naming_the_variable() {
         let dir = tempfile::tempdir().unwrap();
         let output = local_command()
             .args(["--addr", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.path())
+            .arg(dir.path().join("data"))
             .env("FF_AGENT_WRITE_TOKEN", TOKEN)
             .env(variable, value)
             .env("RUST_LOG", "off")
@@ -200,7 +200,7 @@ fn a_half_kv_pair_stops_start_up_naming_the_missing_variable() {
     let dir = tempfile::tempdir().unwrap();
     let output = local_command()
         .args(["--addr", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
+        .arg(dir.path().join("data"))
         .env("FF_KV_REST_API_URL", "https://kv.example")
         .output()
         .unwrap();
@@ -217,7 +217,7 @@ fn a_named_event_bus_without_the_adapter_stops_start_up() {
     let dir = tempfile::tempdir().unwrap();
     let output = local_command()
         .args(["--addr", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
+        .arg(dir.path().join("data"))
         .env("FF_EVENT_BUS_NAME", "some-bus")
         .output()
         .unwrap();
@@ -231,7 +231,9 @@ fn a_named_event_bus_without_the_adapter_stops_start_up() {
     );
 }
 
-#[tokio::test]
+// Multi-threaded: the bridge keeps answering while the test waits on a
+// process that is starting (start-up reads the signer's memory in the store).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_kv_variables_two_processes_on_fresh_data_dirs_share_one_ledger() {
     let redis = freedom_testkit::redis_server::RedisServer::start().unwrap();
     let kv_token = "kv-bridge-secret-value";
@@ -266,7 +268,11 @@ async fn with_kv_variables_two_processes_on_fresh_data_dirs_share_one_ledger() {
     assert_eq!(seen, ledger(&first.base).await);
     // Nothing went to either data dir.
     for dir in [&first_dir, &second_dir] {
-        assert!(!dir.path().join("ledger.sqlite3").exists());
+        assert!(
+            !support::data_dir(dir.path())
+                .join("ledger.sqlite3")
+                .exists()
+        );
     }
     let mut connection = bridge.redis();
     let size: String = redis::cmd("HGET")

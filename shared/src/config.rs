@@ -136,6 +136,9 @@ pub enum ConfigError {
         /// The key's name.
         key_name: String,
     },
+    /// `FF_LOG_NEW_LOG` is neither true nor false.
+    #[error("FF_LOG_NEW_LOG must be true or false (or unset)")]
+    BadNewLog,
 }
 
 /// The log's identity from the environment: its origin and signing key.
@@ -149,10 +152,15 @@ pub struct LogConfig {
     pub origin_configured: bool,
     /// `FF_LOG_SIGNING_KEY`, when set.
     pub signing_key: Option<SigningKey>,
+    /// `FF_LOG_NEW_LOG=true`: the operator says the key has signed nothing
+    /// the ledger does not extend, so with no memory of what it signed the
+    /// log signs the ledger as it is (see `service::log::Log::with_new_log`).
+    pub new_log: bool,
 }
 
-/// Reads `FF_LOG_ORIGIN` and `FF_LOG_SIGNING_KEY`. With a key and no
-/// origin, the origin is the key's name; with both, they must agree.
+/// Reads `FF_LOG_ORIGIN`, `FF_LOG_SIGNING_KEY` and `FF_LOG_NEW_LOG`. With a
+/// key and no origin, the origin is the key's name; with both, they must
+/// agree.
 pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, ConfigError> {
     let origin = lookup("FF_LOG_ORIGIN").filter(|o| !o.trim().is_empty());
     if let Some(origin) = &origin
@@ -169,6 +177,14 @@ pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, 
             })
         })
         .transpose()?;
+    let new_log = match lookup("FF_LOG_NEW_LOG")
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("" | "false" | "0") => false,
+        Some("true" | "1") => true,
+        Some(_) => return Err(ConfigError::BadNewLog),
+    };
     let origin_configured = origin.is_some();
     let origin = match (origin, &signing_key) {
         (Some(origin), Some(key)) if key.name() != origin => {
@@ -185,6 +201,7 @@ pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, 
         origin,
         origin_configured,
         signing_key,
+        new_log,
     })
 }
 

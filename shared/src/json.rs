@@ -41,6 +41,28 @@ pub enum ExactJson {
 }
 
 impl ExactJson {
+    /// Whether some object in the tree names a key twice (`serde_json`
+    /// would keep the last silently; a provider's answer that does is read
+    /// as malformed). Walks with an explicit stack.
+    pub fn repeats_a_key(&self) -> bool {
+        let mut stack = vec![self];
+        while let Some(value) = stack.pop() {
+            match value {
+                ExactJson::Array(items) => stack.extend(items),
+                ExactJson::Object(members) => {
+                    let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+                    keys.sort_unstable();
+                    if keys.windows(2).any(|pair| pair[0] == pair[1]) {
+                        return true;
+                    }
+                    stack.extend(members.iter().map(|(_, v)| v));
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// The JSON type's name, for error messages that must not echo values.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -43,6 +43,8 @@ fn key() -> SigningKey {
     SigningKey::from_seed(ORIGIN, [9; 32]).unwrap()
 }
 
+/// A log on `store` remembering in `memory`, told it is a new log (which
+/// matters only while `memory` holds nothing).
 fn log_with(
     store: Arc<dyn LedgerStore>,
     memory: Arc<dyn SignerMemory>,
@@ -51,6 +53,7 @@ fn log_with(
     Log::new(store, ORIGIN, Some(key()))
         .unwrap()
         .with_memory(memory)
+        .with_new_log(true)
         .with_events(events)
 }
 

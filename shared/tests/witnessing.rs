@@ -1,7 +1,10 @@
 //! The log's cosigning round against witnesses that answer each way the
 //! specification allows (a fake `WitnessClient`): only verifying
 //! cosignatures count, a size hint is followed once, a fork or a bad proof
-//! raises the `log.witness_alarm` event, and failures skip the witness.
+//! raises the `log.witness_alarm` event and stops the log signing, a
+//! larger tree is found before anything is signed, and failures skip the
+//! witness. Before its first signature the log asks the witness what it
+//! holds (an `add-checkpoint` of the empty tree: `old 0`, size 0).
 
 use async_trait::async_trait;
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
@@ -10,7 +13,7 @@ use freedom_shared::ports::event_sink::Recorded;
 use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerStore};
 use freedom_shared::ports::witness_client::{WitnessClient, WitnessReply};
 use freedom_shared::ports::witness_memory::{InProcessWitnesses, WitnessMemory};
-use freedom_shared::service::log::{Log, WITNESS_ALARM};
+use freedom_shared::service::log::{Log, LogError, WITNESS_ALARM};
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::policy::Policy;
@@ -178,17 +181,26 @@ async fn a_size_hint_is_followed_once_from_the_size_named() {
     .await;
     let round = setup.log.cosign(false).await.unwrap();
     assert!(round.quorum_met, "{round:?}");
-    assert_eq!(*setup.fake.seen.lock().unwrap(), [0, 3]);
+    assert_eq!(
+        *setup.fake.seen.lock().unwrap(),
+        [0, 0, 3],
+        "the question of what it holds, then the round"
+    );
     assert_eq!(alarms(&setup.events), 0);
 }
 
+/// Whether `request` is the log asking what the witness holds (the empty
+/// tree from size 0), which a witness holding nothing cosigns.
+fn asks_what_it_holds(request: &AddCheckpoint) -> bool {
+    request.old == 0 && request.checkpoint.split('\n').nth(1) == Some("0")
+}
+
 #[tokio::test]
-async fn a_fork_a_bad_proof_or_a_larger_tree_raises_the_alarm() {
+async fn a_fork_or_a_bad_proof_raises_the_alarm_and_stops_the_log_signing() {
     for behaviour in [
         Box::new(|_: &AddCheckpoint, _: &str| reply(422, Some("text/plain"), "inconsistent\n"))
             as Behaviour,
         Box::new(|_: &AddCheckpoint, _: &str| reply(409, Some("text/plain"), "conflict\n")),
-        Box::new(|_: &AddCheckpoint, _: &str| reply(409, Some("text/x.tlog.size"), "9\n")),
     ] {
         let setup = setup(behaviour).await;
         let round = setup.log.cosign(false).await.unwrap();
@@ -198,7 +210,38 @@ async fn a_fork_a_bad_proof_or_a_larger_tree_raises_the_alarm() {
         let event = &setup.events.events()[0];
         assert_eq!(event.detail["witness"], "W1");
         assert_eq!(event.detail["head"]["size"], 5);
+        assert!(
+            matches!(
+                setup.log.checkpoint().await,
+                Err(LogError::RefusedToSign(_))
+            ),
+            "the log signs nothing more"
+        );
     }
+}
+
+#[tokio::test]
+async fn a_witness_holding_a_larger_tree_is_found_before_anything_is_signed() {
+    let setup = setup(Box::new(|request, text| {
+        if asks_what_it_holds(request) {
+            reply(409, Some("text/x.tlog.size"), "9\n")
+        } else {
+            reply(200, None, witness_key().cosign(text, 1_700_000_000))
+        }
+    }))
+    .await;
+    let refused = setup.log.cosign(false).await;
+    assert!(
+        matches!(&refused, Err(LogError::RefusedToSign(reason)) if reason.contains("9 records")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        *setup.fake.seen.lock().unwrap(),
+        [0],
+        "only the question: nothing was signed or brought"
+    );
+    assert_eq!(alarms(&setup.events), 1);
+    assert_eq!(setup.events.events()[0].detail["head"]["size"], 5);
 }
 
 #[tokio::test]

@@ -6,8 +6,12 @@
 //! cosigning client is tested against it, so a misreading of the
 //! specification shared by the service and `freedom-witness` shows.
 //!
-//! It trusts one log key, keeps its state in memory, and can be stopped
-//! and restarted (with its state, or empty) on the same port.
+//! It trusts one log key, keeps its state in memory, serves the monitoring
+//! read (`GET /<hex SHA-256 of the origin>/checkpoint`) unless told not to,
+//! and can be stopped and restarted (with its state, or empty) on the same
+//! port. Tests can set its clock ahead or behind, and make it answer a
+//! same-size fork with a `409` (the specification's wording before
+//! 2026-07) instead of a `422`.
 
 use crate::stoppable::Stoppable;
 use axum::Router;
@@ -15,11 +19,12 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer as _, Verifier as _};
 use sha2::{Digest as _, Sha256};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 type Hash = [u8; 32];
@@ -40,6 +45,14 @@ struct Inner {
     log_key: ed25519_dalek::VerifyingKey,
     log_id: [u8; 4],
     latest: Mutex<Option<Latest>>,
+    /// The note last cosigned (the checkpoint and this witness's line).
+    note: Mutex<Option<String>>,
+    /// Whether `GET /<origin hash>/checkpoint` is served.
+    monitoring: AtomicBool,
+    /// Seconds added to the system clock in cosignatures.
+    clock_offset: AtomicI64,
+    /// Whether a same-size checkpoint with another root is answered `409`.
+    same_size_conflict: AtomicBool,
 }
 
 /// A running spec-only witness.
@@ -80,6 +93,10 @@ impl SpecWitness {
             log_name,
             log_key: ed25519_dalek::VerifyingKey::from_bytes(&raw).expect("a public key"),
             latest: Mutex::new(None),
+            note: Mutex::new(None),
+            monitoring: AtomicBool::new(true),
+            clock_offset: AtomicI64::new(0),
+            same_size_conflict: AtomicBool::new(false),
         });
         let server = Stoppable::start(routes(&inner));
         SpecWitness { inner, server }
@@ -109,6 +126,25 @@ impl SpecWitness {
         *self.inner.latest.lock().unwrap()
     }
 
+    /// Whether it serves the monitoring read (404 when not).
+    pub fn serve_monitoring(&self, serve: bool) {
+        self.inner.monitoring.store(serve, Ordering::SeqCst);
+    }
+
+    /// Dates its cosignatures `seconds` away from the system clock.
+    pub fn set_clock_offset(&self, seconds: i64) {
+        self.inner.clock_offset.store(seconds, Ordering::SeqCst);
+    }
+
+    /// Answers a checkpoint of the size it holds with another root `409`
+    /// with its size (the specification's wording before 2026-07) rather
+    /// than `422`.
+    pub fn answer_same_size_fork_with_409(&self, conflict: bool) {
+        self.inner
+            .same_size_conflict
+            .store(conflict, Ordering::SeqCst);
+    }
+
     /// Stops answering (the port refuses connections).
     pub fn stop(&mut self) {
         self.server.stop();
@@ -119,6 +155,7 @@ impl SpecWitness {
     pub async fn restart(&mut self, forget: bool) {
         if forget {
             *self.inner.latest.lock().unwrap() = None;
+            *self.inner.note.lock().unwrap() = None;
         }
         self.server.restart(routes(&self.inner)).await;
     }
@@ -127,7 +164,26 @@ impl SpecWitness {
 fn routes(inner: &Arc<Inner>) -> Router {
     Router::new()
         .route("/add-checkpoint", post(add_checkpoint))
+        .route("/{origin_hash}/checkpoint", get(monitoring))
         .with_state(Arc::clone(inner))
+}
+
+/// The monitoring read: the latest checkpoint cosigned, with its line.
+async fn monitoring(
+    State(w): State<Arc<Inner>>,
+    axum::extract::Path(hash): axum::extract::Path<String>,
+) -> Response {
+    let ours: String = Sha256::digest(w.log_name.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if !w.monitoring.load(Ordering::SeqCst) || hash != ours {
+        return plain(StatusCode::NOT_FOUND, "not found\n");
+    }
+    match w.note.lock().unwrap().clone() {
+        Some(note) => plain(StatusCode::OK, &note),
+        None => plain(StatusCode::NOT_FOUND, "nothing cosigned\n"),
+    }
 }
 
 fn answer(status: StatusCode, content_type: &'static str, body: String) -> Response {
@@ -274,6 +330,17 @@ async fn add_checkpoint(State(w): State<Arc<Inner>>, body: Bytes) -> Response {
             format!("{}\n", known.size),
         );
     }
+    if old == size
+        && size == known.size
+        && root != known.root
+        && w.same_size_conflict.load(Ordering::SeqCst)
+    {
+        return answer(
+            StatusCode::CONFLICT,
+            "text/x.tlog.size",
+            format!("{}\n", known.size),
+        );
+    }
     let ok = if size == 0 {
         root == empty && proof.is_empty()
     } else if old == 0 {
@@ -286,18 +353,18 @@ async fn add_checkpoint(State(w): State<Arc<Inner>>, body: Bytes) -> Response {
     }
     *latest = Some(Latest { size, root });
     drop(latest);
-    let time = std::time::SystemTime::now()
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
+    let time = now.saturating_add_signed(w.clock_offset.load(Ordering::SeqCst));
     let mut message = format!("cosignature/v1\ntime {time}\n").into_bytes();
     message.extend_from_slice(text.as_bytes());
     let public = typed(0x04, w.key.verifying_key().as_bytes());
     let mut sig = key_id(&w.name, &public).to_vec();
     sig.extend_from_slice(&time.to_be_bytes());
     sig.extend_from_slice(&w.key.sign(&message).to_bytes());
-    plain(
-        StatusCode::OK,
-        &format!("\u{2014} {} {}\n", w.name, B64.encode(sig)),
-    )
+    let line = format!("\u{2014} {} {}\n", w.name, B64.encode(sig));
+    *w.note.lock().unwrap() = Some(format!("{note}{line}"));
+    plain(StatusCode::OK, &line)
 }

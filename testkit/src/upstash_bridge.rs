@@ -130,6 +130,47 @@ impl UpstashBridge {
     }
 }
 
+/// A snapshot of a Redis database: every key with its `DUMP`.
+pub type Snapshot = Vec<(String, Vec<u8>)>;
+
+/// Every key of the database `redis` talks to, with its `DUMP` (what a
+/// backup of the database holds).
+pub async fn dump_all(redis: &mut MultiplexedConnection) -> Snapshot {
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(redis)
+        .await
+        .expect("KEYS");
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let bytes: Vec<u8> = redis::cmd("DUMP")
+            .arg(&key)
+            .query_async(redis)
+            .await
+            .expect("DUMP");
+        out.push((key, bytes));
+    }
+    out
+}
+
+/// The database as `snapshot` had it, everything else gone (a database
+/// restored from a backup).
+pub async fn restore_all(redis: &mut MultiplexedConnection, snapshot: &Snapshot) {
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(redis)
+        .await
+        .expect("FLUSHALL");
+    for (key, bytes) in snapshot {
+        let _: () = redis::cmd("RESTORE")
+            .arg(key)
+            .arg(0)
+            .arg(bytes)
+            .query_async(redis)
+            .await
+            .expect("RESTORE");
+    }
+}
+
 enum Mode {
     Single,
     Pipeline,

@@ -43,11 +43,12 @@ impl FundLambda {
             });
         };
         let stores = start.stores;
-        let mut log = Log::configured(Arc::clone(&stores.ledger), config::log_config(&lookup)?)
-            .with_events(start.events.clone());
-        if let Some(memory) = stores.signer_memory {
-            log = log.with_memory(memory);
-        }
+        let log_config = config::log_config(&lookup)?;
+        let new_log = log_config.new_log;
+        let mut log = Log::configured(Arc::clone(&stores.ledger), log_config)
+            .with_events(start.events.clone())
+            .with_memory(stores.signer_memory)
+            .with_new_log(new_log);
         if let Some(policy) = config::log_policy(&lookup, log.verifier_key().as_ref())? {
             log = log.with_witnesses(policy, stores.witness_memory, Arc::new(HttpWitnesses));
         }
@@ -55,6 +56,11 @@ impl FundLambda {
             tracing::warn!(
                 "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
             );
+        } else {
+            match log.custody_status().await {
+                Ok(status) => tracing::info!(custody = %status, "the log's signer"),
+                Err(error) => tracing::warn!(%error, "cannot read the log's memory yet"),
+            }
         }
         let state = AppState::new(stores.ledger, start.write_token)
             .with_events(start.events)

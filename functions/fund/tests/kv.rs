@@ -212,6 +212,7 @@ async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
     let log = Log::new(Arc::clone(&store), "fund.example/log", Some(key))
         .unwrap()
         .with_memory(Arc::new(KvSignerMemory::new(client(), "ff:")))
+        .with_new_log(true)
         .with_events(events.clone());
     let state = fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log);
     let router = fund::app(state);

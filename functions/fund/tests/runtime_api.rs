@@ -181,3 +181,115 @@ async fn the_scheduled_event_runs_a_cosigning_round() {
     plain.invoke(event("fund-scheduled-cosign.json"));
     assert_eq!(plain.answer().await.body["cosign"], "no witness policy");
 }
+
+/// `fund-post-decision.json` with the record's id `id`.
+fn post_decision(id: &str) -> Value {
+    let mut event = event("fund-post-decision.json");
+    let mut record: Value = serde_json::from_str(event["body"].as_str().unwrap()).unwrap();
+    record["id"] = id.into();
+    event["body"] = record.to_string().into();
+    event
+}
+
+/// `fund-get-ledger.json` asking for `path` instead.
+fn get_path(path: &str, query: &str) -> Value {
+    let mut event = event("fund-get-ledger.json");
+    event["rawPath"] = path.into();
+    event["routeKey"] = format!("GET {path}").into();
+    event["requestContext"]["http"]["path"] = path.into();
+    event["rawQueryString"] = query.into();
+    event["queryStringParameters"] = serde_json::Map::from_iter(
+        query
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(k, v)| (k.to_owned(), Value::from(v))),
+    )
+    .into();
+    event
+}
+
+/// Finding 2 under the Lambda: its only memory is a KV key, restored with
+/// the ledger when Redis is restored from a snapshot. A new instance asks
+/// the witness what it holds before it signs, and refuses the other
+/// history grown on the restored store: the checkpoint of the head, proofs
+/// and the scheduled round answer refusals, appends and reads go on, and
+/// no fork reaches the witness.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_restored_from_a_snapshot_is_never_signed_past_what_the_witness_holds() {
+    use freedom_shared::tlog::note::SigningKey;
+    let redis = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
+    let log_key = SigningKey::from_seed("fund.example.com/log", [6; 32]).unwrap();
+    let witness = freedom_testkit::spec_witness::SpecWitness::start(
+        "w1.example",
+        [7; 32],
+        &log_key.verifier().to_text(),
+    )
+    .await;
+    let policy = format!(
+        "witness W1 {} {}\nquorum W1\n",
+        witness.vkey(),
+        witness.url()
+    );
+    let private = log_key.to_private_text();
+    let env = [
+        ("FF_KV_REST_API_URL", bridge.url()),
+        ("FF_KV_REST_API_TOKEN", "kv-token"),
+        ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token"),
+        ("FF_LOG_SIGNING_KEY", private.as_str()),
+        ("FF_LOG_POLICY", policy.as_str()),
+    ];
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    let status = |answer: &freedom_testkit::lambda_runtime_api::Answer| {
+        answer.body["statusCode"].as_u64().unwrap_or_default()
+    };
+    let mut connection = bridge.redis();
+    let snapshot = {
+        let _first = Killed(spawn(&runtime, &env));
+        for id in ["a1", "a2"] {
+            runtime.invoke(post_decision(id));
+            assert_eq!(status(&runtime.answer().await), 201);
+        }
+        runtime.invoke(event("fund-scheduled-cosign.json"));
+        assert_eq!(runtime.answer().await.body["quorumMet"], true);
+        let snapshot = freedom_testkit::upstash_bridge::dump_all(&mut connection).await;
+        for id in ["a3", "a4"] {
+            runtime.invoke(post_decision(id));
+            assert_eq!(status(&runtime.answer().await), 201);
+        }
+        runtime.invoke(event("fund-scheduled-cosign.json"));
+        assert_eq!(runtime.answer().await.body["quorumMet"], true);
+        snapshot
+    };
+    assert_eq!(witness.latest().unwrap().size, 4);
+
+    freedom_testkit::upstash_bridge::restore_all(&mut connection, &snapshot).await;
+    let _second = Killed(spawn(&runtime, &env));
+    for id in ["b3", "b4"] {
+        runtime.invoke(post_decision(id));
+        assert_eq!(status(&runtime.answer().await), 201, "appends go on");
+    }
+    for (path, query) in [
+        ("/log/checkpoint", "head=1"),
+        ("/api/freedom-fund", "view=proof&seq=1&size=4"),
+    ] {
+        runtime.invoke(get_path(path, query));
+        let answer = runtime.answer().await;
+        assert_eq!(status(&answer), 500, "{path}?{query}: {}", answer.body);
+    }
+    runtime.invoke(event("fund-scheduled-cosign.json"));
+    assert_eq!(
+        runtime.answer().await.kind,
+        "error",
+        "the round signs nothing"
+    );
+    runtime.invoke(event("fund-get-ledger.json"));
+    assert_eq!(status(&runtime.answer().await), 200, "reads go on");
+    assert_eq!(
+        witness.latest().unwrap().size,
+        4,
+        "no fork reached the witness"
+    );
+}

@@ -545,6 +545,7 @@ async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() 
         Log::new(store, ORIGIN, Some(signing_key()))
             .unwrap()
             .with_memory(Arc::clone(memory))
+            .with_new_log(true)
     };
     let log = log_on(&first, &memory);
     log.inclusion(1, None).await.unwrap();

@@ -52,21 +52,34 @@ pub fn local_command() -> Command {
     command
 }
 
-/// Starts `freedom-local` on a free port and waits for its "listening" line.
-pub fn start(data_dir: &Path) -> Running {
-    start_with(data_dir, &[]).0
+/// The data dir of a run whose files live in `home`: `<home>/data`, so
+/// the key file (by default `<data-dir>.key`) lands in `home` too.
+pub fn data_dir(home: &Path) -> std::path::PathBuf {
+    home.join("data")
+}
+
+/// The key file of a run in `home`: `<home>/data.key`.
+pub fn key_file(home: &Path) -> std::path::PathBuf {
+    home.join("data.key")
+}
+
+/// Starts `freedom-local` on a free port with its files in `home` (the data
+/// dir `<home>/data`, the key file beside it) and waits for its
+/// "listening" line.
+pub fn start(home: &Path) -> Running {
+    start_with(home, &[]).0
 }
 
 /// Starts it with extra environment; also returns the "listening" line.
-pub fn start_with(data_dir: &Path, env: &[(&str, &str)]) -> (Running, String) {
-    start_with_args(data_dir, env, &[])
+pub fn start_with(home: &Path, env: &[(&str, &str)]) -> (Running, String) {
+    start_with_args(home, env, &[])
 }
 
 /// Starts it with extra environment and options.
-pub fn start_with_args(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (Running, String) {
+pub fn start_with_args(home: &Path, env: &[(&str, &str)], args: &[&str]) -> (Running, String) {
     let mut child = local_command()
         .args(["--addr", "127.0.0.1:0", "--no-schedule", "--data-dir"])
-        .arg(data_dir)
+        .arg(data_dir(home))
         .args(args)
         .env("FF_AGENT_WRITE_TOKEN", TOKEN)
         .env("RUST_LOG", "info")
@@ -75,11 +88,13 @@ pub fn start_with_args(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> 
         .spawn()
         .expect("freedom-local starts");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut before = Vec::new();
     let (addr, listening) = loop {
-        let line = lines
-            .next()
-            .expect("freedom-local logs before exiting")
-            .unwrap();
+        let Some(line) = lines.next() else {
+            panic!("freedom-local stopped before listening: {before:#?}");
+        };
+        let line = line.unwrap();
+        before.push(line.clone());
         if line.contains("freedom-local listening") {
             let at = line
                 .find("addr=")
@@ -92,7 +107,7 @@ pub fn start_with_args(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> 
         }
     };
     // Keep draining the log so the child never blocks on a full pipe.
-    let log = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::new(Mutex::new(before));
     let kept = Arc::clone(&log);
     std::thread::spawn(move || {
         for line in lines.map_while(Result::ok) {
@@ -139,12 +154,18 @@ pub fn stop(mut server: Running) {
     );
 }
 
-/// Starts it on `data_dir` with `env`, expecting start-up to stop: its
-/// stderr.
-pub fn refused_start(data_dir: &Path, env: &[(&str, &str)]) -> String {
+/// Starts it with its files in `home` and `env`, expecting start-up to
+/// stop: its stderr.
+pub fn refused_start(home: &Path, env: &[(&str, &str)]) -> String {
+    refused_start_with_args(home, env, &[])
+}
+
+/// Starts it with extra options too, expecting start-up to stop.
+pub fn refused_start_with_args(home: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
     let output = local_command()
         .args(["--addr", "127.0.0.1:0", "--no-schedule", "--data-dir"])
-        .arg(data_dir)
+        .arg(data_dir(home))
+        .args(args)
         .env("FF_AGENT_WRITE_TOKEN", TOKEN)
         .env("RUST_LOG", "off")
         .envs(env.iter().copied())

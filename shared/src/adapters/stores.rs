@@ -16,11 +16,11 @@ pub struct Stores {
     pub ledger: Arc<dyn LedgerStore>,
     /// The scanner run's lock and state.
     pub scan: Arc<dyn ScanStore>,
-    /// Where the log's signer remembers the largest checkpoint it signed,
-    /// on the same store under a key of its own (the KV store; the
-    /// embedded store leaves it to the process: freedom-local keeps it in
-    /// a file beside the key).
-    pub signer_memory: Option<Arc<dyn SignerMemory>>,
+    /// The store's copy of the largest checkpoint the log's signer signed,
+    /// under a key (KV) or in a row (SQLite) of its own. It is restored or
+    /// lost with the store, so freedom-local also keeps one beside its key
+    /// file and the witnesses are the memory of last resort.
+    pub signer_memory: Arc<dyn SignerMemory>,
     /// What the log keeps of its witnesses, on the same store.
     pub witness_memory: Arc<dyn WitnessMemory>,
     /// Which store this is, for the start-up log (never the token).
@@ -55,10 +55,7 @@ impl Stores {
         Ok(Stores {
             ledger: Arc::new(KvLedgerStore::new(client.clone(), &config.prefix)),
             scan: Arc::new(KvScanStore::new(client.clone(), &config.prefix)),
-            signer_memory: Some(Arc::new(KvSignerMemory::new(
-                client.clone(),
-                &config.prefix,
-            ))),
+            signer_memory: Arc::new(KvSignerMemory::new(client.clone(), &config.prefix)),
             witness_memory: Arc::new(KvWitnessMemory::new(client, &config.prefix)),
             description: format!(
                 "KV REST store at {} (from {}, key prefix {:?})",
@@ -78,11 +75,13 @@ impl Stores {
     /// The embedded store in `data_dir`.
     #[cfg(feature = "embedded")]
     pub fn embedded(data_dir: &Path) -> Result<Stores, StoreError> {
-        use super::embedded::{SqliteLedgerStore, SqliteScanStore, SqliteWitnessMemory};
+        use super::embedded::{
+            SqliteLedgerStore, SqliteScanStore, SqliteSignerMemory, SqliteWitnessMemory,
+        };
         Ok(Stores {
             ledger: Arc::new(SqliteLedgerStore::open(data_dir)?),
             scan: Arc::new(SqliteScanStore::open(data_dir)?),
-            signer_memory: None,
+            signer_memory: Arc::new(SqliteSignerMemory::open(data_dir)?),
             witness_memory: Arc::new(SqliteWitnessMemory::open(data_dir)?),
             description: format!("embedded store (SQLite) in {}", data_dir.display()),
         })

@@ -17,6 +17,10 @@ pub const TOP_HOLDERS: usize = 10;
 /// The largest share of supply the top holders may have for the
 /// `holders_spread` check to pass (50 %).
 pub const MAX_TOP_HOLDERS_SHARE: Decimal = Decimal::from_parts(5, 0, 0, false, 1);
+/// The way the largest accounts are read now: holders cached by an older,
+/// looser reading (without this number) are fetched again.
+pub const HOLDERS_READING: u8 = 2;
+
 /// How many tokens' holders one run reads at most (each one
 /// `getTokenLargestAccounts` call).
 pub const MAX_HOLDER_FETCHES: usize = 20;
@@ -45,19 +49,34 @@ pub struct CachedHolders {
     pub holdings: Option<Vec<Holding>>,
     /// The answers they were read from.
     pub provenance: Vec<ProvenanceEntry>,
+    /// How they were read ([`HOLDERS_READING`]; 0 in holders cached
+    /// before).
+    #[serde(default)]
+    pub reading: u8,
+}
+
+impl CachedHolders {
+    /// Whether the cached answer is still fresh at `now`: younger than
+    /// [`super::RISK_CACHE_TTL`] and read the way holders are read now.
+    pub fn is_fresh(&self, now: DateTime<Utc>) -> bool {
+        now - self.fetched_at < super::RISK_CACHE_TTL && self.reading == HOLDERS_READING
+    }
 }
 
 /// The share of `supply` the [`TOP_HOLDERS`] largest holders have, leaving
 /// out the burn address and accounts owned by one of `pools`; `None` when
-/// an owner is not known (it could be a pool or a holder) or there is no
-/// supply.
+/// an owner is not known (it could be a pool or a holder), the list is
+/// empty, or there is no supply. The list is sorted here, largest first:
+/// the order of the provider's answer is never trusted.
 pub fn top_share(holdings: &[Holding], pools: &[String], supply: u128) -> Option<Decimal> {
-    if supply == 0 {
+    if supply == 0 || holdings.is_empty() {
         return None;
     }
+    let mut sorted: Vec<&Holding> = holdings.iter().collect();
+    sorted.sort_by_key(|holding| std::cmp::Reverse(holding.amount));
     let mut counted: u128 = 0;
     let mut holders = 0usize;
-    for holding in holdings {
+    for holding in sorted {
         let owner = holding.owner.as_deref()?;
         if owner == BURN_ADDRESS || pools.iter().any(|pool| pool == owner) {
             continue;

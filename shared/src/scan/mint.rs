@@ -7,6 +7,10 @@
 //! Only an explicit JSON `null` is a revoked authority or an unset
 //! extension field: an absent field, or one of another type, is unknown
 //! (fail closed), so no reading of a malformed answer can pass a check.
+//! Names and enumerations are matched exactly, byte for byte: an extension
+//! whose name is a known one with a hidden character, another case or
+//! white space is not that extension (and not understood), and an
+//! extension listed twice is read as neither entry.
 
 use super::Authority;
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -111,11 +115,15 @@ pub enum Extension {
     NonTransferable,
     /// `defaultAccountState`: the state new token accounts start in.
     DefaultAccountState {
-        /// `accountState` (`initialized`, `frozen`), `None` when unreadable.
+        /// `accountState` (`initialized`, `frozen`, or anything else the
+        /// answer says), `None` when not a string.
         account_state: Option<String>,
     },
     /// `pausableConfig`: an authority may pause every transfer.
     PausableConfig {
+        /// `authority`: who may pause transfers (`null`: nobody).
+        #[serde(default = "unknown_field")]
+        authority: Field<String>,
         /// `paused`, `None` when unreadable.
         paused: Option<bool>,
     },
@@ -127,9 +135,17 @@ pub enum Extension {
     /// Any other extension, by its name (`unparseableExtension` when the
     /// decoder could not read it).
     Other {
-        /// The extension's name.
+        /// The extension's name, its hidden characters removed for display.
         name: String,
+        /// Whether the name as sent is exactly one of the
+        /// [`HARMLESS_EXTENSIONS`].
+        #[serde(default)]
+        harmless: bool,
     },
+}
+
+fn unknown_field() -> Field<String> {
+    Field::Unknown
 }
 
 impl Extension {
@@ -159,6 +175,7 @@ impl Extension {
                     .map(str::to_owned),
             },
             "pausableConfig" => Extension::PausableConfig {
+                authority: Field::address(state, "authority"),
                 paused: state.get("paused").and_then(Value::as_bool),
             },
             "mintCloseAuthority" => Extension::MintCloseAuthority {
@@ -166,6 +183,7 @@ impl Extension {
             },
             other => Extension::Other {
                 name: super::text::visible(other, 64),
+                harmless: HARMLESS_EXTENSIONS.contains(&other),
             },
         }
     }
@@ -278,24 +296,70 @@ impl MintAccount {
     }
 }
 
+/// What a mint's extension list says of one extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed<'a> {
+    /// It is not in the list.
+    Absent,
+    /// It is, once.
+    Once(&'a Extension),
+    /// It is more than once: which entry holds is not known.
+    Repeated,
+}
+
 impl Mint {
     /// The mint's extension called `name` (in the checks' reading).
     pub fn extension(&self, name: &str) -> Option<&Extension> {
-        self.extensions
-            .as_deref()?
+        match self.listed(name) {
+            Listed::Once(extension) => Some(extension),
+            Listed::Absent | Listed::Repeated => None,
+        }
+    }
+
+    /// Whether the extension called `name` is listed, once or more.
+    pub fn listed(&self, name: &str) -> Listed<'_> {
+        let mut found = self
+            .extensions
+            .as_deref()
+            .unwrap_or_default()
             .iter()
-            .find(|e| e.name() == name)
+            .filter(|e| e.name() == name);
+        match (found.next(), found.next()) {
+            (None, _) => Listed::Absent,
+            (Some(extension), None) => Listed::Once(extension),
+            (Some(_), Some(_)) => Listed::Repeated,
+        }
+    }
+
+    /// The names listed more than once.
+    pub fn repeated(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .extensions
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(Extension::name)
+            .collect();
+        names.sort_unstable();
+        let mut repeated: Vec<&str> = names
+            .windows(2)
+            .filter(|pair| pair[0] == pair[1])
+            .map(|pair| pair[0])
+            .collect();
+        repeated.dedup();
+        repeated
     }
 
     /// The transfer fee in force at `epoch` (`newerTransferFee` once its
     /// epoch has come, else `olderTransferFee`); when the epoch is not
     /// known, the higher of the two. `Some(None)`: no fee extension;
-    /// `None`: a fee extension that does not read.
+    /// `None`: a fee extension that does not read (or is listed twice).
     pub fn fee_in_force(&self, epoch: Option<u64>) -> Option<Option<FeeInForce>> {
-        let Some(Extension::TransferFeeConfig { older, newer }) =
-            self.extension("transferFeeConfig")
-        else {
-            return Some(None);
+        let (older, newer) = match self.listed("transferFeeConfig") {
+            Listed::Absent => return Some(None),
+            Listed::Repeated => return None,
+            Listed::Once(Extension::TransferFeeConfig { older, newer }) => (older, newer),
+            Listed::Once(_) => return None,
         };
         let (older, newer) = ((*older)?, (*newer)?);
         let fee = match epoch {
@@ -326,7 +390,24 @@ impl Extension {
             Extension::DefaultAccountState { .. } => "defaultAccountState",
             Extension::PausableConfig { .. } => "pausableConfig",
             Extension::MintCloseAuthority { .. } => "mintCloseAuthority",
-            Extension::Other { name } => name,
+            Extension::Other { name, .. } => name,
+        }
+    }
+}
+
+impl Mint {
+    /// The transfer fee scheduled for a later epoch than `epoch`, in basis
+    /// points (`newerTransferFee` whose epoch has not come): a holder pays
+    /// it when selling then, so it is judged now. `None` when none is
+    /// scheduled or the epoch is not known (then the higher of the two is
+    /// already the fee in force).
+    pub fn scheduled_fee_bps(&self, epoch: Option<u64>) -> Option<(u16, u64)> {
+        let epoch = epoch?;
+        match self.extension("transferFeeConfig") {
+            Some(Extension::TransferFeeConfig {
+                newer: Some(newer), ..
+            }) if newer.epoch > epoch => Some((newer.transfer_fee_basis_points, newer.epoch)),
+            _ => None,
         }
     }
 }

@@ -95,6 +95,16 @@ pub struct Risk {
     pub score: Option<f64>,
 }
 
+/// The way RugCheck's reports are read now: a report cached by an older,
+/// looser reading (without this number) is fetched again.
+pub const RISK_READING: u8 = 2;
+
+/// RugCheck's risk levels known to be no danger, matched byte for byte.
+pub const SAFE_RISK_LEVELS: [&str; 2] = ["info", "warn"];
+
+/// RugCheck's risk level that fails `no_danger_risk`.
+pub const DANGER_LEVEL: &str = "danger";
+
 /// Most bytes of risk names a cached report keeps per token.
 pub const MAX_RISK_BYTES: usize = 16 * 1024;
 /// Longest risk name kept, in characters.
@@ -116,6 +126,15 @@ pub struct RiskReport {
     /// `None` where RugCheck gives no figure.
     #[serde(default)]
     pub lp_locked_pct: Option<f64>,
+    /// Why the risks cannot be read, when they cannot (no `risks` list, a
+    /// risk without a readable name and level, a level not known):
+    /// `no_danger_risk` is then unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+    /// How the report was read ([`RISK_READING`]; 0 in reports cached
+    /// before).
+    #[serde(default)]
+    pub reading: u8,
 }
 
 impl RiskReport {
@@ -128,10 +147,10 @@ impl RiskReport {
         let risks = self
             .risks
             .into_iter()
-            .filter(|risk| risk.level.eq_ignore_ascii_case("danger"))
+            .filter(|risk| risk.level == DANGER_LEVEL)
             .map(|risk| Risk {
                 name: text::visible(&risk.name, MAX_RISK_NAME_CHARS),
-                level: "danger".to_owned(),
+                level: DANGER_LEVEL.to_owned(),
                 score: risk.score,
             })
             .take_while(|risk| {
@@ -161,9 +180,15 @@ pub struct CachedRisk {
 
 impl CachedRisk {
     /// Whether the cached answer is still fresh at `now`: younger than
-    /// [`RISK_CACHE_TTL`], and with its provenance.
+    /// [`RISK_CACHE_TTL`], with its provenance, and read the way reports
+    /// are read now ([`RISK_READING`]).
     pub fn is_fresh(&self, now: DateTime<Utc>) -> bool {
-        !self.provenance.is_empty() && now - self.fetched_at < RISK_CACHE_TTL
+        !self.provenance.is_empty()
+            && now - self.fetched_at < RISK_CACHE_TTL
+            && self
+                .report
+                .as_ref()
+                .is_none_or(|report| report.reading == RISK_READING)
     }
 }
 

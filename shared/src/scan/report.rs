@@ -311,6 +311,8 @@ mod tests {
         use crate::scan::{CachedRisk, MAX_RISK_BYTES, Risk, RiskReport, UniverseToken};
         let huge = RiskReport {
             lp_locked_pct: None,
+            unreadable: None,
+            reading: crate::scan::RISK_READING,
             score: None,
             score_normalised: None,
             risks: (0..2000)

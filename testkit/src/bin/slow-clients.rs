@@ -128,7 +128,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // This process holds `count` sockets too.
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let dir = tempfile::tempdir()?;
-    let (mut child, addr) = start(&binary, dir.path());
+    let (mut child, addr) = start(&binary, &dir.path().join("data"));
     let pid = child.id();
 
     let client = reqwest::Client::new();

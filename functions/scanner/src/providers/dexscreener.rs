@@ -84,8 +84,7 @@ pub fn parse_pairs(
     body: &[u8],
     requested: &[String],
 ) -> Result<BTreeMap<String, Option<MarketQuote>>, ProviderError> {
-    let answer: PairsAnswer = serde_json::from_slice(body)
-        .map_err(|_| ProviderError::Malformed("expected an array of pairs"))?;
+    let answer: PairsAnswer = super::wire::read(body, "expected an array of pairs")?;
     let mut best: BTreeMap<String, Option<MarketQuote>> =
         requested.iter().map(|m| (m.clone(), None)).collect();
     let mut pools: BTreeMap<&str, Vec<String>> = BTreeMap::new();

@@ -5,7 +5,9 @@
 use super::wire::RiskSummary;
 use super::{Http, ProviderError, RUGCHECK, Received};
 use freedom_shared::scan::provenance::http_request;
-use freedom_shared::scan::{MAX_RISK_NAME_CHARS, Risk, RiskReport};
+use freedom_shared::scan::{
+    DANGER_LEVEL, MAX_RISK_NAME_CHARS, RISK_READING, Risk, RiskReport, SAFE_RISK_LEVELS,
+};
 use tokio::time::Instant;
 
 /// The RugCheck client.
@@ -58,32 +60,53 @@ impl RugCheck {
 }
 
 /// Reads a report summary's body; one with `error` is not a report. Only
-/// what the checks use is kept ([`RiskReport::bounded`]).
+/// what the checks use is kept ([`RiskReport::bounded`]). The risks are read
+/// exactly: no `risks` list (absent or `null`), a risk without a readable
+/// name and level, or a level other than `info`, `warn` and `danger` byte
+/// for byte, makes the risks unreadable (the check is unknown), never
+/// empty.
 pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
-    let summary: RiskSummary = serde_json::from_slice(body)
-        .map_err(|_| ProviderError::Malformed("not a report summary"))?;
+    let summary: RiskSummary = super::wire::read(body, "not a report summary")?;
     if summary.error.get().is_some() {
         return Err(ProviderError::Malformed(
             "an error body with a success status",
         ));
     }
-    let risks = summary
-        .risks
-        .iter()
-        .flatten()
-        .filter_map(|risk| risk.get())
-        .filter(|risk| risk.level.eq_ignore_ascii_case("danger"))
-        .map(|risk| Risk {
-            name: risk.name.chars().take(MAX_RISK_NAME_CHARS).collect(),
-            level: risk.level.clone(),
-            score: risk.score.get().copied(),
-        })
-        .collect();
+    let mut unreadable = None;
+    let mut risks = Vec::new();
+    match &summary.risks {
+        None => unreadable = Some("RugCheck's report has no risks list".to_owned()),
+        Some(entries) => {
+            for entry in entries {
+                match entry.get() {
+                    Some(risk) if !risk.name.trim().is_empty() => {
+                        if risk.level == DANGER_LEVEL {
+                            risks.push(Risk {
+                                name: risk.name.chars().take(MAX_RISK_NAME_CHARS).collect(),
+                                level: risk.level.clone(),
+                                score: risk.score.get().copied(),
+                            });
+                        } else if !SAFE_RISK_LEVELS.contains(&risk.level.as_str()) {
+                            unreadable = Some(format!(
+                                "a risk's level is not one known ({}, {}, {DANGER_LEVEL})",
+                                SAFE_RISK_LEVELS[0], SAFE_RISK_LEVELS[1]
+                            ));
+                        }
+                    }
+                    _ => {
+                        unreadable = Some("a risk without a readable name and level".to_owned());
+                    }
+                }
+            }
+        }
+    }
     Ok(RiskReport {
         score: summary.score.get().copied(),
         score_normalised: summary.score_normalised.get().copied(),
         risks,
         lp_locked_pct: summary.lp_locked_pct.get().copied(),
+        unreadable,
+        reading: RISK_READING,
     }
     .bounded())
 }

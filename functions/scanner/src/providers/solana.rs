@@ -154,8 +154,7 @@ pub fn parse_accounts(
     body: &[u8],
     expected: usize,
 ) -> Result<(Vec<AccountSlot>, Option<u64>), ProviderError> {
-    let answer: RpcAnswer = serde_json::from_slice(body)
-        .map_err(|_| ProviderError::Malformed("not a JSON-RPC answer"))?;
+    let answer: RpcAnswer = super::wire::read(body, "not a JSON-RPC answer")?;
     if let Some(error) = answer.error.get() {
         return Err(rpc_error(error));
     }
@@ -170,11 +169,14 @@ pub fn parse_accounts(
     Ok((result.value, result.context.0.map(|c| c.slot)))
 }
 
-/// The accounts in a `getTokenLargestAccounts` answer's body (those whose
-/// amount reads; `None` for an error object), and the slot it was read at.
+/// The accounts in a `getTokenLargestAccounts` answer's body (`None` for an
+/// error object), and the slot it was read at. Every account must read: an
+/// address and an amount that is a non-negative integer as a string of
+/// digits; one that does not (a JSON number, an exponent, a sign) makes the
+/// whole answer malformed, so the holders are unknown rather than counted
+/// without it.
 pub fn parse_largest(body: &[u8]) -> Result<(Option<Vec<Balance>>, Option<u64>), ProviderError> {
-    let answer: LargestAnswer = serde_json::from_slice(body)
-        .map_err(|_| ProviderError::Malformed("not a JSON-RPC answer"))?;
+    let answer: LargestAnswer = super::wire::read(body, "not a JSON-RPC answer")?;
     if answer.error.get().is_some() {
         return Ok((None, None));
     }
@@ -184,9 +186,17 @@ pub fn parse_largest(body: &[u8]) -> Result<(Option<Vec<Balance>>, Option<u64>),
     let accounts = result
         .value
         .iter()
-        .filter_map(|account| account.get())
-        .filter_map(|account| Some((account.address.clone(), account.amount.parse().ok()?)))
-        .collect();
+        .map(|account| {
+            let account = account.get()?;
+            let digits =
+                !account.amount.is_empty() && account.amount.bytes().all(|b| b.is_ascii_digit());
+            let amount = account.amount.parse().ok().filter(|_| digits)?;
+            Some((account.address.clone(), amount))
+        })
+        .collect::<Option<Vec<Balance>>>()
+        .ok_or(ProviderError::Malformed(
+            "a largest account without an address and a whole amount as a string of digits",
+        ))?;
     Ok((Some(accounts), result.context.0.map(|c| c.slot)))
 }
 

@@ -7,10 +7,26 @@
 //! instead of refusing the whole answer. Only what the scanner cannot read
 //! around (the envelope itself) makes an answer malformed.
 
+use super::ProviderError;
 use rust_decimal::Decimal;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::str::FromStr;
+
+/// Reads a provider's answer as `T`: a body that is not JSON, or whose
+/// objects name a key twice (which a reader would take the last of
+/// silently), is malformed (`what` says what was expected).
+pub fn read<T: DeserializeOwned>(body: &[u8], what: &'static str) -> Result<T, ProviderError> {
+    match freedom_shared::json::parse_exact(body) {
+        Ok(tree) if tree.repeats_a_key() => {
+            return Err(ProviderError::Malformed("an object names a key twice"));
+        }
+        Ok(_) => {}
+        Err(_) => return Err(ProviderError::Malformed(what)),
+    }
+    serde_json::from_slice(body).map_err(|_| ProviderError::Malformed(what))
+}
 
 /// A value that reads as unknown (`None`) when it is absent, `null`, or not
 /// a `T`.
@@ -140,7 +156,8 @@ pub struct PriceChange {
 pub(crate) struct RiskSummary {
     /// Present when RugCheck answers an error with a success status.
     pub error: Loose<Value>,
-    /// The listed risks (`null` or absent: none; another type: malformed).
+    /// The listed risks (`null` or absent: not read; another type:
+    /// malformed).
     pub risks: Option<Vec<Loose<RiskEntry>>>,
     /// The raw score.
     pub score: Loose<f64>,

@@ -13,10 +13,10 @@ use crate::providers::{ProviderConfig, ProviderError, Received};
 use bytes::Bytes;
 use chrono::{DateTime, TimeDelta, Utc};
 use freedom_shared::errors::ErrorChain;
-use freedom_shared::scan::holders::{CachedHolders, Holding, MAX_HOLDER_FETCHES};
+use freedom_shared::scan::CachedRisk;
+use freedom_shared::scan::holders::{CachedHolders, HOLDERS_READING, Holding, MAX_HOLDER_FETCHES};
 use freedom_shared::scan::provenance::{Provenance, ProvenanceEntry, sha256_hex};
 use freedom_shared::scan::report::ScannerState;
-use freedom_shared::scan::{CachedRisk, RISK_CACHE_TTL};
 use futures_util::future::join_all;
 use std::collections::BTreeMap;
 use tokio::time::Instant;
@@ -90,12 +90,7 @@ impl ScanRunner {
             .collect();
         let stale_holders: Vec<String> = mints
             .iter()
-            .filter(|m| {
-                state
-                    .holders_cache
-                    .get(*m)
-                    .is_none_or(|h| now - h.fetched_at >= RISK_CACHE_TTL)
-            })
+            .filter(|m| state.holders_cache.get(*m).is_none_or(|h| !h.is_fresh(now)))
             .take(MAX_HOLDER_FETCHES)
             .cloned()
             .collect();
@@ -168,6 +163,7 @@ impl ScanRunner {
                             fetched_at: now,
                             holdings,
                             provenance,
+                            reading: HOLDERS_READING,
                         },
                     );
                 }

@@ -9,7 +9,9 @@
 //! - [`scan_store`]: the scanner's lock and fenced state ([`SqliteScanStore`])
 //!   in `scanner.sqlite3`.
 //! - [`signed_file`]: the log's largest signed checkpoint in a file beside
-//!   the signing key ([`SignedFile`]).
+//!   the signing key ([`SignedFile`]), outside the data dir.
+//! - [`signer_memory`]: the store's copy of it ([`SqliteSignerMemory`]), a
+//!   row of `ledger.sqlite3`.
 //! - [`witness_memory`]: the log's memory of its witnesses
 //!   ([`SqliteWitnessMemory`]) in `log-witnesses.sqlite3`.
 
@@ -17,9 +19,11 @@ pub mod connection;
 pub mod ledger_store;
 pub mod scan_store;
 pub mod signed_file;
+pub mod signer_memory;
 pub mod witness_memory;
 
 pub use ledger_store::SqliteLedgerStore;
 pub use scan_store::SqliteScanStore;
 pub use signed_file::SignedFile;
+pub use signer_memory::SqliteSignerMemory;
 pub use witness_memory::SqliteWitnessMemory;

@@ -33,6 +33,13 @@ impl SignedFile {
         SignedFile { path: path.into() }
     }
 
+    /// The memory in the file `path`.
+    pub fn at(path: &Path) -> SignedFile {
+        SignedFile {
+            path: path.to_owned(),
+        }
+    }
+
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -54,12 +61,30 @@ impl SignedFile {
         )
     }
 
+    /// A memory that is a FIFO, a device or a directory: reading it could
+    /// block for ever or never end.
+    fn not_a_file(&self) -> StoreError {
+        StoreError::Corrupt(format!(
+            "the signer's memory {} is not a regular file: move it away and restore the file from a backup",
+            self.path.display()
+        ))
+    }
+
     fn read(&self) -> Result<Option<String>, StoreError> {
+        match std::fs::metadata(&self.path) {
+            Ok(metadata) if !metadata.is_file() => return Err(self.not_a_file()),
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(self.failed("read", error)),
+        }
         let file = match std::fs::File::open(&self.path) {
             Ok(file) => file,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(self.failed("read", error)),
         };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(self.not_a_file());
+        }
         let mut text = String::new();
         file.take(MAX_BYTES + 1)
             .read_to_string(&mut text)

@@ -10,8 +10,8 @@ use super::{
 };
 use crate::scan::Authority;
 use crate::scan::mint::{
-    CHECKED_EXTENSIONS, Extension, Field, HARMLESS_EXTENSIONS, MAX_TRANSFER_FEE_BPS, Mint,
-    MintAccount, SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM,
+    Extension, Field, Listed, MAX_TRANSFER_FEE_BPS, Mint, MintAccount, SPL_TOKEN_PROGRAM,
+    TOKEN_2022_PROGRAM,
 };
 
 /// `mint_authority_revoked` and `freeze_authority_revoked`.
@@ -136,18 +136,31 @@ pub(super) fn extensions(evidence: &Evidence<'_>) -> Vec<Check> {
 }
 
 /// A check on one address field of an extension: absent extension or
-/// `null` field passes, an address fails, anything else is unknown.
+/// `null` field passes, an address fails, anything else (a field of
+/// another type, the extension listed twice) is unknown.
 fn address_check(
     name: &'static str,
-    field: Option<&Field<String>>,
+    listed: Listed<'_>,
+    field: fn(&Extension) -> Option<&Field<String>>,
     what: &str,
     sources: &[usize],
 ) -> Check {
+    let field = match listed {
+        Listed::Absent => return check(name, Pass, format!("no {what}"), sources),
+        Listed::Repeated => {
+            return check(
+                name,
+                Unknown,
+                format!("the mint lists the extension of its {what} twice"),
+                sources,
+            );
+        }
+        Listed::Once(extension) => field(extension),
+    };
     match field {
-        None => check(name, Pass, format!("no {what}"), sources),
         Some(Field::Null) => check(name, Pass, format!("the {what} is not set"), sources),
         Some(Field::Set(address)) => check(name, Fail, format!("{what}: {address}"), sources),
-        Some(Field::Unknown) => check(
+        Some(Field::Unknown) | None => check(
             name,
             Unknown,
             format!("the mint has the extension, but its {what} does not read"),
@@ -157,39 +170,39 @@ fn address_check(
 }
 
 fn delegate(mint: &Mint, sources: &[usize]) -> Check {
-    let field = match mint.extension("permanentDelegate") {
-        Some(Extension::PermanentDelegate { delegate }) => Some(delegate),
-        _ => None,
-    };
     address_check(
         NO_PERMANENT_DELEGATE,
-        field,
+        mint.listed("permanentDelegate"),
+        |e| match e {
+            Extension::PermanentDelegate { delegate } => Some(delegate),
+            _ => None,
+        },
         "permanent delegate (it can move or burn anyone's tokens)",
         sources,
     )
 }
 
 fn hook(mint: &Mint, sources: &[usize]) -> Check {
-    let field = match mint.extension("transferHook") {
-        Some(Extension::TransferHook { program_id }) => Some(program_id),
-        _ => None,
-    };
     address_check(
         NO_TRANSFER_HOOK,
-        field,
+        mint.listed("transferHook"),
+        |e| match e {
+            Extension::TransferHook { program_id } => Some(program_id),
+            _ => None,
+        },
         "transfer hook program (it can refuse sells)",
         sources,
     )
 }
 
 fn close_authority(mint: &Mint, sources: &[usize]) -> Check {
-    let field = match mint.extension("mintCloseAuthority") {
-        Some(Extension::MintCloseAuthority { close_authority }) => Some(close_authority),
-        _ => None,
-    };
     address_check(
         NO_MINT_CLOSE_AUTHORITY,
-        field,
+        mint.listed("mintCloseAuthority"),
+        |e| match e {
+            Extension::MintCloseAuthority { close_authority } => Some(close_authority),
+            _ => None,
+        },
         "mint close authority",
         sources,
     )
@@ -222,6 +235,18 @@ fn fee(mint: &Mint, epoch: Option<u64>, sources: &[usize]) -> Check {
                     format!("{detail}: above {MAX_TRANSFER_FEE_BPS}"),
                     sources,
                 )
+            } else if let Some((bps, from)) = mint
+                .scheduled_fee_bps(epoch)
+                .filter(|(bps, _)| *bps > MAX_TRANSFER_FEE_BPS)
+            {
+                check(
+                    TRANSFER_FEE_LOW,
+                    Fail,
+                    format!(
+                        "{detail}, but {bps} basis points are scheduled from epoch {from}: above {MAX_TRANSFER_FEE_BPS}, and a holder selling then pays it"
+                    ),
+                    sources,
+                )
             } else {
                 check(
                     TRANSFER_FEE_LOW,
@@ -235,26 +260,40 @@ fn fee(mint: &Mint, epoch: Option<u64>, sources: &[usize]) -> Check {
 }
 
 fn transferable(mint: &Mint, sources: &[usize]) -> Check {
-    let mut blocked = Vec::new();
-    let mut unread = Vec::new();
-    if mint.extension("nonTransferable").is_some() {
-        blocked.push("non-transferable");
+    let mut blocked: Vec<String> = Vec::new();
+    let mut unread: Vec<&str> = Vec::new();
+    if mint.listed("nonTransferable") != Listed::Absent {
+        blocked.push("non-transferable".into());
     }
-    match mint.extension("defaultAccountState") {
-        Some(Extension::DefaultAccountState {
+    match mint.listed("defaultAccountState") {
+        Listed::Absent => {}
+        Listed::Once(Extension::DefaultAccountState {
             account_state: Some(state),
-        }) if state == "frozen" => blocked.push("new accounts start frozen"),
-        Some(Extension::DefaultAccountState {
-            account_state: None,
-        }) => unread.push("the default account state"),
-        _ => {}
+        }) if state == "initialized" => {}
+        Listed::Once(Extension::DefaultAccountState {
+            account_state: Some(state),
+        }) if state == "frozen" => blocked.push("new accounts start frozen".into()),
+        _ => unread.push("the default account state (only exactly initialized is known safe)"),
     }
-    match mint.extension("pausableConfig") {
-        Some(Extension::PausableConfig { paused: Some(true) }) => {
-            blocked.push("transfers are paused")
+    match mint.listed("pausableConfig") {
+        Listed::Absent => {}
+        Listed::Once(Extension::PausableConfig { authority, paused }) => {
+            if let Field::Set(holder) = authority {
+                blocked.push(format!(
+                    "a pause authority ({holder}) can stop every transfer at will"
+                ));
+            }
+            if *paused == Some(true) {
+                blocked.push("transfers are paused".into());
+            }
+            if *authority == Field::Unknown {
+                unread.push("the pause authority");
+            }
+            if paused.is_none() {
+                unread.push("whether it is paused");
+            }
         }
-        Some(Extension::PausableConfig { paused: None }) => unread.push("whether it is paused"),
-        _ => {}
+        _ => unread.push("the pausable configuration"),
     }
     if !blocked.is_empty() {
         check(TRANSFERABLE, Fail, blocked.join("; "), sources)
@@ -269,19 +308,34 @@ fn transferable(mint: &Mint, sources: &[usize]) -> Check {
         check(
             TRANSFERABLE,
             Pass,
-            "transferable: not frozen by default, not paused",
+            "transferable: not frozen by default, nobody can pause it",
             sources,
         )
     }
 }
 
 fn understood(mint: &Mint, sources: &[usize]) -> Check {
+    let repeated = mint.repeated();
+    if !repeated.is_empty() {
+        return check(
+            EXTENSIONS_UNDERSTOOD,
+            Fail,
+            format!(
+                "extension(s) listed more than once: {}",
+                repeated.join(", ")
+            ),
+            sources,
+        );
+    }
     let unknown: Vec<&str> = mint
         .extensions
         .iter()
         .flatten()
+        .filter(|e| match e {
+            Extension::Other { harmless, .. } => !harmless,
+            _ => false,
+        })
         .map(Extension::name)
-        .filter(|name| !CHECKED_EXTENSIONS.contains(name) && !HARMLESS_EXTENSIONS.contains(name))
         .collect();
     if unknown.is_empty() {
         check(
@@ -297,7 +351,10 @@ fn understood(mint: &Mint, sources: &[usize]) -> Check {
         check(
             EXTENSIONS_UNDERSTOOD,
             Fail,
-            format!("extension(s) not understood: {}", unknown.join(", ")),
+            format!(
+                "extension(s) not understood (names are matched exactly): {}",
+                unknown.join(", ")
+            ),
             sources,
         )
     }

@@ -4,6 +4,7 @@ use super::CheckStatus::{Fail, Pass, Unknown};
 use super::{
     Check, Evidence, HOLDERS_SPREAD, LIQUIDITY_LOCKED, MIN_LP_LOCKED_PCT, NO_DANGER_RISK, check,
 };
+use crate::scan::DANGER_LEVEL;
 use crate::scan::holders::{MAX_TOP_HOLDERS_SHARE, TOP_HOLDERS, top_share};
 use crate::scan::mint::MintAccount;
 
@@ -16,10 +17,17 @@ pub(super) fn no_danger_risk(evidence: &Evidence<'_>) -> Check {
             let dangers: Vec<&str> = report
                 .risks
                 .iter()
-                .filter(|r| r.level.eq_ignore_ascii_case("danger"))
+                .filter(|r| r.level == DANGER_LEVEL)
                 .map(|r| r.name.as_str())
                 .collect();
-            if dangers.is_empty() {
+            if let (true, Some(why)) = (dangers.is_empty(), &report.unreadable) {
+                check(
+                    NO_DANGER_RISK,
+                    Unknown,
+                    format!("RugCheck's risks do not read: {why}"),
+                    sources,
+                )
+            } else if dangers.is_empty() {
                 check(
                     NO_DANGER_RISK,
                     Pass,
@@ -49,22 +57,22 @@ pub(super) fn liquidity_locked(evidence: &Evidence<'_>) -> Check {
             "RugCheck gives no LP figure for this token",
             sources,
         ),
-        Some(Some(pct)) if pct.is_finite() && pct >= MIN_LP_LOCKED_PCT => check(
+        Some(Some(pct)) if !(0.0..=100.0).contains(&pct) => check(
+            LIQUIDITY_LOCKED,
+            Unknown,
+            "RugCheck's LP figure is not a share from 0 to 100 %",
+            sources,
+        ),
+        Some(Some(pct)) if pct >= MIN_LP_LOCKED_PCT => check(
             LIQUIDITY_LOCKED,
             Pass,
             format!("{pct:.1} % of the LP is locked or burned (at least {MIN_LP_LOCKED_PCT} %)"),
             sources,
         ),
-        Some(Some(pct)) if pct.is_finite() => check(
+        Some(Some(pct)) => check(
             LIQUIDITY_LOCKED,
             Fail,
             format!("{pct:.1} % of the LP is locked or burned, below {MIN_LP_LOCKED_PCT} %"),
-            sources,
-        ),
-        Some(Some(_)) => check(
-            LIQUIDITY_LOCKED,
-            Unknown,
-            "RugCheck's LP figure is not a number",
             sources,
         ),
     }

@@ -50,6 +50,8 @@ fn report(levels: &[&str], lp_locked: Option<f64>) -> RiskReport {
             })
             .collect(),
         lp_locked_pct: lp_locked,
+        unreadable: None,
+        reading: crate::scan::RISK_READING,
     }
 }
 
@@ -234,12 +236,12 @@ fn harmless_states_of_checked_extensions_pass() {
         json!({"extension": "permanentDelegate", "state": {"delegate": null}}),
         json!({"extension": "transferHook", "state": {"authority": "A", "programId": null}}),
         json!({"extension": "defaultAccountState", "state": {"accountState": "initialized"}}),
-        json!({"extension": "pausableConfig", "state": {"authority": "P", "paused": false}}),
+        json!({"extension": "pausableConfig", "state": {"authority": null, "paused": false}}),
         json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": null}}),
-        // 1 % in force (the newer 2 % is for a later epoch).
+        // 0.5 % in force, 1 % scheduled for a later epoch.
         json!({"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
-            "olderTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 100},
-            "newerTransferFee": {"epoch": 900, "maximumFee": 1000, "transferFeeBasisPoints": 200}}}),
+            "olderTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 50},
+            "newerTransferFee": {"epoch": 900, "maximumFee": 1000, "transferFeeBasisPoints": 100}}}),
         json!({"extension": "cpiGuard", "state": {"lockCpi": true}}),
     ] {
         let checks = with_mint(json!([extension])).checks();
@@ -258,7 +260,9 @@ fn unknown_is_never_pass() {
         epoch: None,
     };
     assert_eq!(statuses(&silent.checks()), vec![Unknown; CHECK_NAMES.len()]);
-    let unread = with_mint(json!([{"extension": "pausableConfig", "state": {"paused": "maybe"}}]));
+    let unread = with_mint(
+        json!([{"extension": "pausableConfig", "state": {"authority": null, "paused": "maybe"}}]),
+    );
     assert_eq!(unread.status(TRANSFERABLE), Unknown);
     let no_lp = Case {
         risk: Some(report(&[], None)),
@@ -488,4 +492,311 @@ fn each_extension_check_is_unknown_when_its_state_does_not_read() {
     };
     assert_eq!(absent_authority.status(MINT_AUTHORITY_REVOKED), Unknown);
     assert_eq!(absent_authority.status(FREEZE_AUTHORITY_REVOKED), Pass);
+}
+
+/// Round 4's findings: each reading that passed a hazard, one example each.
+mod fail_closed {
+    use super::*;
+
+    fn pausable(state: Value) -> Case {
+        with_mint(json!([{"extension": "pausableConfig", "state": state}]))
+    }
+
+    #[test]
+    fn a_live_pause_authority_fails_transferable_whatever_paused_says() {
+        let live = pausable(
+            json!({"authority": "Pause1111111111111111111111111111111111111", "paused": false}),
+        );
+        assert_eq!(live.status(TRANSFERABLE), Fail);
+        assert!(!eligible(&live.checks()));
+        let unread = pausable(json!({"authority": 7, "paused": false}));
+        assert_eq!(unread.status(TRANSFERABLE), Unknown);
+        let absent = pausable(json!({"paused": false}));
+        assert_eq!(absent.status(TRANSFERABLE), Unknown);
+        let revoked = pausable(json!({"authority": null, "paused": false}));
+        assert_eq!(revoked.status(TRANSFERABLE), Pass);
+    }
+
+    #[test]
+    fn an_extension_listed_twice_is_neither_entry() {
+        let twice = with_mint(json!([
+            {"extension": "permanentDelegate", "state": {"delegate": null}},
+            {"extension": "permanentDelegate", "state": {"delegate": "Deleg11111111111111111111111111111111111111"}},
+        ]));
+        assert_eq!(twice.status(NO_PERMANENT_DELEGATE), Unknown);
+        assert_eq!(twice.status(EXTENSIONS_UNDERSTOOD), Fail);
+        let paused_second = with_mint(json!([
+            {"extension": "pausableConfig", "state": {"authority": null, "paused": false}},
+            {"extension": "pausableConfig", "state": {"authority": null, "paused": true}},
+        ]));
+        assert_ne!(paused_second.status(TRANSFERABLE), Pass);
+        let harmless_twice = with_mint(json!([
+            {"extension": "cpiGuard", "state": {}},
+            {"extension": "cpiGuard", "state": {}},
+        ]));
+        assert_eq!(harmless_twice.status(EXTENSIONS_UNDERSTOOD), Fail);
+    }
+
+    #[test]
+    fn a_known_name_with_a_hidden_character_case_or_space_is_not_understood() {
+        for name in [
+            "permanentDelegate\u{200b}",
+            "\u{feff}transferHook",
+            "PermanentDelegate",
+            "permanentDelegate ",
+            "cpi\u{00ad}Guard",
+            "memo\u{2062}Transfer",
+            "immutable\u{180e}Owner",
+        ] {
+            let case = with_mint(json!([{"extension": name, "state": {"delegate": "D"}}]));
+            assert_eq!(case.status(EXTENSIONS_UNDERSTOOD), Fail, "{name:?}");
+            assert!(!eligible(&case.checks()));
+        }
+    }
+
+    #[test]
+    fn a_default_account_state_passes_only_exactly_initialized() {
+        for (state, expected) in [
+            (json!("initialized"), Pass),
+            (json!("frozen"), Fail),
+            (json!("Frozen"), Unknown),
+            (json!("frozen "), Unknown),
+            (json!("uninitialized"), Unknown),
+            (json!("Initialized"), Unknown),
+            (json!(null), Unknown),
+            (json!(2), Unknown),
+        ] {
+            let case = with_mint(
+                json!([{"extension": "defaultAccountState", "state": {"accountState": state}}]),
+            );
+            assert_eq!(case.status(TRANSFERABLE), expected, "{state}");
+        }
+    }
+
+    #[test]
+    fn a_transfer_fee_hike_scheduled_for_a_later_epoch_fails_now() {
+        let hike = with_mint(
+            json!([{"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
+            "olderTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 0},
+            "newerTransferFee": {"epoch": 801, "maximumFee": 1000, "transferFeeBasisPoints": 10000}}}]),
+        );
+        let checks = hike.checks();
+        assert_eq!(status_of(&checks, TRANSFER_FEE_LOW), Some(Fail));
+        let detail = &checks
+            .iter()
+            .find(|c| c.name == TRANSFER_FEE_LOW)
+            .unwrap()
+            .detail;
+        assert!(detail.contains("scheduled from epoch 801"), "{detail}");
+    }
+
+    #[test]
+    fn a_risk_report_that_cannot_say_there_is_no_danger_is_unknown() {
+        let mut unread = report(&[], Some(100.0));
+        unread.unreadable = Some("RugCheck's report has no risks list".into());
+        let case = Case {
+            risk: Some(unread),
+            ..Case::clean()
+        };
+        assert_eq!(case.status(NO_DANGER_RISK), Unknown);
+        let danger_anyway = Case {
+            risk: Some(RiskReport {
+                unreadable: Some("a risk without a readable name and level".into()),
+                ..report(&["danger"], Some(100.0))
+            }),
+            ..Case::clean()
+        };
+        assert_eq!(danger_anyway.status(NO_DANGER_RISK), Fail);
+    }
+
+    #[test]
+    fn an_lp_figure_outside_0_to_100_or_not_finite_is_unknown() {
+        for pct in [100.5, 1e9, -1.0, f64::NAN, f64::INFINITY] {
+            let case = Case {
+                risk: Some(report(&[], Some(pct))),
+                ..Case::clean()
+            };
+            assert_eq!(case.status(LIQUIDITY_LOCKED), Unknown, "{pct}");
+        }
+    }
+
+    #[test]
+    fn holders_are_sorted_here_and_an_empty_list_is_unknown() {
+        let mut whale_last = spread();
+        whale_last.push(Holding {
+            address: "Whale".into(),
+            owner: Some("WhaleOwner".into()),
+            amount: 600_000,
+        });
+        let case = Case {
+            holders: Some(whale_last),
+            ..Case::clean()
+        };
+        assert_eq!(case.status(HOLDERS_SPREAD), Fail);
+        let empty = Case {
+            holders: Some(Vec::new()),
+            ..Case::clean()
+        };
+        assert_eq!(empty.status(HOLDERS_SPREAD), Unknown);
+    }
+}
+
+mod readings_fail_closed {
+    //! The mint's readers fed a hazardous extension list, mangled: its
+    //! entries permuted, a harmless-looking copy listed before a hazard,
+    //! names in another case, with white space or hidden characters, and
+    //! the fields a check reads given wrong types or enumeration variants.
+    //! No hazardous token is ever eligible.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A hazard, and the same extension with the field a check reads at a
+    /// harmless value (a decoy that a reader trusting the first entry of
+    /// two would pass).
+    fn hazard() -> impl Strategy<Value = (Value, Value)> {
+        prop_oneof![
+            Just((
+                json!({"extension": "permanentDelegate", "state": {"delegate": "Deleg11111111111111111111111111111111111111"}}),
+                json!({"extension": "permanentDelegate", "state": {"delegate": null}}),
+            )),
+            Just((
+                json!({"extension": "transferHook", "state": {"authority": null, "programId": "Hook111111111111111111111111111111111111111"}}),
+                json!({"extension": "transferHook", "state": {"authority": null, "programId": null}}),
+            )),
+            Just((
+                json!({"extension": "defaultAccountState", "state": {"accountState": "frozen"}}),
+                json!({"extension": "defaultAccountState", "state": {"accountState": "initialized"}}),
+            )),
+            Just((
+                json!({"extension": "pausableConfig", "state": {"authority": "Pause111111111111111111111111111111111111111", "paused": false}}),
+                json!({"extension": "pausableConfig", "state": {"authority": null, "paused": false}}),
+            )),
+            Just((
+                json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": "Close111111111111111111111111111111111111111"}}),
+                json!({"extension": "mintCloseAuthority", "state": {"closeAuthority": null}}),
+            )),
+            Just((
+                json!({"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
+                    "olderTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 0},
+                    "newerTransferFee": {"epoch": 900, "maximumFee": 1000, "transferFeeBasisPoints": 5000}}}),
+                json!({"extension": "transferFeeConfig", "state": {"withheldAmount": 0,
+                    "olderTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 0},
+                    "newerTransferFee": {"epoch": 0, "maximumFee": 1000, "transferFeeBasisPoints": 0}}}),
+            )),
+            Just((
+                json!({"extension": "nonTransferable"}),
+                json!({"extension": "cpiGuard", "state": {}}),
+            )),
+        ]
+    }
+
+    /// Values no field a check reads should be read as harmless from.
+    fn wrong_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!(7)),
+            Just(json!(true)),
+            Just(json!([])),
+            Just(json!({})),
+            Just(json!("")),
+            Just(json!("null")),
+            Just(json!("false")),
+            Just(json!("Initialized")),
+            Just(json!(" initialized")),
+            Just(json!("initialized\u{200b}")),
+            Just(json!(-1)),
+            Just(json!(1.5)),
+        ]
+    }
+
+    const HIDDEN: [&str; 8] = [
+        "\u{200b}", "\u{feff}", "\u{00ad}", "\u{2062}", "\u{180e}", "\u{202e}", " ", "\t",
+    ];
+
+    #[derive(Debug, Clone)]
+    enum Mangle {
+        /// The name in another case.
+        Case,
+        /// A hidden character or white space at a position of the name.
+        Hidden(usize, usize),
+        /// The decoy listed before the hazard.
+        DecoyFirst,
+        /// Each field of the hazard's state given a wrong value.
+        WrongField(usize, Value),
+        /// Nothing.
+        Keep,
+    }
+
+    fn mangle() -> impl Strategy<Value = Mangle> {
+        prop_oneof![
+            Just(Mangle::Case),
+            (0usize..40, 0usize..HIDDEN.len()).prop_map(|(at, h)| Mangle::Hidden(at, h)),
+            Just(Mangle::DecoyFirst),
+            (0usize..4, wrong_value()).prop_map(|(i, v)| Mangle::WrongField(i, v)),
+            Just(Mangle::Keep),
+        ]
+    }
+
+    fn apply(mangle: &Mangle, hazard: &Value, decoy: &Value) -> Vec<Value> {
+        let mut entry = hazard.clone();
+        let name = entry["extension"].as_str().unwrap().to_owned();
+        match mangle {
+            Mangle::Case => {
+                let mut chars: Vec<char> = name.chars().collect();
+                chars[0] = chars[0].to_ascii_uppercase();
+                entry["extension"] = chars.into_iter().collect::<String>().into();
+            }
+            Mangle::Hidden(at, hidden) => {
+                let mut mangled = name.clone();
+                mangled.insert_str((*at).min(name.len()), HIDDEN[*hidden]);
+                entry["extension"] = mangled.into();
+            }
+            Mangle::DecoyFirst => return vec![decoy.clone(), entry],
+            Mangle::WrongField(index, value) => {
+                if let Some(state) = entry.get_mut("state").and_then(Value::as_object_mut) {
+                    let keys: Vec<String> = state.keys().cloned().collect();
+                    if !keys.is_empty() {
+                        let key = &keys[index % keys.len()];
+                        if state[key].is_object() {
+                            state[key]["transferFeeBasisPoints"] = value.clone();
+                        } else if !state[key].is_null() {
+                            state[key] = value.clone();
+                        }
+                    }
+                }
+            }
+            Mangle::Keep => {}
+        }
+        vec![entry]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn no_hazardous_token_is_ever_eligible_however_its_answer_is_mangled(
+            hazards in prop::collection::vec((hazard(), mangle()), 1..4),
+            harmless in prop::collection::vec(
+                prop::sample::select(crate::scan::mint::HARMLESS_EXTENSIONS.to_vec()), 0..3),
+            order in prop::collection::vec(any::<u32>(), 8),
+        ) {
+            let mut extensions: Vec<Value> = harmless
+                .iter()
+                .map(|n| json!({"extension": n, "state": {}}))
+                .collect();
+            for ((hazard, decoy), mangle) in &hazards {
+                extensions.extend(apply(mangle, hazard, decoy));
+            }
+            // A permutation of the list, the decoys kept before their hazard.
+            let keys: Vec<u32> = (0..extensions.len()).map(|i| order[i % order.len()]).collect();
+            let mut indexed: Vec<(usize, Value)> = extensions.into_iter().enumerate().collect();
+            indexed.sort_by_key(|(i, _)| keys[*i]);
+            let mut permuted: Vec<Value> = indexed.into_iter().map(|(_, v)| v).collect();
+            // Decoys must stay before their hazard for the attack to mean
+            // anything: put every decoy first.
+            permuted.sort_by_key(|v| {
+                hazards.iter().all(|((_, decoy), _)| v != decoy)
+            });
+            let checks = with_mint(Value::Array(permuted.clone())).checks();
+            prop_assert!(!eligible(&checks), "{permuted:?}: {checks:?}");
+        }
+    }
 }

@@ -74,7 +74,10 @@ fn every_checked_extension_reads_with_its_decoder_fields() {
     );
     assert_eq!(
         mint.extension("pausableConfig"),
-        Some(&Extension::PausableConfig { paused: Some(true) })
+        Some(&Extension::PausableConfig {
+            authority: Field::Set("P".into()),
+            paused: Some(true)
+        })
     );
     assert_eq!(
         mint.extension("mintCloseAuthority"),
@@ -85,7 +88,8 @@ fn every_checked_extension_reads_with_its_decoder_fields() {
     assert_eq!(
         mint.extension("confidentialTransferMint"),
         Some(&Extension::Other {
-            name: "confidentialTransferMint".into()
+            name: "confidentialTransferMint".into(),
+            harmless: false
         })
     );
 }
@@ -143,12 +147,16 @@ fn malformed_fields_read_as_unknown_never_as_unset() {
     );
     assert_eq!(
         mint.extension("pausableConfig"),
-        Some(&Extension::PausableConfig { paused: None })
+        Some(&Extension::PausableConfig {
+            authority: Field::Unknown,
+            paused: None
+        })
     );
     assert_eq!(
         mint.extension("unnamed"),
         Some(&Extension::Other {
-            name: "unnamed".into()
+            name: "unnamed".into(),
+            harmless: false
         })
     );
     // An extension list that is not a list: unknown; absent: none.

@@ -13,12 +13,13 @@
 //! new checkpoint to the witnesses and the newest one that meets the
 //! quorum is the one served (the `witnessing` module).
 
+mod consult;
 mod custody;
 mod prove;
 mod vouch;
 mod witnessing;
 
-pub use custody::REFUSED_TO_SIGN;
+pub use custody::{CustodyStatus, REFUSED_TO_SIGN};
 pub use witnessing::{
     CosignRound, WITNESS_ALARM, WITNESS_TIMEOUT, WitnessOutcome, WitnessSignature, Witnessed,
 };
@@ -150,7 +151,8 @@ impl Log {
             origin: origin.to_owned(),
             signer: key.map(CheckpointSigner::new),
             memo: SubtreeMemo::default(),
-            custody: Custody::new(Arc::new(InProcess::default()), no_events()),
+            custody: Custody::new(vec![Arc::new(InProcess::default())], no_events())
+                .with_new_log(true),
             witnessing: None,
         })
     }
@@ -162,10 +164,48 @@ impl Log {
     }
 
     /// The same log remembering the largest checkpoint it signed in
-    /// `memory` (by default it remembers only while the process lives).
-    pub fn with_memory(mut self, memory: Arc<dyn SignerMemory>) -> Log {
-        self.custody = self.custody.with_memory(memory);
+    /// `memory` (by default it remembers only while the process lives, and
+    /// signs whatever its ledger holds). A memory that holds nothing makes
+    /// it sign a non-empty head only once its witnesses or the operator
+    /// ([`Log::with_new_log`]) say so.
+    pub fn with_memory(self, memory: Arc<dyn SignerMemory>) -> Log {
+        self.with_memories(vec![memory])
+    }
+
+    /// The same log remembering in every one of `memories`: the first the
+    /// one that travels with the key (a file beside the key file, outside
+    /// the data dir), the others the store's. A head must extend what each
+    /// holds; while the first holds nothing, a non-empty head is signed
+    /// only once the witnesses or the operator say so. Not told it is a new
+    /// log (call [`Log::with_new_log`] after).
+    pub fn with_memories(mut self, memories: Vec<Arc<dyn SignerMemory>>) -> Log {
+        self.custody = self.custody.with_memories(memories).with_new_log(false);
         self
+    }
+
+    /// The same log, told (`--new-log`, `FF_LOG_NEW_LOG`) that its key has
+    /// signed nothing its ledger does not extend: while its first memory
+    /// holds nothing it signs the ledger as it is. Ignored while that
+    /// memory holds a checkpoint.
+    pub fn with_new_log(mut self, new_log: bool) -> Log {
+        self.custody = self.custody.with_new_log(new_log);
+        self
+    }
+
+    /// Where the signer stands (read from its memories): what it remembers,
+    /// or what it waits for before signing a non-empty head.
+    pub async fn custody_status(&self) -> Result<CustodyStatus, StoreError> {
+        match self.verifier_key() {
+            Some(verifier) => {
+                self.custody
+                    .status(&verifier, self.witnessing.is_some())
+                    .await
+            }
+            None => Ok(CustodyStatus::Remembers {
+                size: 0,
+                memory: "no signing key: nothing is signed".into(),
+            }),
+        }
     }
 
     /// The same log publishing a refusal to sign to `events`.
@@ -195,6 +235,11 @@ impl Log {
             .as_ref()
             .map(CheckpointSigner::secret_texts)
             .unwrap_or_default()
+    }
+
+    /// The ledger's current head (one store read; nothing is signed).
+    pub async fn head(&self) -> Result<Head, LogError> {
+        Ok(self.store.head().await?)
     }
 
     fn signer(&self) -> Result<&CheckpointSigner, LogError> {

@@ -1,110 +1,109 @@
 //! The signing guard: a head is signed only once it is vouched for, that
-//! is checked to extend the largest checkpoint the log has signed (the
-//! consistency proof from it computed from the same tile read as what was
-//! asked for) and remembered before anything signed of it is served.
+//! is checked to extend every checkpoint the log is known to have signed
+//! (its memories' and, after start-up, what its witnesses hold; the
+//! consistency proof from the largest computed from the same tile read as
+//! what was asked for) and remembered before anything signed of it is
+//! served.
 
-use super::custody::{self, Refusal, Relation, Vouch};
-use super::prove::ProofKind;
+use super::custody::{self, Refusal, Relation, Remembered};
+use super::prove::{Nothing, ProofKind};
 use super::{Log, LogError};
 use crate::merkle::Head;
 use crate::ports::ledger_store::StoreError;
-use crate::tlog::note::VerifierKey;
 
 impl Log {
-    /// Whether `head` (the store's current head) can be signed, before any
-    /// tile is read: already vouched for, or to be remembered (after a
-    /// consistency proof from the remembered checkpoint, when one is
-    /// needed); a refusal when it cannot extend what the log signed.
-    pub(super) async fn precheck(
-        &self,
-        verifier: &VerifierKey,
-        head: Head,
-    ) -> Result<Vouch, LogError> {
-        if self.custody.vouched(head) {
-            return Ok(Vouch::Done);
-        }
-        let remembered = match self.custody.remembered(verifier, head).await? {
-            Ok(remembered) => remembered,
-            Err(refusal) => return Err(self.refuse(refusal).await),
-        };
-        let Some(kept) = remembered else {
-            return Ok(Vouch::Remember {
-                previous: None,
-                prove: false,
-            });
-        };
-        match custody::compare(head, &kept) {
-            Err(reason) => Err(self
-                .refuse(Refusal {
-                    head,
-                    remembered: Some(kept.head),
-                    reason,
-                })
-                .await),
-            Ok(Relation::Same) => {
-                self.custody.vouch(head);
-                Ok(Vouch::Done)
-            }
-            Ok(Relation::Larger { prove }) => Ok(Vouch::Remember {
-                previous: Some(kept),
-                prove,
-            }),
-        }
-    }
-
     /// `asked`, computed at `stored` (the store's current head) once that
-    /// head is vouched for: checked to extend the largest checkpoint the
-    /// log has signed, with the consistency proof from it computed from the
-    /// same tile read as `asked`, and remembered before anything signed of
-    /// it is served. Once per head; a refusal is reported and answered.
+    /// head is vouched for: checked to extend every checkpoint the log is
+    /// known to have signed, with the consistency proof from the largest
+    /// computed from the same tile read as `asked`, and remembered before
+    /// anything signed of it is served. Once per head; a refusal is
+    /// reported and answered.
     pub(super) async fn vouched<P: ProofKind + Copy>(
         &self,
         stored: Head,
         asked: P,
     ) -> Result<P::Proof, LogError> {
         let signer = self.signer()?;
+        let verifier = signer.verifier();
         for _ in 0..custody::MAX_ATTEMPTS {
-            let vouch = self.precheck(&signer.verifier(), stored).await?;
-            let to_prove = match &vouch {
-                Vouch::Remember {
-                    previous: Some(kept),
-                    prove: true,
-                } => Some(kept),
-                _ => None,
-            };
-            let refused = |reason| Refusal {
-                head: stored,
-                remembered: to_prove.map(|kept| kept.head),
-                reason,
-            };
-            let (proof, tie) = match self
-                .prove(&stored, asked, to_prove.map(|kept| kept.head.size))
-                .await
-            {
-                Ok(answer) => answer,
-                Err(LogError::Store(error)) if error.is_transient() => return Err(error.into()),
-                Err(error) if to_prove.is_some() => {
-                    let reason = format!(
-                        "the ledger cannot prove it extends the checkpoint the log signed ({error})"
-                    );
-                    return Err(self.refuse(refused(reason)).await);
-                }
-                Err(error) => return Err(error),
-            };
-            if let (Some(kept), Some(from_root)) = (to_prove, tie)
-                && let Err(reason) = custody::proves(&from_root, kept)
-            {
-                return Err(self.refuse(refused(reason)).await);
+            if let Some(reason) = self.custody.halted() {
+                return Err(self
+                    .refuse(Refusal {
+                        head: stored,
+                        remembered: None,
+                        reason,
+                    })
+                    .await);
             }
-            let Vouch::Remember { previous, .. } = vouch else {
-                return Ok(proof);
+            if self.custody.vouched(stored) {
+                return Ok(self.prove(&stored, asked, None).await?.0);
+            }
+            let recollection = match self.custody.recollect(&verifier, stored).await? {
+                Ok(recollection) => recollection,
+                Err(refusal) => return Err(self.refuse(refusal).await),
             };
-            let note = signer.sign(stored);
-            if self
-                .custody
-                .remember(previous.as_ref(), stored, &note)
-                .await?
+            let to_extend = recollection.distinct();
+            let remembered = recollection.largest().map(|r| r.head);
+            let mut confirmed =
+                recollection.primary().is_some() || self.custody.new_log() || stored.size == 0;
+            let new_head = recollection.primary().map(|r| r.head) != Some(stored);
+            if new_head
+                && stored.size > 0
+                && self.witnessing.is_some()
+                && self.custody.consultation_due(confirmed)
             {
+                match self.ask_witnesses(stored, confirmed).await? {
+                    Ok(word) => confirmed |= word.settled,
+                    Err(refusal) => return Err(self.halt(refusal).await),
+                }
+            } else if self.custody.settled() {
+                confirmed = true;
+            }
+            if !confirmed {
+                let reason = if self.witnessing.is_some() {
+                    "nothing remembers what this log's key signed, and too few witnesses answered to say they hold no larger or other tree of it; it signs once they do (or start with --new-log if this key signed nothing this ledger does not extend)".to_owned()
+                } else {
+                    "nothing remembers what this log's key signed: it signs this ledger only once started with --new-log (FF_LOG_NEW_LOG=true under Lambda), which says this key signed nothing the ledger does not extend".to_owned()
+                };
+                return Err(self
+                    .refuse(Refusal {
+                        head: stored,
+                        remembered,
+                        reason,
+                    })
+                    .await);
+            }
+            let mut to_prove: Vec<Remembered> = Vec::new();
+            for kept in to_extend {
+                match custody::compare(stored, &kept) {
+                    Err(reason) => {
+                        return Err(self
+                            .refuse(Refusal {
+                                head: stored,
+                                remembered: Some(kept.head),
+                                reason,
+                            })
+                            .await);
+                    }
+                    Ok(Relation::Larger { prove: true }) => {
+                        if !to_prove.iter().any(|k| k.head == kept.head) {
+                            to_prove.push(kept);
+                        }
+                    }
+                    Ok(_) => {}
+                }
+            }
+            to_prove.sort_by_key(|kept| std::cmp::Reverse(kept.head.size));
+            let proof = self.proved(stored, asked, to_prove.first()).await?;
+            for kept in to_prove.iter().skip(1) {
+                self.proved(stored, Nothing { head: stored }, Some(kept))
+                    .await?;
+            }
+            if stored.size == 0 || self.custody.vouch(&recollection, stored) {
+                return Ok(proof);
+            }
+            let note = signer.sign(stored);
+            if self.custody.remember(&recollection, stored, &note).await? {
                 return Ok(proof);
             }
         }
@@ -112,6 +111,42 @@ impl Log {
             StoreError::unavailable_now("other signers kept moving the signer's memory; try again")
                 .into(),
         )
+    }
+
+    /// `asked` at `stored`, with the consistency proof from `kept` (when
+    /// given) computed from the same tile read and checked to start at
+    /// its root; a refusal when it does not.
+    async fn proved<P: ProofKind>(
+        &self,
+        stored: Head,
+        asked: P,
+        kept: Option<&Remembered>,
+    ) -> Result<P::Proof, LogError> {
+        let refused = |reason| Refusal {
+            head: stored,
+            remembered: kept.map(|kept| kept.head),
+            reason,
+        };
+        let (proof, tie) = match self
+            .prove(&stored, asked, kept.map(|kept| kept.head.size))
+            .await
+        {
+            Ok(answer) => answer,
+            Err(LogError::Store(error)) if error.is_transient() => return Err(error.into()),
+            Err(error) if kept.is_some() => {
+                let reason = format!(
+                    "the ledger cannot prove it extends the checkpoint the log signed ({error})"
+                );
+                return Err(self.refuse(refused(reason)).await);
+            }
+            Err(error) => return Err(error),
+        };
+        if let (Some(kept), Some(from_root)) = (kept, tie)
+            && let Err(reason) = custody::proves(&from_root, kept)
+        {
+            return Err(self.refuse(refused(reason)).await);
+        }
+        Ok(proof)
     }
 
     /// Reports `refusal` (once) and gives the error every signing view answers.

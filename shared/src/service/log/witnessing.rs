@@ -42,9 +42,9 @@ const MAX_FUTURE_SECONDS: i64 = 600;
 /// The log's witnesses: its policy, what it keeps of them, how it reaches
 /// them.
 pub(super) struct Witnessing {
-    policy: Arc<Policy>,
+    pub(super) policy: Arc<Policy>,
     memory: Arc<dyn WitnessMemory>,
-    client: Arc<dyn WitnessClient>,
+    pub(super) client: Arc<dyn WitnessClient>,
     round: Mutex<()>,
 }
 
@@ -389,11 +389,19 @@ impl Log {
                 200 => {
                     let text = &note[..note.find("\n\n").map_or(note.len(), |i| i + 1)];
                     let answer = match witness.key.cosignatures_in(text, &reply.body) {
-                        Ok(found) => match found.into_iter().find(dated_in_time) {
-                            Some(cosignature) => Answer::Cosigned(cosignature),
-                            None => Answer::Skipped(
-                                "answered 200 without a usable cosignature by its key".into(),
-                            ),
+                        Ok(found) => match found.iter().find(|c| dated_in_time(c)) {
+                            Some(cosignature) => Answer::Cosigned(cosignature.clone()),
+                            None => match found.iter().filter_map(seconds_ahead).min() {
+                                Some(ahead) => {
+                                    let detail = format!(
+                                        "the witness's cosignature is dated {ahead} s ahead of this clock, more than the {MAX_FUTURE_SECONDS} s allowed, so it is not kept: this clock is slow or the witness's is fast"
+                                    );
+                                    self.alarm(witness, head, 200, detail, Halt::No).await
+                                }
+                                None => Answer::Skipped(
+                                    "answered 200 without a usable cosignature by its key".into(),
+                                ),
+                            },
                         },
                         Err(error) => Answer::Skipped(format!("answered 200 with {error}")),
                     };
@@ -410,11 +418,39 @@ impl Log {
                         );
                     };
                     if size > head.size {
+                        if self
+                            .store
+                            .head()
+                            .await
+                            .is_ok_and(|fresh| fresh.size >= size)
+                        {
+                            return (
+                                Answer::Skipped(
+                                    "the witness is ahead of this round: another round brought a newer head".into(),
+                                ),
+                                Some(size),
+                            );
+                        }
                         let detail = format!(
-                            "the witness has cosigned a tree of {size} leaves, larger than the log's head of {}: the log went back or forked, or the witness misbehaves",
+                            "the witness has cosigned a tree of {size} leaves, larger than the log's head of {}: the log went back or forked, or the witness misbehaves; the log signs nothing more",
                             head.size
                         );
-                        return (self.alarm(witness, head, 409, detail).await, Some(size));
+                        self.learn_from(witness).await;
+                        return (
+                            self.alarm(witness, head, 409, detail, Halt::Yes).await,
+                            Some(size),
+                        );
+                    }
+                    if size == from {
+                        let detail = format!(
+                            "the witness holds a tree of {size} leaves yet refused the checkpoint of size {} from it: at the same size, another root (a fork, in the specification's wording before 2026-07); the log signs nothing more",
+                            head.size
+                        );
+                        self.learn_from(witness).await;
+                        return (
+                            self.alarm(witness, head, 409, detail, Halt::Yes).await,
+                            Some(size),
+                        );
                     }
                     if kept.is_some_and(|k| size < k) {
                         tracing::warn!(witness = %witness.name, size, kept, "the witness has lost its state; bringing it up");
@@ -422,17 +458,25 @@ impl Log {
                     if let Err(error) = witnessing.memory.set_size(&key_text, size).await {
                         tracing::warn!(witness = %witness.name, %error, "cannot keep the witness's size");
                     }
-                    if attempt == 1 || size == from {
-                        return (Answer::Skipped("a second 409".into()), Some(size));
+                    if attempt == 1 {
+                        return (
+                            Answer::Skipped("the witness moved during the round".into()),
+                            Some(size),
+                        );
                     }
                     from = size;
                 }
                 409 | 422 => {
                     let detail = format!(
-                        "the witness refused the checkpoint of size {} from size {from} ({}): it reports a fork or a bad proof",
+                        "the witness refused the checkpoint of size {} from size {from} ({}): it reports a fork or a bad proof; the log signs nothing more",
                         head.size, reply.status
                     );
-                    return (self.alarm(witness, head, reply.status, detail).await, kept);
+                    self.learn_from(witness).await;
+                    return (
+                        self.alarm(witness, head, reply.status, detail, Halt::Yes)
+                            .await,
+                        kept,
+                    );
                 }
                 status => {
                     return (Answer::Skipped(format!("answered {status}")), kept);
@@ -445,9 +489,32 @@ impl Log {
         )
     }
 
+    /// Writes the checkpoint `witness` serves at its monitoring read into
+    /// the log's memories when it is larger than theirs (best effort).
+    async fn learn_from(&self, witness: &Witness) {
+        let Some(verifier) = self.verifier_key() else {
+            return;
+        };
+        if let Some(kept) = self.monitoring_read(witness, &verifier).await {
+            self.custody.learn(&verifier, &kept).await;
+        }
+    }
+
     /// Raises an alarm about `witness`: an error-level log line and a
-    /// `log.witness_alarm` event; the log keeps serving.
-    async fn alarm(&self, witness: &Witness, head: Head, status: u16, detail: String) -> Answer {
+    /// `log.witness_alarm` event. With [`Halt::Yes`] (the witness revealed
+    /// a tree the ledger does not extend) this process signs nothing more;
+    /// reads and appends go on.
+    async fn alarm(
+        &self,
+        witness: &Witness,
+        head: Head,
+        status: u16,
+        detail: String,
+        halt: Halt,
+    ) -> Answer {
+        if halt == Halt::Yes {
+            self.custody.halt(&detail);
+        }
         tracing::error!(
             origin = %self.origin,
             witness = %witness.name,
@@ -476,6 +543,25 @@ impl Log {
         }
         Answer::Alarm(detail)
     }
+}
+
+/// Whether an alarm stops the log signing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Halt {
+    /// It does: the witness holds a tree the ledger does not extend.
+    Yes,
+    /// It does not (a clock out of step).
+    No,
+}
+
+/// How many seconds ahead of the clock `cosignature` is dated, when more
+/// than allowed.
+fn seconds_ahead(cosignature: &Cosignature) -> Option<i64> {
+    let now = chrono::Utc::now().timestamp();
+    i64::try_from(cosignature.time)
+        .ok()
+        .map(|t| t.saturating_sub(now))
+        .filter(|ahead| *ahead > MAX_FUTURE_SECONDS)
 }
 
 fn is_size_hint(reply: &WitnessReply) -> bool {
