@@ -179,6 +179,7 @@ pub async fn verify_log(
     state: Option<&Path>,
     policy: Option<&Policy>,
 ) -> Result<Verified, Failure> {
+    check_policy_trusts(policy, key)?;
     let note = String::from_utf8(service.get("log/checkpoint").await?)
         .map_err(|_| discrepancy("the checkpoint is not UTF-8"))?;
     let checkpoint = Checkpoint::open(&note, key)
@@ -428,6 +429,7 @@ pub fn verify_proof_file(
     record: &[u8],
     policy: Option<&Policy>,
 ) -> Result<Verified, Failure> {
+    check_policy_trusts(policy, key)?;
     let proof = TlogProof::parse(proof).map_err(|e| discrepancy(e.to_string()))?;
     // A member named twice is two readings of one file (a reader sees the
     // first value, a JSON library keeps the last): not one record.
@@ -459,6 +461,22 @@ pub fn verify_proof_file(
 
 /// How far ahead of the clock a cosignature may be dated.
 const MAX_FUTURE_SECONDS: u64 = 600;
+
+/// A policy that lists logs must list the log being checked (`key`): its
+/// witnesses were chosen for those logs, and a policy for another log says
+/// nothing of this one. Cannot check otherwise (exit 2).
+pub fn check_policy_trusts(policy: Option<&Policy>, key: &VerifierKey) -> Result<(), Failure> {
+    match policy {
+        Some(policy) if !policy.logs().is_empty() && !policy.logs().contains(key) => {
+            Err(Failure::CannotCheck(format!(
+                "the policy lists logs, but not {}: it is another log's policy (add a line log {}, or use this log's policy)",
+                key.to_text(),
+                key.to_text()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
 
 /// The clock, in seconds since the epoch.
 fn now() -> u64 {

@@ -105,3 +105,33 @@ fn a_cosignature_dated_ahead_of_the_clock_fails() {
         "{line}"
     );
 }
+
+/// Round 4: `--policy` ignored the policy's `log` lines, so another log's
+/// policy was applied to this one. A policy listing logs must list the key
+/// being checked: otherwise the check cannot be made (exit 2).
+#[test]
+fn a_policy_for_another_log_cannot_check_this_one() {
+    use freedom_verify::check_policy_trusts;
+    let ours = SigningKey::from_seed("fund.example.com/log", [9; 32])
+        .unwrap()
+        .verifier();
+    let theirs = SigningKey::from_seed("other.example/log", [8; 32])
+        .unwrap()
+        .verifier();
+    let witnesses = format!(
+        "witness A {}\nquorum A\n",
+        witness(1).witness_key().to_text()
+    );
+    let for_them = Policy::parse(&format!("log {}\n{witnesses}", theirs.to_text())).unwrap();
+    match check_policy_trusts(Some(&for_them), &ours) {
+        Err(Failure::CannotCheck(line)) => assert!(line.contains("another log's policy"), "{line}"),
+        other => panic!("another log's policy must not be applied: {other:?}"),
+    }
+    let (note, _) = signed_checkpoint();
+    let proof_of_nothing = freedom_verify::verify_proof_file(&note, &ours, b"{}", Some(&for_them));
+    assert!(matches!(proof_of_nothing, Err(Failure::CannotCheck(_))));
+    let for_us = Policy::parse(&format!("log {}\n{witnesses}", ours.to_text())).unwrap();
+    assert!(check_policy_trusts(Some(&for_us), &ours).is_ok());
+    let unnamed = Policy::parse(&witnesses).unwrap();
+    assert!(check_policy_trusts(Some(&unnamed), &ours).is_ok());
+}

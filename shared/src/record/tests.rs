@@ -342,15 +342,45 @@ fn text_refuses_marks_separators_tags_and_noncharacters() {
             );
         }
     }
-    // Emoji (beyond the BMP) and variation selectors are text.
-    assert!(
-        parse(&with(
-            snapshot(),
-            &["strategyName"],
-            json!("Fund \u{1F680}\u{FE0F}")
-        ))
-        .is_ok()
-    );
+    // Emoji (beyond the BMP), variation selectors and the joiners scripts
+    // and emoji sequences need are text.
+    for fine in [
+        "Fund \u{1F680}\u{FE0F}",
+        "Family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+        "\u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}",
+        "\u{845B}\u{E0100}",
+    ] {
+        assert!(
+            parse(&with(snapshot(), &["strategyName"], json!(fine))).is_ok(),
+            "{fine:?}"
+        );
+    }
+}
+
+/// Round 4: the invisible format characters the text rule let through (a
+/// soft hyphen, the byte-order mark, the Mongolian vowel separator, the
+/// invisible operators, the zero-width space) are refused like the others,
+/// from the one table of hidden characters.
+#[test]
+fn text_refuses_every_invisible_format_character_no_script_needs() {
+    for bad in [
+        "a\u{00AD}b",
+        "\u{FEFF}Fund",
+        "a\u{180E}b",
+        "a\u{2062}b",
+        "a\u{200B}b",
+        "a\u{2060}b",
+        "a\u{034F}b",
+        "a\u{3164}b",
+    ] {
+        for (record, field) in [(snapshot(), "strategyName"), (decision(), "summary")] {
+            assert_eq!(
+                issues(&with(record, &[field], json!(bad))),
+                vec![(field.into(), "control_character".into())],
+                "{bad:?}"
+            );
+        }
+    }
 }
 
 #[test]

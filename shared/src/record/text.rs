@@ -2,41 +2,101 @@
 //! which the JSON Schemas' patterns are generated (so the two cannot say
 //! different things).
 
-/// Characters of the Basic Multilingual Plane no text field may carry:
-/// controls (C0, C1, DEL); the bidirectional embedding, override and
-/// isolate controls and the directional marks (U+200E, U+200F, U+061C),
-/// which can make the page show text in another order than the ledger
-/// holds it; the line and paragraph separators (U+2028, U+2029), which
-/// break lines where a reader expects none; the interlinear annotation
-/// characters (U+FFF9–U+FFFB); and the noncharacters (U+FDD0–U+FDEF,
-/// U+FFFE, U+FFFF).
+/// Whether a script or an emoji sequence needs an invisible character: such
+/// characters are allowed in a record's text, and removed from provider
+/// text all the same.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Needed {
+    /// Nothing legitimate needs it.
+    No,
+    /// Joiners (Persian and Indic text, emoji sequences) and variation
+    /// selectors (emoji presentation, ideographic variants).
+    ByScripts,
+}
+
+/// The one table of characters that do not show as themselves, besides the
+/// controls (C0, C1, DEL) and the noncharacters: default-ignorable and
+/// format characters (zero-width spaces, soft hyphen, word joiner and the
+/// invisible operators, fillers, the byte-order mark, tags), the
+/// bidirectional embedding, override and isolate controls and the
+/// directional marks, which can make the page show text in another order
+/// than the ledger holds it, the line and paragraph separators, which
+/// break lines where a reader expects none, and the interlinear annotation
+/// characters. Records refuse each (rule `hidden_character`) but those
+/// [`Needed::ByScripts`]; the guard and the scanner's provider text remove
+/// every one.
+const HIDDEN: [(char, char, Needed); 21] = [
+    ('\u{00AD}', '\u{00AD}', Needed::No),
+    ('\u{034F}', '\u{034F}', Needed::No),
+    ('\u{061C}', '\u{061C}', Needed::No),
+    ('\u{115F}', '\u{1160}', Needed::No),
+    ('\u{17B4}', '\u{17B5}', Needed::No),
+    ('\u{180B}', '\u{180F}', Needed::No),
+    ('\u{200B}', '\u{200B}', Needed::No),
+    ('\u{200C}', '\u{200D}', Needed::ByScripts),
+    ('\u{200E}', '\u{200F}', Needed::No),
+    ('\u{2028}', '\u{202E}', Needed::No),
+    ('\u{2060}', '\u{206F}', Needed::No),
+    ('\u{3164}', '\u{3164}', Needed::No),
+    ('\u{FE00}', '\u{FE0F}', Needed::ByScripts),
+    ('\u{FEFF}', '\u{FEFF}', Needed::No),
+    ('\u{FFA0}', '\u{FFA0}', Needed::No),
+    ('\u{FFF0}', '\u{FFFB}', Needed::No),
+    ('\u{1BCA0}', '\u{1BCA3}', Needed::No),
+    ('\u{1D173}', '\u{1D17A}', Needed::No),
+    ('\u{E0000}', '\u{E00FF}', Needed::No),
+    ('\u{E0100}', '\u{E01EF}', Needed::ByScripts),
+    ('\u{E01F0}', '\u{E0FFF}', Needed::No),
+];
+
+/// What [`HIDDEN`] says of `c`, when it lists it.
+fn listed(c: char) -> Option<Needed> {
+    HIDDEN
+        .iter()
+        .find(|(first, last, _)| (*first..=*last).contains(&c))
+        .map(|(_, _, needed)| *needed)
+}
+
+/// Whether `c` is a noncharacter (U+FDD0–U+FDEF, and U+nFFFE, U+nFFFF of
+/// every plane).
+fn is_noncharacter(c: char) -> bool {
+    matches!(c, '\u{FDD0}'..='\u{FDEF}') || (c as u32) & 0xFFFE == 0xFFFE
+}
+
+/// Whether `c` renders as nothing: a character of [`HIDDEN`] or a
+/// noncharacter. The guard reads text without these, so a secret split by
+/// them is still seen.
+pub fn is_invisible(c: char) -> bool {
+    is_noncharacter(c) || listed(c).is_some()
+}
+
+/// Whether `c` does not show as itself: a control or an invisible
+/// character. Provider text is stripped of these.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control() || is_invisible(c)
+}
+
+/// Whether a record's text may not carry `c`: a hidden character that no
+/// script needs.
+fn is_refused(c: char) -> bool {
+    c.is_control() || is_noncharacter(c) || listed(c) == Some(Needed::No)
+}
+
+/// Characters of the Basic Multilingual Plane no text field may carry (the
+/// refused characters there; the JSON Schemas' patterns are generated from
+/// this).
 pub(crate) fn is_forbidden_in_text(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{200E}'
-                | '\u{200F}'
-                | '\u{061C}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{FFF9}'..='\u{FFFB}'
-                | '\u{FDD0}'..='\u{FDEF}'
-                | '\u{FFFE}'
-                | '\u{FFFF}'
-        )
+    (c as u32) <= 0xFFFF && is_refused(c)
 }
 
 /// Characters beyond the Basic Multilingual Plane no text field may carry:
-/// the tag characters (U+E0000–U+E007F, invisible) and each plane's
-/// noncharacters (U+nFFFE, U+nFFFF). JSON Schema's regular expressions
-/// cannot name characters beyond the BMP alike in every engine, so the
-/// schemas leave these to the parser (rule `hidden_character`, listed as
-/// not in the schema).
+/// the refused characters there (tags, format characters, each plane's
+/// noncharacters). JSON Schema's regular expressions cannot name
+/// characters beyond the BMP alike in every engine, so the schemas leave
+/// these to the parser (rule `hidden_character`, listed as not in the
+/// schema).
 pub(crate) fn is_forbidden_beyond_bmp(c: char) -> bool {
-    let code = c as u32;
-    matches!(c, '\u{E0000}'..='\u{E007F}') || (code > 0xFFFF && code & 0xFFFE == 0xFFFE)
+    (c as u32) > 0xFFFF && is_refused(c)
 }
 
 /// The controls prose (summaries, theses) may still carry: line breaks and

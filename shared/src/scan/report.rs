@@ -33,6 +33,9 @@ pub struct Observation {
     pub liquidity_usd: Option<Decimal>,
 }
 
+/// Longest event message kept, in characters.
+pub const MAX_EVENT_CHARS: usize = 600;
+
 /// Something a run did or met (a provider failure, a paper trade…).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -124,12 +127,15 @@ impl ScannerState {
         })
     }
 
-    /// Adds an event, keeping the latest [`MAX_EVENTS`].
+    /// Adds an event, keeping the latest [`MAX_EVENTS`]. Its message may
+    /// carry a provider's text (an RPC error, a symbol): hidden characters
+    /// are removed and it is cut to [`MAX_EVENT_CHARS`], here, where every
+    /// event passes.
     pub fn push_event(&mut self, at: DateTime<Utc>, kind: &str, message: impl Into<String>) {
         self.events.push(Event {
             at,
             kind: kind.to_owned(),
-            message: message.into(),
+            message: super::text::visible(&message.into(), MAX_EVENT_CHARS),
         });
         let excess = self.events.len().saturating_sub(MAX_EVENTS);
         self.events.drain(..excess);
@@ -294,6 +300,24 @@ pub fn empty_report() -> Value {
 
 #[cfg(test)]
 mod tests {
+
+    /// Round 4: provider text reached the events with its bidirectional
+    /// overrides; every event is now cleaned where it is added.
+    #[test]
+    fn an_event_carries_no_hidden_character_and_no_endless_text() {
+        let mut state = ScannerState::default();
+        let at = chrono::DateTime::from_timestamp(1_777_896_000, 0).unwrap();
+        state.push_event(
+            at,
+            "provider",
+            format!("RPC said: \u{202E}gnp.exe\u{2066}{}", "x".repeat(5000)),
+        );
+        let message = &state.events[0].message;
+        assert!(message.starts_with("RPC said: gnp.exe"), "{message}");
+        assert!(!message.chars().any(crate::scan::text::is_hidden));
+        assert_eq!(message.chars().count(), MAX_EVENT_CHARS);
+    }
+
     use super::*;
 
     fn observation(minute: i64) -> Observation {

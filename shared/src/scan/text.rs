@@ -6,7 +6,7 @@
 //! enters a book or the report it is cleaned here:
 //!
 //! - control, bidirectional and format characters are removed
-//!   ([`is_hidden`]);
+//!   ([`is_hidden`], the record rules' one table of them);
 //! - a symbol is kept only as 1 to [`MAX_SYMBOL_CHARS`] characters of the
 //!   identifier alphabet (`A-Z a-z 0-9 . _ : -`) and `$`, and only if the
 //!   sensitive-content guard passes it; otherwise the caller shows the
@@ -25,29 +25,7 @@ pub const MAX_URL_BYTES: usize = 2048;
 /// How many characters of the mint stand in for a symbol that is not kept.
 pub const FALLBACK_SYMBOL_CHARS: usize = 8;
 
-/// Whether `c` is a control, bidirectional or format character: invisible,
-/// or changing how the text around it is shown.
-pub fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{034F}'
-                | '\u{061C}'
-                | '\u{115F}'..='\u{1160}'
-                | '\u{17B4}'..='\u{17B5}'
-                | '\u{180B}'..='\u{180F}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{2028}'..='\u{202E}'
-                | '\u{2060}'..='\u{206F}'
-                | '\u{3164}'
-                | '\u{FE00}'..='\u{FE0F}'
-                | '\u{FEFF}'
-                | '\u{FFA0}'
-                | '\u{FFF0}'..='\u{FFFB}'
-                | '\u{E0000}'..='\u{E0FFF}'
-        )
-}
+pub use crate::record::text::is_hidden;
 
 /// `text` without hidden characters, cut to `max` characters.
 pub fn visible(text: &str, max: usize) -> String {

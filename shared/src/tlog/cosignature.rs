@@ -128,6 +128,13 @@ impl WitnessKey {
         }
     }
 
+    /// Whether `other` holds the same public key, whatever its name: a
+    /// signature does not cover the key's name, so one key under two names
+    /// would count one witness twice.
+    pub fn same_public_key(&self, other: &WitnessKey) -> bool {
+        self.key == other.key
+    }
+
     /// Whether cosignatures by this key can be verified here.
     pub fn verifiable(&self) -> bool {
         matches!(self.key, WitnessPublicKey::Ed25519(_))

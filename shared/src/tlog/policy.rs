@@ -152,12 +152,15 @@ impl Policy {
                     if let Some(url) = url {
                         check_url(url).map_err(fail)?;
                     }
-                    if policy
+                    if let Some(earlier) = policy
                         .witnesses
                         .iter()
-                        .any(|w| w.key.id() == key.id() && w.key.to_text() == key.to_text())
+                        .find(|w| w.key.same_public_key(&key))
                     {
-                        return Err(fail("a witness key listed twice".into()));
+                        return Err(fail(format!(
+                            "witness {name} has the public key of witness {} (a cosignature does not sign the key's name, so one witness would count twice)",
+                            earlier.name
+                        )));
                     }
                     if policy.witnesses.len() == MAX_ITEMS {
                         return Err(fail(format!("more than {MAX_ITEMS} witnesses")));
@@ -428,6 +431,25 @@ mod tests {
             let error = Policy::parse(text).unwrap_err();
             assert_eq!(error.line, line, "{text:?}: {error}");
         }
+    }
+
+    /// Round 4: one public key under two names counted as two witnesses
+    /// (a cosignature signs the checkpoint, not the key's name, so one line
+    /// could be relabelled into the second).
+    #[test]
+    fn one_public_key_under_two_names_is_refused() {
+        let one = CosignerKey::from_seed("w1.example", [1; 32]).unwrap();
+        let relabelled = CosignerKey::from_seed("w1-again.example", [1; 32])
+            .unwrap()
+            .witness_key()
+            .to_text();
+        let text = format!(
+            "witness A {}\nwitness B {relabelled}\ngroup G 2 A B\nquorum G\n",
+            one.witness_key().to_text()
+        );
+        let error = Policy::parse(&text).unwrap_err();
+        assert_eq!(error.line, 2, "{error}");
+        assert!(error.reason.contains("public key of witness A"), "{error}");
     }
 
     #[test]

@@ -175,8 +175,11 @@ impl Guard {
     /// The first rule `text` breaks, if any.
     pub fn scan(&self, text: &str) -> Option<SensitiveRule> {
         let visible: String;
-        let text = if text.chars().any(is_default_ignorable) {
-            visible = text.chars().filter(|c| !is_default_ignorable(*c)).collect();
+        let text = if text.chars().any(crate::record::text::is_invisible) {
+            visible = text
+                .chars()
+                .filter(|c| !crate::record::text::is_invisible(*c))
+                .collect();
             visible.as_str()
         } else {
             text
@@ -252,30 +255,5 @@ fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("guard patterns are valid")
 }
 
-/// Unicode's default-ignorable code points: characters that render as
-/// nothing (zero-width spaces and joiners, the byte-order mark, soft
-/// hyphens, variation selectors, tags).
-fn is_default_ignorable(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{115F}'..='\u{1160}'
-            | '\u{17B4}'..='\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF0}'..='\u{FFF8}'
-            | '\u{1BCA0}'..='\u{1BCA3}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E0FFF}'
-    )
-}
 #[cfg(test)]
 mod tests;
