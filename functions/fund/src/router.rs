@@ -126,8 +126,8 @@ async fn read(
             Ok(document(json_answer(encoded)))
         }
         View::OpenApi => Ok(document(json_answer(contract::openapi_body()))),
-        View::Proof => log::proof(&state, &params).await,
-        View::Consistency => log::consistency(&state, &params).await,
+        View::Proof => log::proof(&state, &params, &headers).await,
+        View::Consistency => log::consistency(&state, &params, &headers).await,
         View::Series => exports::series(&state, &params, &headers).await,
     }
 }

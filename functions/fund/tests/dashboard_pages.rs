@@ -132,6 +132,13 @@ async fn three_thousand_strategies_answer_in_pages_under_four_mib() {
     // Live strategies first, then paper-only, each group by id: page by
     // page, every key below the next page's.
     let key = |id: &String| (id[2..].parse::<usize>().unwrap() % 10 != 0, id.clone());
+    // Round 4: and in reading order, across the pages and within each,
+    // every live strategy before any paper one.
+    let read: Vec<_> = seen.iter().map(|(id, _)| key(id)).collect();
+    assert!(
+        read.windows(2).all(|pair| pair[0] <= pair[1]),
+        "live first in reading order"
+    );
     for pair in pages_ids.windows(2) {
         let last = pair[0].iter().map(key).max().unwrap();
         let first = pair[1].iter().map(key).min().unwrap();

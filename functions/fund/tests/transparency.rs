@@ -610,3 +610,40 @@ async fn log_resources_refuse_unknown_parameters_and_non_canonical_tile_paths() 
     }
     assert_eq!(get(&router, "/log/tile/0/000").await.status, StatusCode::OK);
 }
+
+/// Round 4: proofs carried no ETag. Each proof answer (JSON, `.tlog-proof`,
+/// consistency) carries the tag of its bytes and answers 304 to it; a tag
+/// given without its quotes names nothing.
+#[tokio::test]
+async fn proofs_carry_the_tag_of_their_bytes_and_answer_304_to_it() {
+    let (_dir, store) = sqlite_with(records(20)).await;
+    let router = app(store, Some(signing_key()));
+    for uri in [
+        "/api/freedom-fund?view=proof&seq=3",
+        "/api/freedom-fund?view=proof&seq=3&format=tlog-proof",
+        "/api/freedom-fund?view=consistency&from=4",
+    ] {
+        let first = get(&router, uri).await;
+        assert_eq!(first.status, StatusCode::OK, "{uri}: {}", first.text());
+        let tag = first.headers[header::ETAG].to_str().unwrap().to_owned();
+        assert!(tag.starts_with('"') && tag.ends_with('"'), "{tag}");
+        let conditional = |value: String| {
+            Request::get(uri)
+                .header(header::IF_NONE_MATCH, value)
+                .body(Body::empty())
+                .unwrap()
+        };
+        let again = router
+            .clone()
+            .oneshot(conditional(tag.clone()))
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED, "{uri}");
+        let unquoted = router
+            .clone()
+            .oneshot(conditional(tag.trim_matches('"').to_owned()))
+            .await
+            .unwrap();
+        assert_eq!(unquoted.status(), StatusCode::OK, "{uri}: an unquoted tag");
+    }
+}

@@ -143,6 +143,11 @@ async fn every_compressible_answer_is_negotiated_and_decodes_to_the_identity_byt
         }
         let refused = get(&router, path, Some("identity;q=0"), None).await;
         assert_eq!(refused.status, StatusCode::NOT_ACCEPTABLE, "{path}");
+        assert_eq!(
+            refused.vary.as_deref(),
+            Some("accept-encoding"),
+            "{path}: a 406 varies by Accept-Encoding too (a cache must not give it to others)"
+        );
         let br = get(&router, path, Some("br"), None).await;
         assert!(br.body.len() < identity.body.len(), "{path}: br is smaller");
     }

@@ -274,9 +274,11 @@ pub async fn compress_answers(request: Request, next: Next) -> Response {
         },
     };
     let mut response = Response::from_parts(parts, Body::empty());
-    response.headers_mut().append(header::VARY, vary);
+    response.headers_mut().append(header::VARY, vary.clone());
     let Some(coding) = negotiate(&request_headers, encoded.identity().len()) else {
-        return crate::web::ApiError::NotAcceptable.into_response();
+        let mut refused = crate::web::ApiError::NotAcceptable.into_response();
+        refused.headers_mut().append(header::VARY, vary);
+        return refused;
     };
     let body = encoded.body(coding);
     let headers = response.headers_mut();

@@ -10,8 +10,9 @@
 //!   are closed on time, not kept forever.
 //! - **Body timeout**: the handlers that read a body bound it themselves
 //!   ([`crate::service::ledger::BODY_TIMEOUT`], 408 as well).
-//! - **Head size** ([`ServerLimits::max_head_bytes`]) and **URL length**
-//!   ([`ServerLimits::max_uri_bytes`]): `431` and `414`.
+//! - **Head size** ([`ServerLimits::max_head_bytes`], the request line and
+//!   every header field, however many reads they arrive in) and **URL
+//!   length** ([`ServerLimits::max_uri_bytes`]): `431` and `414`.
 //! - **Connection cap** ([`ServerLimits::max_connections`]), below the
 //!   process's file-descriptor limit (raised to its hard limit at start, as
 //!   Go's runtime does): past the cap, new connections wait in the kernel's
@@ -78,7 +79,7 @@ pub async fn serve(
     limits: ServerLimits,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
-    let max_uri_bytes = limits.max_uri_bytes;
+    let (max_uri_bytes, max_head_bytes) = (limits.max_uri_bytes, limits.max_head_bytes);
     let app = app.layer(axum::middleware::from_fn(
         move |request: Request, next: Next| async move {
             if uri_length(&request) > max_uri_bytes {
@@ -86,6 +87,9 @@ pub async fn serve(
                     limit: max_uri_bytes,
                 }
                 .into_response();
+            }
+            if head_length(&request) > max_head_bytes {
+                return ApiError::HeaderFieldsTooLarge.into_response();
             }
             if let Some(refusal) = strictness(&request) {
                 return refusal.into_response();
@@ -162,6 +166,19 @@ fn strictness(request: &Request) -> Option<ApiError> {
 /// Whether a request's `Transfer-Encoding` lines say exactly `chunked`.
 fn is_chunked_only(values: &[&axum::http::HeaderValue]) -> bool {
     matches!(values, [one] if one.to_str().is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked")))
+}
+
+/// The request head's size as sent: the request line and every header
+/// field (`name: value` and its line end). hyper's buffer limit is checked
+/// only while a head is still incomplete, so a large head that arrives in
+/// one read would pass it: this is the limit itself.
+fn head_length(request: &Request) -> usize {
+    let line = request.method().as_str().len() + uri_length(request) + " HTTP/1.1\r\n".len() + 1;
+    request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + ": \r\n".len())
+        .fold(line + 2, usize::saturating_add)
 }
 
 fn uri_length(request: &Request) -> usize {

@@ -27,7 +27,7 @@ pub mod query;
 pub use auth::authorize;
 pub use encoding::{Encoded, compress_answers};
 pub use error::{ApiError, not_found, store_not_configured_app};
-pub use etag::{client_has, with_etag};
+pub use etag::{client_has, with_content_etag, with_etag};
 pub use limits::ServerLimits;
 pub use panics::catch_panics;
 pub use query::QueryParams;

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use freedom_shared::tlog::proof::TlogProof;
 use freedom_shared::tlog::tiles::TilePath;
-use freedom_shared::web::{ApiError, QueryParams, authorize};
+use freedom_shared::web::{ApiError, QueryParams, authorize, with_content_etag};
 
 fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Response {
     let mut response = response.into_response();
@@ -113,8 +113,13 @@ pub(crate) async fn tile(
     Ok(with_cache_control(response, cache))
 }
 
-/// `?view=proof&seq=N[&size=M][&format=json|tlog-proof]`.
-pub(crate) async fn proof(state: &AppState, params: &QueryParams) -> Result<Response, ApiError> {
+/// `?view=proof&seq=N[&size=M][&format=json|tlog-proof]`, with an ETag of
+/// its bytes (304 to a matching `If-None-Match`).
+pub(crate) async fn proof(
+    state: &AppState,
+    params: &QueryParams,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
     // Required: `View::parse` refused a query without it.
     let seq = positive(params, "seq")?.unwrap_or_default();
     let size = positive(params, "size")?;
@@ -128,22 +133,32 @@ pub(crate) async fn proof(state: &AppState, params: &QueryParams) -> Result<Resp
                 checkpoint: checkpoint.to_string(),
             }
             .to_text();
-            ([(header::CONTENT_TYPE, TEXT_PLAIN)], text).into_response()
+            with_content_etag(headers, TEXT_PLAIN, text.into_bytes())
         }
         ProofFormat::Json => {
-            axum::Json(ProofView::new(seq, inclusion, &checkpoint)).into_response()
+            json_with_content_etag(headers, &ProofView::new(seq, inclusion, &checkpoint))?
         }
     })
 }
 
-/// `?view=consistency&from=A[&to=B]`.
+/// `value` as JSON with an ETag of its bytes.
+fn json_with_content_etag(
+    headers: &HeaderMap,
+    value: &impl serde::Serialize,
+) -> Result<Response, ApiError> {
+    let body = serde_json::to_vec(value).map_err(|error| ApiError::Internal(error.into()))?;
+    Ok(with_content_etag(headers, "application/json", body))
+}
+
+/// `?view=consistency&from=A[&to=B]`, with an ETag of its bytes.
 pub(crate) async fn consistency(
     state: &AppState,
     params: &QueryParams,
+    headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
     // Required: `View::parse` refused a query without it.
     let from = whole(params, "from", "from must be a whole number, 0 or more")?.unwrap_or_default();
     let to = positive(params, "to")?;
     let (proof, checkpoint) = state.log.consistency(from, to).await?;
-    Ok(axum::Json(ConsistencyView::new(proof, &checkpoint)).into_response())
+    json_with_content_etag(headers, &ConsistencyView::new(proof, &checkpoint))
 }

@@ -4,8 +4,12 @@
 //! 6 MB). Strategies are taken by id, those with a live series first (by
 //! id), then the paper-only ones (by id), all series of a strategy
 //! together; an answer that stops early names the last strategy it holds
-//! in `next`. Within an answer the strategies keep the dashboard's order
-//! (by id, then mode), and `comparison` covers the series it holds.
+//! in `next`. Within such an answer the strategies are in the same order
+//! (live first, each strategy's series by mode), so reading the pages one
+//! after another never meets a live strategy after a paper one; and
+//! `comparison` covers the series it holds. (A dashboard that fits one
+//! answer, unfiltered, is answered whole, in the dashboard's order: by id,
+//! then mode.)
 //! Decisions are the dashboard's, or, with `strategyId`, those of the
 //! strategies named.
 
@@ -159,9 +163,9 @@ pub(super) fn answer(
     }
     loop {
         let more = taken.len() < wanted.len();
-        let chosen: BTreeSet<&str> = taken.iter().copied().collect();
-        let indexes: Vec<usize> = (0..full.strategies.len())
-            .filter(|i| chosen.contains(full.strategies[*i].strategy_id.as_str()))
+        let indexes: Vec<usize> = taken
+            .iter()
+            .flat_map(|id| by_id.get(id).into_iter().flatten().copied())
             .collect();
         let strategies: Vec<StrategyView> = indexes
             .iter()
