@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 
 /// Solana's burn address ("incinerator"): tokens sent there are gone.
 pub const BURN_ADDRESS: &str = "1nc1nerator11111111111111111111111111111111";
+/// How many of a token's largest accounts are kept (what
+/// `getTokenLargestAccounts` answers); a longer answer is cut to its largest.
+pub const MAX_LARGEST_ACCOUNTS: usize = 20;
 /// Holders the concentration counts.
 pub const TOP_HOLDERS: usize = 10;
 /// The largest share of supply the top holders may have for the

@@ -105,8 +105,12 @@ pub const SAFE_RISK_LEVELS: [&str; 2] = ["info", "warn"];
 /// RugCheck's risk level that fails `no_danger_risk`.
 pub const DANGER_LEVEL: &str = "danger";
 
-/// Most bytes of risk names a cached report keeps per token.
+/// Most bytes a token's cached report takes in the scanner's state, as
+/// JSON (with its provenance entry).
 pub const MAX_RISK_BYTES: usize = 16 * 1024;
+/// Of [`MAX_RISK_BYTES`], what the danger risks kept may take (the rest is
+/// the report's other fields and its provenance).
+const MAX_RISK_LIST_BYTES: usize = 12 * 1024;
 /// Longest risk name kept, in characters.
 pub const MAX_RISK_NAME_CHARS: usize = 200;
 
@@ -140,8 +144,11 @@ pub struct RiskReport {
 impl RiskReport {
     /// The report keeping only what the checks use: the danger-level risks,
     /// their names without hidden characters and cut to
-    /// [`MAX_RISK_NAME_CHARS`], at most [`MAX_RISK_BYTES`] of names in all
-    /// (so no answer, however large, makes the scanner's state large).
+    /// [`MAX_RISK_NAME_CHARS`], as many as fit 12 KiB of JSON (each risk
+    /// counted as it is stored, not its name alone), so no answer, however
+    /// large or however many its risks, makes a token's cached report
+    /// pass [`MAX_RISK_BYTES`]. One danger is enough to fail the check; the
+    /// ones kept are shown.
     pub fn bounded(self) -> RiskReport {
         let mut bytes = 0usize;
         let risks = self
@@ -154,8 +161,9 @@ impl RiskReport {
                 score: risk.score,
             })
             .take_while(|risk| {
-                bytes = bytes.saturating_add(risk.name.len());
-                bytes <= MAX_RISK_BYTES
+                let stored = serde_json::to_vec(risk).map_or(usize::MAX, |json| json.len() + 1);
+                bytes = bytes.saturating_add(stored);
+                bytes <= MAX_RISK_LIST_BYTES
             })
             .collect();
         RiskReport { risks, ..self }

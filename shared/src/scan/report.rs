@@ -328,6 +328,45 @@ mod tests {
         }
     }
 
+    /// Round 4: the bound counted risk names only, so many one-letter
+    /// dangers kept a report of hundreds of KiB (24 such tokens held the
+    /// state over 8 MB). A token's whole cached report is now bounded.
+    #[test]
+    fn a_cached_report_of_many_tiny_risks_stays_within_its_bound() {
+        use crate::scan::{CachedRisk, MAX_RISK_BYTES, Risk, RiskReport};
+        let many = RiskReport {
+            lp_locked_pct: Some(100.0),
+            unreadable: None,
+            reading: crate::scan::RISK_READING,
+            score: Some(1.0),
+            score_normalised: Some(1.0),
+            risks: (0..20_000)
+                .map(|_| Risk {
+                    name: "n".into(),
+                    level: "danger".into(),
+                    score: Some(7500.0),
+                })
+                .collect(),
+        }
+        .bounded();
+        assert!(!many.risks.is_empty(), "the dangers are still known");
+        let mut state = ScannerState::default();
+        for token in 0..24 {
+            state.risk_cache.insert(
+                format!("mint{token}"),
+                CachedRisk {
+                    fetched_at: observation(0).observed_at,
+                    report: Some(many.clone()),
+                    provenance: Vec::new(),
+                },
+            );
+        }
+        let per_token = serde_json::to_vec(&state.risk_cache["mint0"]).unwrap().len();
+        assert!(per_token <= MAX_RISK_BYTES, "{per_token} bytes for one token");
+        let all = serde_json::to_vec(&state).unwrap().len();
+        assert!(all <= 24 * MAX_RISK_BYTES, "{all} bytes for 24 tokens");
+    }
+
     /// A state saved before reports were bounded shrinks at its next run:
     /// tokens out of the universe go, and every kept report is bounded.
     #[test]

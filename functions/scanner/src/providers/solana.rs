@@ -6,7 +6,7 @@
 
 use super::wire::{AccountSlot, LargestAnswer, Parsed, RpcAnswer, RpcError, TokenAccountInfo};
 use super::{Http, ProviderError, Received, SOLANA_RPC};
-use freedom_shared::scan::holders::Holding;
+use freedom_shared::scan::holders::{Holding, MAX_LARGEST_ACCOUNTS};
 use freedom_shared::scan::provenance::rpc_request;
 use freedom_shared::scan::{MintAccount, WalletToken, WalletView};
 use futures_util::future::join_all;
@@ -174,7 +174,8 @@ pub fn parse_accounts(
 /// address and an amount that is a non-negative integer as a string of
 /// digits; one that does not (a JSON number, an exponent, a sign) makes the
 /// whole answer malformed, so the holders are unknown rather than counted
-/// without it.
+/// without it. The accounts are sorted here, largest first, and at most
+/// [`MAX_LARGEST_ACCOUNTS`] kept, whatever the answer's length or order.
 pub fn parse_largest(body: &[u8]) -> Result<(Option<Vec<Balance>>, Option<u64>), ProviderError> {
     let answer: LargestAnswer = super::wire::read(body, "not a JSON-RPC answer")?;
     if answer.error.get().is_some() {
@@ -183,7 +184,7 @@ pub fn parse_largest(body: &[u8]) -> Result<(Option<Vec<Balance>>, Option<u64>),
     let Some(result) = answer.result.0 else {
         return Err(ProviderError::Malformed("no result.value array"));
     };
-    let accounts = result
+    let mut accounts = result
         .value
         .iter()
         .map(|account| {
@@ -197,6 +198,8 @@ pub fn parse_largest(body: &[u8]) -> Result<(Option<Vec<Balance>>, Option<u64>),
         .ok_or(ProviderError::Malformed(
             "a largest account without an address and a whole amount as a string of digits",
         ))?;
+    accounts.sort_by_key(|(_, amount)| std::cmp::Reverse(*amount));
+    accounts.truncate(MAX_LARGEST_ACCOUNTS);
     Ok((Some(accounts), result.context.0.map(|c| c.slot)))
 }
 
