@@ -361,8 +361,13 @@ mod tests {
                 },
             );
         }
-        let per_token = serde_json::to_vec(&state.risk_cache["mint0"]).unwrap().len();
-        assert!(per_token <= MAX_RISK_BYTES, "{per_token} bytes for one token");
+        let per_token = serde_json::to_vec(&state.risk_cache["mint0"])
+            .unwrap()
+            .len();
+        assert!(
+            per_token <= MAX_RISK_BYTES,
+            "{per_token} bytes for one token"
+        );
         let all = serde_json::to_vec(&state).unwrap().len();
         assert!(all <= 24 * MAX_RISK_BYTES, "{all} bytes for 24 tokens");
     }

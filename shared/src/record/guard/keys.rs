@@ -8,18 +8,30 @@ use std::sync::LazyLock;
 
 static PEM_PRIVATE_KEY: LazyLock<Regex> =
     LazyLock::new(|| regex(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"));
+/// Sixty-four numbers from 0 to 999 in brackets, braces or parentheses,
+/// separated by commas or semicolons: a keypair as a byte array (any such
+/// array is refused, as wallets export keys so).
 static KEYPAIR_BYTES: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"\[\s*(?:\d{1,3}\s*,\s*){63}\d{1,3}\s*\]"));
-static LABELLED_HEX_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    regex(
-        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed|pk|keypair|secret)\b\W{0,3}\s*(?:0x)?[0-9a-f]{64}\b",
-    )
-});
+    LazyLock::new(|| regex(r"[\[\(\{]\s*(?:\d{1,3}\s*[,;]\s*){63}\d{1,3}\s*[\]\)\}]"));
+/// A number that could be one byte of an array: decimal, or `0x` and one or
+/// two hex digits.
+static BYTE_NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)\b(?:0x[0-9a-f]{1,2}|[0-9]{1,3})\b"));
+/// What labels a key or seed: `private key`, `seed`, `pk`, `keypair`,
+/// `secret`…, then an optional qualifier in brackets (`(base58)`, `[hex]`)
+/// and up to three punctuation characters.
+const KEY_LABEL: &str = r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed|pk|keypair|secret)\b(?:\s*[\(\[][A-Za-z0-9 _-]{1,20}[\)\]])?\W{0,3}\s*";
+static LABELLED_HEX_KEY: LazyLock<Regex> =
+    LazyLock::new(|| regex(&format!(r"{KEY_LABEL}(?:0x)?[0-9a-fA-F]{{64}}\b")));
 /// A labelled base58 word the size of a 32-byte seed (32 to 44 characters).
-static LABELLED_BASE58_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    regex(
-        r"(?i)\b(?:(?:private|secret|priv|signing)[\s_-]?key|seed|pk|keypair|secret)\b\W{0,3}\s*([1-9A-HJ-NP-Za-km-z]{32,44})\b",
-    )
+static LABELLED_BASE58_KEY: LazyLock<Regex> =
+    LazyLock::new(|| regex(&format!(r"{KEY_LABEL}([1-9A-HJ-NP-Za-km-z]{{32,44}})\b")));
+/// A labelled base64 word the size of a 32-byte seed (43 characters and
+/// its padding, standard or URL-safe).
+static LABELLED_BASE64_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(&format!(
+        r"{KEY_LABEL}([A-Za-z0-9+/_-]{{43}}=?)(?:[^A-Za-z0-9+/_=-]|$)"
+    ))
 });
 static BASE58_WORD: LazyLock<Regex> = LazyLock::new(|| regex(r"\b[1-9A-HJ-NP-Za-km-z]{50,120}\b"));
 static HEX_128: LazyLock<Regex> = LazyLock::new(|| regex(r"\b(?:0x)?[0-9a-fA-F]{128}\b"));
@@ -81,11 +93,73 @@ pub(super) fn has_split_keypair(text: &str) -> bool {
 /// The signed-note encoding of a signer key (any log's, c2sp.org/signed-note).
 const SIGNED_NOTE_PRIVATE_KEY: &str = "PRIVATE+KEY+";
 
+/// Most numbers of one run a keypair is looked for in (each 64-window costs
+/// an Ed25519 key derivation).
+const MAX_RUN_NUMBERS: usize = 256;
+
+/// Whether a keypair sits in `text` as a run of 64 or more byte values
+/// (decimal or `0x` hex) separated by commas, semicolons, colons, bars or
+/// white space, bracketed or not: each window of 64 is tried as a seed and
+/// its public key (a structural check, so prose with numbers passes).
+pub(super) fn has_keypair_byte_run(text: &str) -> bool {
+    let separator = |gap: &str| {
+        gap.len() <= 4
+            && gap
+                .chars()
+                .all(|c| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '|'))
+    };
+    let mut run: Vec<u8> = Vec::new();
+    let mut end = 0usize;
+    let mut check = |run: &[u8]| {
+        run.len() >= 64
+            && run[..run.len().min(MAX_RUN_NUMBERS)]
+                .windows(64)
+                .any(is_ed25519_keypair)
+    };
+    for number in BYTE_NUMBER.find_iter(text) {
+        let digits = number.as_str();
+        let value = match digits.get(..2) {
+            Some("0x" | "0X") => u8::from_str_radix(&digits[2..], 16).ok(),
+            _ => digits.parse::<u8>().ok(),
+        };
+        let joined = !run.is_empty() && separator(&text[end..number.start()]);
+        if !joined {
+            if check(&run) {
+                return true;
+            }
+            run.clear();
+        }
+        match value {
+            Some(byte) => run.push(byte),
+            None => {
+                if check(&run) {
+                    return true;
+                }
+                run.clear();
+            }
+        }
+        end = number.end();
+    }
+    check(&run)
+}
+
 pub(super) fn has_private_key(text: &str) -> bool {
     text.contains(SIGNED_NOTE_PRIVATE_KEY)
         || PEM_PRIVATE_KEY.is_match(text)
         || KEYPAIR_BYTES.is_match(text)
+        || has_keypair_byte_run(text)
         || LABELLED_HEX_KEY.is_match(text)
+        || LABELLED_BASE64_KEY.captures_iter(text).any(|c| {
+            use base64::Engine as _;
+            use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+            let unpadded = c[1].trim_end_matches('=');
+            [
+                STANDARD_NO_PAD.decode(unpadded),
+                URL_SAFE_NO_PAD.decode(unpadded),
+            ]
+            .into_iter()
+            .any(|bytes| bytes.is_ok_and(|b| b.len() == 32))
+        })
         || LABELLED_BASE58_KEY.captures_iter(text).any(|c| {
             bs58::decode(&c[1])
                 .into_vec()

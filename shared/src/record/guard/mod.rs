@@ -116,8 +116,9 @@ pub struct Guard {
     /// The token's encodings compared as written: base64, standard and
     /// URL-safe, padded or not.
     token_encodings: Vec<Vec<u8>>,
-    /// The token and its hex, lowercased: compared with the lowercased text,
-    /// so any letter case matches.
+    /// The token, the token reversed and its hex, lowercased: compared with
+    /// the lowercased text (and that text without white space), so any
+    /// letter case, and a token split by spaces, matches.
     token_folded: Vec<Vec<u8>>,
     signing_secrets: Vec<Vec<u8>>,
 }
@@ -147,7 +148,8 @@ impl Guard {
                 .iter()
                 .map(|engine| engine.encode(token).into_bytes())
                 .collect();
-            let folded = [token.to_ascii_lowercase(), hex::encode(token)]
+            let lower = token.to_ascii_lowercase();
+            let folded = [lower.chars().rev().collect(), lower, hex::encode(token)]
                 .into_iter()
                 .map(String::into_bytes)
                 .collect();
@@ -172,7 +174,9 @@ impl Guard {
         self
     }
 
-    /// The first rule `text` breaks, if any.
+    /// The first rule `text` breaks, if any: in the text as written
+    /// (without its invisible characters) and, when it holds a `%`, in its
+    /// percent-decoded form too, so no rule is dodged by percent-encoding.
     pub fn scan(&self, text: &str) -> Option<SensitiveRule> {
         let visible: String;
         let text = if text.chars().any(crate::record::text::is_invisible) {
@@ -184,6 +188,17 @@ impl Guard {
         } else {
             text
         };
+        self.scan_visible(text).or_else(|| {
+            let decoded = text
+                .contains('%')
+                .then(|| percent_encoding::percent_decode_str(text).decode_utf8_lossy())
+                .filter(|decoded| decoded != text)?;
+            self.scan_visible(&decoded)
+        })
+    }
+
+    /// The first rule `text` (without invisible characters) breaks.
+    fn scan_visible(&self, text: &str) -> Option<SensitiveRule> {
         if self.contains_write_token(text) {
             return Some(SensitiveRule::WriteToken);
         }
@@ -213,7 +228,8 @@ impl Guard {
             .map(|(_, rule)| rule)
     }
 
-    /// Whether `text` contains the write token, in any letter case, or its
+    /// Whether `text` contains the write token, in any letter case,
+    /// reversed, split by white space (a no-break space included), or its
     /// hex or base64. Every window is compared in constant time so the scan
     /// does not reveal how much of it matched.
     fn contains_write_token(&self, text: &str) -> bool {
@@ -221,7 +237,12 @@ impl Guard {
             return false;
         };
         let folded = text.to_ascii_lowercase();
+        let unspaced: String = folded.chars().filter(|c| !c.is_whitespace()).collect();
         contains_in_constant_time(text.as_bytes(), token)
+            | self
+                .token_folded
+                .iter()
+                .any(|form| contains_in_constant_time(unspaced.as_bytes(), form))
             | self
                 .token_encodings
                 .iter()

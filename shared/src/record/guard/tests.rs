@@ -254,3 +254,71 @@ fn a_guard_without_a_token_still_checks_formats() {
 fn debug_never_shows_the_token() {
     assert!(!format!("{:?}", guard()).contains("ff-write-token"));
 }
+
+/// Round 4: the forms the guard still missed, one example each of the
+/// finding and its neighbours: a keypair as a `;`-separated, a
+/// percent-encoded or a hex-byte array; a seed labelled with its encoding
+/// in parentheses, or in base64; the write token reversed, split by a
+/// no-break space, or with a character percent-encoded.
+#[test]
+fn keypair_arrays_qualified_seeds_and_a_mangled_token_are_refused() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let keypair = keypair_bytes(5);
+    let decimal: Vec<String> = keypair.iter().map(u8::to_string).collect();
+    let hex_bytes: Vec<String> = keypair.iter().map(|b| format!("0x{b:02x}")).collect();
+    let json = format!("[{}]", decimal.join(","));
+    let percent: String = json
+        .bytes()
+        .map(|b| match b {
+            b'[' => "%5B".to_owned(),
+            b']' => "%5D".to_owned(),
+            b',' => "%2C".to_owned(),
+            other => (other as char).to_string(),
+        })
+        .collect();
+    for text in [
+        format!("[{}]", decimal.join(";")),
+        format!("keypair {}", decimal.join("; ")),
+        decimal.join(" "),
+        percent,
+        format!("[{}]", hex_bytes.join(", ")),
+        hex_bytes.join(","),
+        format!(
+            "{{{}}}",
+            hex_bytes.join(", ").to_uppercase().replace("0X", "0x")
+        ),
+    ] {
+        assert_eq!(rule(&text), Some("private_key"), "{text}");
+    }
+    let seed = [9u8; 32];
+    for text in [
+        format!("private key (base58): {}", bs58::encode(seed).into_string()),
+        format!("secret key [hex]: {}", hex::encode(seed)),
+        format!("seed: {}", STANDARD.encode(seed)),
+        format!("private key (base64) = {}", URL_SAFE_NO_PAD.encode(seed)),
+    ] {
+        assert_eq!(rule(&text), Some("private_key"), "{text}");
+    }
+    let token = "ff-write-token-for-tests-0123456789";
+    let reversed: String = token.chars().rev().collect();
+    for text in [
+        reversed.clone(),
+        reversed.to_uppercase(),
+        format!("ff-write-token\u{a0}-for-tests-0123456789"),
+        format!("ff-write-token-for- tests-0123 456789"),
+        format!("ff-write-token-for-tests-01234%356789"),
+        format!("ff%2Dwrite-token-for-tests-0123456789"),
+    ] {
+        assert_eq!(rule(&text), Some("write_token"), "{text}");
+    }
+    // Prose with numbers and percentages stays prose.
+    for text in [
+        "returns 1, 2, 3 and 4 % over 5; 6; 7 weeks",
+        "price 12.5% up; 3.2% down; 100% in cash",
+        "seed: 42 trees planted",
+        "private key (rotated): not stored here",
+    ] {
+        assert_eq!(rule(text), None, "{text}");
+    }
+}
