@@ -110,7 +110,7 @@ pub(super) fn has_keypair_byte_run(text: &str) -> bool {
     };
     let mut run: Vec<u8> = Vec::new();
     let mut end = 0usize;
-    let mut check = |run: &[u8]| {
+    let check = |run: &[u8]| {
         run.len() >= 64
             && run[..run.len().min(MAX_RUN_NUMBERS)]
                 .windows(64)

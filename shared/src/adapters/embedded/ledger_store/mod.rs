@@ -203,11 +203,7 @@ pub(super) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, 
 pub(super) fn to_entry(
     (seq, hash, canonical): (i64, Vec<u8>, String),
 ) -> Result<Entry, StoreError> {
-    Ok(Entry {
-        seq: seq as u64,
-        leaf_hash: digest(hash)?,
-        canonical,
-    })
+    Entry::read(seq as u64, digest(hash)?, canonical)
 }
 
 pub(super) fn collect_entries(

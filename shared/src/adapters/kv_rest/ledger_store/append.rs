@@ -22,6 +22,10 @@ pub const MAX_APPEND_ATTEMPTS: usize = 200;
 
 static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("append.lua")));
 
+/// What the append script says when a hash tile does not end where the
+/// new node goes (a tile lost from the store): the tiles are rebuilt.
+const LOST_TILE: &str = "a hash tile does not end where the new node goes";
+
 impl KvLedgerStore {
     fn cache(&self) -> std::sync::MutexGuard<'_, Option<Frontier>> {
         self.cached_frontier
@@ -59,6 +63,7 @@ impl LedgerAppend for KvLedgerStore {
             RecordKind::Snapshot => self.series_key(strategy, c.mode),
             RecordKind::Decision => self.key("decisions"),
         };
+        let mut tiles_rebuilt = false;
         for _ in 0..MAX_APPEND_ATTEMPTS {
             let (next, keys, args) = self.append_call(&c, &frontier, &time_index);
             let new_head = next.head();
@@ -68,6 +73,17 @@ impl LedgerAppend for KvLedgerStore {
                 Err(error) => {
                     // The write may or may not have happened: forget the hint.
                     *self.cache() = None;
+                    if !tiles_rebuilt && error.to_string().contains(LOST_TILE) {
+                        // A hash tile was lost: rebuilt from the leaves, the
+                        // append is tried again (the script wrote nothing).
+                        tracing::warn!(
+                            "a hash tile is missing or short: rebuilding the log's tiles before appending"
+                        );
+                        self.complete_tiles(true).await?;
+                        tiles_rebuilt = true;
+                        frontier = self.read_frontier().await?;
+                        continue;
+                    }
                     return Err(error.into());
                 }
             };

@@ -227,11 +227,11 @@ pub(super) fn parse_head(fields: &[Value]) -> Result<Head, StoreError> {
 pub(super) fn parse_record(seq: u64, text: &str) -> Result<Entry, StoreError> {
     let corrupt = || StoreError::Corrupt(format!("record {seq} is malformed"));
     let (leaf, canonical) = text.split_at_checked(64).ok_or_else(corrupt)?;
-    Ok(Entry {
+    Entry::read(
         seq,
-        leaf_hash: Digest::from_hex(leaf).ok_or_else(corrupt)?,
-        canonical: canonical.to_owned(),
-    })
+        Digest::from_hex(leaf).ok_or_else(corrupt)?,
+        canonical.to_owned(),
+    )
 }
 
 /// The order-preserving code of an instant: sign bit flipped, 16 hex digits.

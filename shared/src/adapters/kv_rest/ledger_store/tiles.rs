@@ -1,12 +1,16 @@
 //! The KV store's log reads: the head, hash tiles and entry runs, each one
-//! `multi-exec` with the head; and building the tiles of a ledger written
-//! before tiles were kept (`tiles.lua`, conditional on the head).
+//! `multi-exec` with the head; and building the tiles from the leaves
+//! (`tiles.lua`, conditional on the head), for a ledger written before
+//! tiles were kept and for tiles lost from the store (a tile shorter than
+//! the tree says it must be, or gone): the records are the truth the tiles
+//! are derived from, and every proof built on rebuilt tiles is still
+//! checked against the head's root before it is served.
 
 use super::super::client::{Command, Script, as_array, as_string};
 use super::{KvLedgerStore, command_result, optional_field, parse_head, parse_record};
 use crate::merkle::{Digest, Frontier, Head};
 use crate::ports::ledger_store::{EntryRun, StoreError, TileRead, TileReads};
-use crate::tlog::tiles::{TILE_WIDTH, TileId, tile_appends};
+use crate::tlog::tiles::{TILE_WIDTH, TileId, level_width, tile_appends};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -30,15 +34,16 @@ impl KvLedgerStore {
     }
 
     /// Builds the tiles from the leaves if they do not cover the tree (a
-    /// ledger written before tiles were kept). Once built, appends keep
-    /// them; the build is conditional on the head, so it is safe to race.
-    async fn complete_tiles(&self) -> Result<(), StoreError> {
+    /// ledger written before tiles were kept), or whatever they say when
+    /// `rebuild` (a tile was lost). Once built, appends keep them; the
+    /// build is conditional on the head, so it is safe to race.
+    pub(super) async fn complete_tiles(&self, rebuild: bool) -> Result<(), StoreError> {
         for _ in 0..MAX_BUILD_ATTEMPTS {
             let value = self.client.command(&self.head_and_tiles_command()).await?;
             let fields = as_array(&value)?;
             let head = parse_head(fields)?;
             let covered = optional_field(fields, 2)?.unwrap_or("0");
-            if covered == head.size.to_string() {
+            if covered == head.size.to_string() && !rebuild {
                 return Ok(());
             }
             tracing::info!(
@@ -123,7 +128,7 @@ impl TileReads for KvLedgerStore {
     /// One round trip: the head (with the tiles' coverage) and the tiles in
     /// one `multi-exec`.
     async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
-        for _ in 0..2 {
+        for attempt in 0..2 {
             let mut more = Vec::new();
             if !ids.is_empty() {
                 more.push(Command::new("MGET").args(ids.iter().map(|id| self.tile_key(*id))));
@@ -132,7 +137,7 @@ impl TileReads for KvLedgerStore {
             let mut results = results.into_iter();
             let head = parse_head(&fields)?;
             if optional_field(&fields, 2)?.unwrap_or("0") != head.size.to_string() {
-                self.complete_tiles().await?;
+                self.complete_tiles(false).await?;
                 continue;
             }
             let mut tiles = BTreeMap::new();
@@ -143,6 +148,20 @@ impl TileReads for KvLedgerStore {
                         tiles.insert(*id, parse_tile(text)?);
                     }
                 }
+            }
+            let lost = ids.iter().any(|id| {
+                tiles
+                    .get(id)
+                    .map_or(0, |hashes: &Vec<Digest>| hashes.len() as u64)
+                    < stored_width(*id, head.size)
+            });
+            if lost && attempt == 0 {
+                tracing::warn!(
+                    leaves = head.size,
+                    "a hash tile is missing or short: rebuilding the log's tiles from the ledger's leaves"
+                );
+                self.complete_tiles(true).await?;
+                continue;
             }
             return Ok(TileRead { head, tiles });
         }
@@ -173,6 +192,15 @@ impl TileReads for KvLedgerStore {
         }
         Ok(EntryRun { head, entries })
     }
+}
+
+/// How many hashes the tile `id` holds in a tree of `size` leaves: the
+/// nodes of its level closed so far within its 256.
+fn stored_width(id: TileId, size: u64) -> u64 {
+    let first = id.index.saturating_mul(TILE_WIDTH);
+    level_width(size, u32::from(id.level))
+        .saturating_sub(first)
+        .min(TILE_WIDTH)
 }
 
 fn parse_tile(text: &str) -> Result<Vec<Digest>, StoreError> {
