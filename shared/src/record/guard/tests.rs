@@ -305,10 +305,10 @@ fn keypair_arrays_qualified_seeds_and_a_mangled_token_are_refused() {
     for text in [
         reversed.clone(),
         reversed.to_uppercase(),
-        format!("ff-write-token\u{a0}-for-tests-0123456789"),
-        format!("ff-write-token-for- tests-0123 456789"),
-        format!("ff-write-token-for-tests-01234%356789"),
-        format!("ff%2Dwrite-token-for-tests-0123456789"),
+        "ff-write-token\u{a0}-for-tests-0123456789".to_owned(),
+        "ff-write-token-for- tests-0123 456789".to_owned(),
+        "ff-write-token-for-tests-01234%356789".to_owned(),
+        "ff%2Dwrite-token-for-tests-0123456789".to_owned(),
     ] {
         assert_eq!(rule(&text), Some("write_token"), "{text}");
     }
