@@ -996,3 +996,103 @@ async fn retired_experiments_are_listed_with_their_last_snapshot() {
             .all(|b| b["experimentId"].as_str().unwrap().ends_with("-v2"))
     );
 }
+
+/// Round 4: evidence was bounded by time only (0.85–1.13 MB a run at 200
+/// tokens, 0.6–0.8 GB over the seven days it is kept). Evidence is now kept
+/// gzip-compressed and a run at 200 tokens keeps its report and the bodies
+/// that fit its budget, the rest as their hash (`"kept": false` in the
+/// provenance, 404 at the evidence view, an event saying so); and a
+/// simulated fortnight of the 15-minute schedule, each run offered bodies
+/// of the sizes this one received, never keeps more than the documented
+/// total at once.
+#[tokio::test]
+async fn evidence_is_bounded_by_bytes_a_run_and_in_all() {
+    use freedom_shared::scan::provenance::{
+        EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, bodies_to_keep, evidence_room, pack_evidence,
+    };
+    let harness = Harness::with_tokens(
+        freedom_testkit::provider_standin::synthetic_tokens(200),
+        |_| {},
+    )
+    .await;
+    let report = harness.runner().run().await.unwrap();
+    let report_text = report.to_string();
+    let report_stored = pack_evidence(report_text.as_bytes()).1.len() as u64;
+    let provenance = report["provenance"].as_array().unwrap();
+    let offered: u64 = provenance
+        .iter()
+        .map(|e| e["bytes"].as_u64().unwrap())
+        .sum();
+    let kept_now = harness.stores.scan.evidence_bytes().await.unwrap();
+    assert!(
+        kept_now <= EVIDENCE_BYTES_PER_RUN,
+        "one run kept {kept_now} bytes as stored"
+    );
+    let not_kept: Vec<&Value> = provenance.iter().filter(|e| e["kept"] == false).collect();
+    for entry in &not_kept {
+        let hash = entry["bodySha256"].as_str().unwrap();
+        assert_eq!(
+            harness.runner().evidence(hash).await.unwrap(),
+            None,
+            "{hash}"
+        );
+    }
+    for entry in provenance.iter().filter(|e| e["kept"] == true).take(5) {
+        let hash = entry["bodySha256"].as_str().unwrap();
+        let body = harness.runner().evidence(hash).await.unwrap().unwrap();
+        assert_eq!(
+            body.len() as u64,
+            entry["bytes"].as_u64().unwrap(),
+            "{hash}"
+        );
+    }
+    let events = report["events"].as_array().unwrap();
+    assert_eq!(
+        events.iter().any(|e| e["kind"] == "evidence"),
+        !not_kept.is_empty(),
+        "the report says what was left out, when anything was"
+    );
+
+    // Two weeks at the schedule, each run offered bodies of these sizes
+    // (uncompressed: more than they take stored) and this report, each kept
+    // for seven days: never more than the total at once.
+    let runs_kept = 7 * 24 * 4;
+    let sizes: Vec<(String, u64)> = provenance
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (format!("{i}"), e["bytes"].as_u64().unwrap() + 32))
+        .collect();
+    let mut window: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
+    let mut most = 0u64;
+    for _ in 0..2 * runs_kept {
+        if window.len() == runs_kept {
+            window.pop_front();
+        }
+        let room = evidence_room(window.iter().sum());
+        let kept = bodies_to_keep(
+            room,
+            report_stored,
+            sizes.iter().map(|(h, b)| (h.as_str(), *b)),
+        );
+        let bodies: u64 = sizes
+            .iter()
+            .filter(|(h, _)| kept.contains(h.as_str()))
+            .map(|(_, b)| b)
+            .sum();
+        let report = if report_stored <= room {
+            report_stored
+        } else {
+            0
+        };
+        window.push_back(report + bodies);
+        most = most.max(window.iter().sum());
+    }
+    assert!(
+        most <= EVIDENCE_BYTES_TOTAL,
+        "at most {most} bytes kept at once, the total is {EVIDENCE_BYTES_TOTAL}"
+    );
+    println!(
+        "200 tokens: report {} bytes ({report_stored} stored), bodies {offered} bytes offered a run, {kept_now} bytes kept by one run; at most {most} bytes kept over seven days",
+        report_text.len()
+    );
+}

@@ -69,34 +69,42 @@ pub trait ScanStore: Send + Sync + 'static {
     /// The values stored under `names`, in order (`None` where absent).
     async fn read(&self, names: &[&str]) -> Result<Vec<Option<String>>, StoreError>;
 
-    /// Keeps each item's bytes under its SHA-256 (lowercase hex) for `ttl`.
-    /// Evidence is content-addressed, so this needs no lock: an item kept
-    /// already stays as it is.
+    /// Keeps each item's bytes under its SHA-256 (lowercase hex) for `ttl`:
+    /// the named bytes, or their gzip
+    /// ([`crate::scan::provenance::pack_evidence`]). Evidence is
+    /// content-addressed, so this needs no lock: an item kept already stays
+    /// as it is.
     async fn keep_evidence(&self, items: &[Evidence], ttl: Duration) -> Result<(), StoreError>;
 
     /// The bytes kept under `sha256`, while they are kept (`None` once
     /// expired or never kept). Bytes that do not hash to `sha256` are
     /// [`StoreError::Corrupt`], never served.
     async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// How many bytes of evidence are kept and not yet expired (the sum of
+    /// the items' lengths, each counted when kept; an item kept again may
+    /// be counted again, which errs on the side of keeping less): what the
+    /// scanner's evidence budget is measured against.
+    async fn evidence_bytes(&self) -> Result<u64, StoreError>;
 }
 
-/// One item of evidence: its SHA-256 (lowercase hex) and its bytes.
+/// One item of evidence: the SHA-256 (lowercase hex) of the bytes it names,
+/// and its bytes as stored (those bytes, or their gzip).
 pub type Evidence = (String, bytes::Bytes);
 
-/// `bytes` if they hash to `sha256`, else the store's copy is corrupt (the
-/// adapters' check on every read).
+/// The bytes evidence `stored` under `sha256` names (kept as they are, or
+/// gzip-compressed: [`crate::scan::provenance::pack_evidence`]), checked
+/// against the name; else the store's copy is corrupt (the adapters' check
+/// on every read).
 #[cfg(any(feature = "kv", feature = "embedded"))]
 pub(crate) fn checked_evidence(
     sha256: &str,
-    bytes: Vec<u8>,
+    stored: Vec<u8>,
     store: &str,
 ) -> Result<Vec<u8>, StoreError> {
-    use sha2::Digest as _;
-    if hex::encode(sha2::Sha256::digest(&bytes)) == sha256 {
-        Ok(bytes)
-    } else {
-        Err(StoreError::Corrupt(format!(
+    crate::scan::provenance::unpack_evidence(sha256, stored).ok_or_else(|| {
+        StoreError::Corrupt(format!(
             "the {store}'s evidence {sha256} does not hash to its name"
-        )))
-    }
+        ))
+    })
 }

@@ -11,10 +11,86 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// How long provider bodies and reports are kept as evidence.
 pub const EVIDENCE_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// Most bytes of evidence one run keeps: its report first (always), then
+/// the provider bodies it used, in the order received, each that still
+/// fits. A body past the budget is kept as its hash only: its provenance
+/// entry says `"kept": false`. At the 15-minute schedule (672 runs in the
+/// seven days evidence lasts), 180 KiB a run is at most 118 MiB.
+pub const EVIDENCE_BYTES_PER_RUN: u64 = 180 * 1024;
+
+/// Most bytes of evidence kept at once: a run keeps at most what is left
+/// of it (runs beyond the schedule, `POST` runs, included). The KV store
+/// holds evidence in base64, a third more: 160 MiB of Redis at most, inside
+/// a 256 MB database with room for the ledger.
+pub const EVIDENCE_BYTES_TOTAL: u64 = 120 * 1024 * 1024;
+
+/// `body` as evidence is stored: gzip-compressed (JSON shrinks to a tenth
+/// or less), named by the SHA-256 of `body` itself. The budgets count these
+/// stored bytes.
+pub fn pack_evidence(body: &[u8]) -> (String, bytes::Bytes) {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let packed = encoder
+        .write_all(body)
+        .and_then(|()| encoder.finish())
+        .expect("writing to memory cannot fail");
+    (sha256_hex(body), bytes::Bytes::from(packed))
+}
+
+/// The bytes evidence `stored` under `sha256` names: `stored` itself when
+/// it hashes to `sha256` (kept uncompressed), else its gzip decompression
+/// when that does (at most [`MAX_EVIDENCE_BYTES`]); `None` when neither
+/// does (the store's copy is not what the name says).
+pub fn unpack_evidence(sha256: &str, stored: Vec<u8>) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    if sha256_hex(&stored) == sha256 {
+        return Some(stored);
+    }
+    let mut body = Vec::new();
+    flate2::read::GzDecoder::new(stored.as_slice())
+        .take(MAX_EVIDENCE_BYTES + 1)
+        .read_to_end(&mut body)
+        .ok()?;
+    (body.len() as u64 <= MAX_EVIDENCE_BYTES && sha256_hex(&body) == sha256).then_some(body)
+}
+
+/// The largest evidence served, decompressed: larger than any provider body
+/// read (each is capped when received) or report.
+pub const MAX_EVIDENCE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a run may keep when `kept_now` bytes of evidence are kept already:
+/// the smaller of [`EVIDENCE_BYTES_PER_RUN`] and what
+/// [`EVIDENCE_BYTES_TOTAL`] leaves.
+pub fn evidence_room(kept_now: u64) -> u64 {
+    EVIDENCE_BYTES_TOTAL
+        .saturating_sub(kept_now)
+        .min(EVIDENCE_BYTES_PER_RUN)
+}
+
+/// Which of `bodies` (each a hash and a length, in the order received)
+/// a run keeps in `room` bytes once its report (`report` bytes, kept
+/// whatever its size) is counted: each body that still fits, in order.
+pub fn bodies_to_keep<'a>(
+    room: u64,
+    report: u64,
+    bodies: impl IntoIterator<Item = (&'a str, u64)>,
+) -> BTreeSet<&'a str> {
+    let mut left = room.saturating_sub(report);
+    let mut kept = BTreeSet::new();
+    for (hash, length) in bodies {
+        if length <= left {
+            left -= length;
+            kept.insert(hash);
+        }
+    }
+    kept
+}
 
 /// One provider answer a run used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +114,15 @@ pub struct ProvenanceEntry {
     pub bytes: u64,
     /// The RPC's `context.slot`, when the answer gives one.
     pub slot: Option<u64>,
+    /// Whether the body is kept as evidence: `false` when it was past its
+    /// run's evidence budget ([`EVIDENCE_BYTES_PER_RUN`]), so only its hash
+    /// is known (the evidence view answers 404 for it).
+    #[serde(default = "kept_by_default")]
+    pub kept: bool,
+}
+
+fn kept_by_default() -> bool {
+    true
 }
 
 /// The lowercase hex SHA-256 of `bytes`.
@@ -103,6 +188,20 @@ impl Provenance {
     pub fn entries(&self) -> &[ProvenanceEntry] {
         &self.entries
     }
+
+    /// Marks the entries whose body is among `dropped` as not kept.
+    pub fn mark_not_kept(&mut self, dropped: &BTreeSet<String>) {
+        mark_not_kept(&mut self.entries, dropped);
+    }
+}
+
+/// Marks each of `entries` whose body is among `dropped` as not kept.
+pub fn mark_not_kept(entries: &mut [ProvenanceEntry], dropped: &BTreeSet<String>) {
+    for entry in entries {
+        if dropped.contains(&entry.body_sha256) {
+            entry.kept = false;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +234,7 @@ mod tests {
             body_sha256: sha256_hex(b"[]"),
             bytes: 2,
             slot: None,
+            kept: true,
         };
         let mut provenance = Provenance::default();
         assert_eq!(provenance.add(&entry), 0);

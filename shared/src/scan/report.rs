@@ -141,6 +141,17 @@ impl ScannerState {
         self.events.drain(..excess);
     }
 
+    /// Marks the cached answers' provenance entries whose body is among
+    /// `dropped` (past the run's evidence budget) as not kept.
+    pub fn mark_not_kept(&mut self, dropped: &std::collections::BTreeSet<String>) {
+        for cached in self.risk_cache.values_mut() {
+            super::provenance::mark_not_kept(&mut cached.provenance, dropped);
+        }
+        for cached in self.holders_cache.values_mut() {
+            super::provenance::mark_not_kept(&mut cached.provenance, dropped);
+        }
+    }
+
     /// Drops history and cached answers of tokens no longer in
     /// `universe` and the books of retired experiments (their last
     /// snapshot stays in the ledger), and bounds every cached report (a

@@ -64,6 +64,7 @@ fn entry(
         body_sha256: sha256,
         bytes: received.body.len() as u64,
         slot: received.slot,
+        kept: true,
     }
 }
 

@@ -34,7 +34,10 @@ use freedom_shared::ports::event_sink::{Events, OutsideEvent, no_events};
 use freedom_shared::ports::scan_store::{LockToken, ScanStore};
 use freedom_shared::record::decimal_json;
 use freedom_shared::scan::experiments::Trade;
-use freedom_shared::scan::provenance::{EVIDENCE_TTL, sha256_hex};
+use freedom_shared::scan::provenance::{
+    EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, EVIDENCE_TTL, Provenance, bodies_to_keep,
+    evidence_room, pack_evidence,
+};
 use freedom_shared::scan::report::{ReportParts, ScannerState, UniverseEntry};
 use freedom_shared::scan::view::RunStatus;
 use freedom_shared::service::ledger::Ledger;
@@ -42,6 +45,10 @@ use futures_util::FutureExt;
 use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+/// Room kept in the evidence budget for the event that says which bodies
+/// were left out (it enters the report after the report was measured).
+const EVIDENCE_NOTE_BYTES: u64 = 1024;
 
 /// State names in the scanner store.
 pub(crate) const REPORT: &str = "report";
@@ -230,22 +237,86 @@ impl ScanRunner {
         };
         let finished = whole_seconds((self.clock)());
         state.push_event(finished, "run", run_summary(status, &universe, &degraded));
-        let report = ReportParts {
-            status,
-            report_at: finished,
-            observed_at: started,
-            universe: &universe,
-            state: &state,
-            wallets: &wallets,
-            provenance: collected.provenance.entries(),
-            experiments: &experiments,
+        let room = evidence_room(self.store.evidence_bytes().await?);
+        let report_parts = |state: &ScannerState, provenance: &Provenance| {
+            ReportParts {
+                status,
+                report_at: finished,
+                observed_at: started,
+                universe: &universe,
+                state,
+                wallets: &wallets,
+                provenance: provenance.entries(),
+                experiments: &experiments,
+            }
+            .to_json()
+        };
+        // The report first (its stored size measured with every body kept,
+        // and room left for the event below), then the bodies that fit, each
+        // counted as stored (gzip-compressed).
+        let packed: std::collections::BTreeMap<String, Bytes> = collected
+            .bodies
+            .values()
+            .map(|body| pack_evidence(body))
+            .collect();
+        let order: Vec<(&str, u64)> = collected
+            .provenance
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                let stored = packed.get(&e.body_sha256)?;
+                Some((e.body_sha256.as_str(), stored.len() as u64))
+            })
+            .collect();
+        let (_, first_draft) = pack_evidence(
+            report_parts(&state, &collected.provenance)
+                .to_string()
+                .as_bytes(),
+        );
+        let measured = first_draft.len() as u64;
+        let kept: std::collections::BTreeSet<String> =
+            bodies_to_keep(room, measured + EVIDENCE_NOTE_BYTES, order)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+        let dropped: std::collections::BTreeSet<String> = collected
+            .bodies
+            .keys()
+            .filter(|hash| !kept.contains(*hash))
+            .cloned()
+            .collect();
+        if !dropped.is_empty() {
+            let bytes: usize = dropped.iter().map(|h| packed[h].len()).sum();
+            collected.provenance.mark_not_kept(&dropped);
+            state.mark_not_kept(&dropped);
+            state.push_event(
+                finished,
+                "evidence",
+                format!(
+                    "{} provider bodies ({bytes} bytes as stored) kept as their hash only: past this run's evidence budget of {room} bytes (at most {EVIDENCE_BYTES_PER_RUN} a run, {EVIDENCE_BYTES_TOTAL} in all, counted compressed)",
+                    dropped.len()
+                ),
+            );
         }
-        .to_json();
+        if measured > room {
+            state.push_event(
+                finished,
+                "evidence",
+                format!(
+                    "this run's report is kept as its hash only: the evidence kept over the last seven days has reached its total of {EVIDENCE_BYTES_TOTAL} bytes"
+                ),
+            );
+        }
+        let report = report_parts(&state, &collected.provenance);
         let report_text = report.to_string();
-        let report_hash = sha256_hex(report_text.as_bytes());
-        let mut evidence = collected.bodies;
-        evidence.insert(report_hash.clone(), Bytes::from(report_text.clone()));
-        let evidence: Vec<_> = evidence.into_iter().collect();
+        let (report_hash, report_packed) = pack_evidence(report_text.as_bytes());
+        let mut evidence: Vec<(String, Bytes)> = packed
+            .into_iter()
+            .filter(|(hash, _)| kept.contains(hash))
+            .collect();
+        if measured <= room {
+            evidence.push((report_hash.clone(), report_packed));
+        }
         self.store.keep_evidence(&evidence, EVIDENCE_TTL).await?;
         if advancing {
             self.append_snapshots(&mut state, &experiments, started, &report_hash)

@@ -192,6 +192,20 @@ impl ScanStore for SqliteScanStore {
         .await
     }
 
+    async fn evidence_bytes(&self) -> Result<u64, StoreError> {
+        self.in_transaction(move |tx, now| {
+            let bytes: i64 = tx
+                .query_row(
+                    "SELECT coalesce(sum(length(body)), 0) FROM evidence WHERE expires_ms > ?1",
+                    [now],
+                    |r| r.get(0),
+                )
+                .map_err(sqlite_failed)?;
+            Ok(u64::try_from(bytes).unwrap_or(0))
+        })
+        .await
+    }
+
     async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let sha256 = sha256.to_owned();
         self.in_transaction(move |tx, now| {
@@ -301,8 +315,14 @@ mod tests {
             .unwrap();
         now.fetch_add(999, Ordering::SeqCst);
         assert_eq!(store.evidence(&hash).await.unwrap(), Some(body.to_vec()));
+        assert_eq!(store.evidence_bytes().await.unwrap(), 2);
         now.fetch_add(1, Ordering::SeqCst);
         assert_eq!(store.evidence(&hash).await.unwrap(), None);
+        assert_eq!(
+            store.evidence_bytes().await.unwrap(),
+            0,
+            "expired: not counted"
+        );
         // The next keep drops it from the file.
         store.keep_evidence(&[], ttl).await.unwrap();
         let rows: i64 = rusqlite::Connection::open(dir.path().join(DATABASE_FILE))

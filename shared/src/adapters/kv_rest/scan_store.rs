@@ -58,6 +58,14 @@ impl KvScanStore {
     fn evidence_key(&self, sha256: &str) -> String {
         format!("{}scanner:evidence:{sha256}", self.prefix)
     }
+
+    /// The sorted set that counts the evidence kept: one member per call
+    /// of `keep_evidence`, `<expiry ms>:<bytes>:<first item's hash>`,
+    /// scored by its expiry (Redis expires the items; the count is pruned
+    /// by the same clock when read).
+    fn evidence_count_key(&self) -> String {
+        format!("{}scanner:evidence-kept", self.prefix)
+    }
 }
 
 /// Most bytes of evidence one request carries (the REST protocol takes
@@ -127,9 +135,10 @@ impl ScanStore for KvScanStore {
     }
 
     /// Each item is `SET key <base64> EX <ttl> NX`, a few megabytes a
-    /// pipeline.
+    /// pipeline; the last pipeline also counts the bytes kept.
     async fn keep_evidence(&self, items: &[Evidence], ttl: Duration) -> Result<(), StoreError> {
         let seconds = ttl.as_secs().max(1);
+        let total: u64 = items.iter().map(|(_, body)| body.len() as u64).sum();
         let mut batch: Vec<Command> = Vec::new();
         let mut bytes = 0usize;
         for (sha256, body) in items {
@@ -147,7 +156,44 @@ impl ScanStore for KvScanStore {
                     .arg("NX"),
             );
         }
+        if let Some((first, _)) = items.first() {
+            let expiry_ms =
+                now_ms().saturating_add(i64::try_from(seconds * 1000).unwrap_or(i64::MAX));
+            batch.push(
+                Command::new("ZADD")
+                    .arg(self.evidence_count_key())
+                    .arg(expiry_ms)
+                    .arg(format!("{expiry_ms}:{total}:{first}")),
+            );
+        }
         self.send_evidence(&batch).await
+    }
+
+    /// Drops the counts of expired evidence, then sums the rest (one
+    /// pipeline).
+    async fn evidence_bytes(&self) -> Result<u64, StoreError> {
+        let key = self.evidence_count_key();
+        let commands = [
+            Command::new("ZREMRANGEBYSCORE")
+                .arg(&key)
+                .arg("-inf")
+                .arg(now_ms()),
+            Command::new("ZRANGE").arg(&key).arg(0).arg(-1),
+        ];
+        let mut results = self.client.pipeline(&commands).await?.into_iter();
+        let members = results
+            .nth(1)
+            .ok_or_else(|| StoreError::Corrupt("the KV store answered too few results".into()))?
+            .map_err(|error| StoreError::Corrupt(format!("the evidence count: {error}")))?;
+        let mut total: u64 = 0;
+        for member in as_array(&members)? {
+            let bytes = as_string(member)?
+                .and_then(|m| m.split(':').nth(1))
+                .and_then(|b| b.parse::<u64>().ok())
+                .ok_or_else(|| StoreError::Corrupt("an evidence count is malformed".into()))?;
+            total = total.saturating_add(bytes);
+        }
+        Ok(total)
     }
 
     async fn evidence(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -180,4 +226,10 @@ impl KvScanStore {
         }
         Ok(())
     }
+}
+
+/// The clock in milliseconds since the epoch, as the evidence count's
+/// expiries are written and pruned.
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
 }

@@ -28,7 +28,13 @@ pub(super) async fn evidence_is_kept_by_its_hash<S: ScanStore>(store: S) {
         (sha256_hex(&binary), binary.clone()),
     ];
     assert_eq!(store.evidence(&items[0].0).await.unwrap(), None);
+    assert_eq!(store.evidence_bytes().await.unwrap(), 0);
     store.keep_evidence(&items, LOCK_TTL).await.unwrap();
+    let kept = (json.len() + binary.len()) as u64;
+    assert!(
+        store.evidence_bytes().await.unwrap() >= kept,
+        "every byte kept is counted"
+    );
     // Kept again (another run used the same answer): still the same bytes.
     store.keep_evidence(&items[..1], LOCK_TTL).await.unwrap();
     store.keep_evidence(&[], LOCK_TTL).await.unwrap();
