@@ -97,7 +97,9 @@ async fn read(
                     })
                     .await?
             } else {
-                Arc::new(Encoded::new(
+                // A page or a filter: made for this request, compressed at
+                // a bounded cost per byte.
+                Arc::new(Encoded::once(
                     rendered.answer(&selection).map_err(cursor_error)?,
                 ))
             };
