@@ -171,7 +171,7 @@ fn responses(operation: &Operation) -> Value {
         }
         if success.etag {
             response["headers"] = json!({"ETag": {
-                "description": "\"<rootHash>\" of the ledger head the answer was read at",
+                "description": "\"<rootHash>\" of the ledger head the answer was read at (a proof's: the hash of its bytes, as the proof depends on the witnessed checkpoint too); quoted, with -br or -gz appended for a compressed answer",
                 "schema": {"type": "string"}
             }});
         }

@@ -40,7 +40,8 @@ pub struct Success {
     pub description: &'static str,
     /// What it carries.
     pub body: Body,
-    /// Whether it carries `ETag: "<rootHash>"`.
+    /// Whether it carries an `ETag` (`"<rootHash>"`, or for a proof the hash
+    /// of its bytes).
     pub etag: bool,
 }
 
@@ -75,7 +76,7 @@ pub(crate) struct Operation {
 
 const NOT_MODIFIED: Success = Success {
     status: 304,
-    description: "If-None-Match named the ETag (the ledger's root hash): nothing changed",
+    description: "If-None-Match named the answer's ETag (the ledger's root hash; for a proof, the hash of its bytes): nothing changed",
     body: Body::Empty,
     etag: true,
 };

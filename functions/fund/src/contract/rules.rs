@@ -73,7 +73,7 @@ pub fn rules() -> Value {
             "emptyRoot": "SHA-256(\"\")",
             "seq": "records are numbered 1, 2, 3, ...; leaf index = seq - 1",
             "head": "{size, rootHash}: the Merkle Tree Hash of all size leaves; lowercase hex",
-            "etag": "the page, the dashboard, the ledger, the series export and the feed carry ETag: \"<rootHash>\" and answer 304 to a matching If-None-Match"
+            "etag": "the page, the dashboard, the ledger, the series export and the feed carry ETag: \"<rootHash>\" and answer 304 to a matching If-None-Match; proofs (view=proof, view=consistency, format=tlog-proof) carry the hash of their bytes as ETag and answer 304 to it; only quoted entity tags match"
         },
         "periods": {"allowed": PERIODS, "sinceInception": ALL, "default": DEFAULT_PERIOD, "unit": UNIT, "tradingDay": "Monday to Friday by UTC date; holidays are not removed"},
         "exports": {
