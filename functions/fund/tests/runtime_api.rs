@@ -293,3 +293,61 @@ async fn a_redis_restored_from_a_snapshot_is_never_signed_past_what_the_witness_
         "no fork reached the witness"
     );
 }
+
+/// Finding 1 under the Lambda: a key from the environment on a store with no
+/// memory of what it signed (a new deployment, a flushed database) signs
+/// nothing non-empty without a policy until `FF_LOG_NEW_LOG=true` says this
+/// key signed nothing else; reads and appends go on meanwhile, and once the
+/// memory holds a checkpoint the variable changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_deployment_without_witnesses_signs_once_told_it_is_a_new_log() {
+    use freedom_shared::tlog::note::SigningKey;
+    let redis = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
+    let private = SigningKey::from_seed("fund.example.com/log", [8; 32])
+        .unwrap()
+        .to_private_text();
+    let env = |new_log: &'static str| {
+        vec![
+            ("FF_KV_REST_API_URL", bridge.url().to_owned()),
+            ("FF_KV_REST_API_TOKEN", "kv-token".to_owned()),
+            ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token".to_owned()),
+            ("FF_LOG_SIGNING_KEY", private.clone()),
+            ("FF_LOG_NEW_LOG", new_log.to_owned()),
+        ]
+    };
+    let status = |answer: &freedom_testkit::lambda_runtime_api::Answer| {
+        answer.body["statusCode"].as_u64().unwrap_or_default()
+    };
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    {
+        let env = env("false");
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let _unsure = Killed(spawn(&runtime, &env));
+        runtime.invoke(post_decision("first"));
+        assert_eq!(status(&runtime.answer().await), 201);
+        runtime.invoke(get_path("/log/checkpoint", "head=1"));
+        assert_eq!(
+            status(&runtime.answer().await),
+            500,
+            "not told: signs nothing"
+        );
+        runtime.invoke(event("fund-get-ledger.json"));
+        assert_eq!(status(&runtime.answer().await), 200, "reads go on");
+    }
+    for new_log in ["true", "true", "false"] {
+        let env = env(new_log);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let _instance = Killed(spawn(&runtime, &env));
+        runtime.invoke(get_path("/log/checkpoint", "head=1"));
+        let answer = runtime.answer().await;
+        assert_eq!(
+            status(&answer),
+            200,
+            "FF_LOG_NEW_LOG={new_log}: {}",
+            answer.body
+        );
+    }
+}

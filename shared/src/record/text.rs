@@ -63,9 +63,10 @@ fn is_noncharacter(c: char) -> bool {
     matches!(c, '\u{FDD0}'..='\u{FDEF}') || (c as u32) & 0xFFFE == 0xFFFE
 }
 
-/// Whether `c` renders as nothing: a character of [`HIDDEN`] or a
-/// noncharacter. The guard reads text without these, so a secret split by
-/// them is still seen.
+/// Whether `c` renders as nothing: a character of this module's one table
+/// of them (`HIDDEN`: default-ignorable, format, bidirectional and
+/// separator characters) or a noncharacter. The guard reads text without
+/// these, so a secret split by them is still seen.
 pub fn is_invisible(c: char) -> bool {
     is_noncharacter(c) || listed(c).is_some()
 }
