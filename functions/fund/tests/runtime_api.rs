@@ -122,41 +122,73 @@ fn outside_lambda_the_binary_says_to_run_freedom_local() {
     assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");
 }
 
+/// A KV store behind the bridge, a witness written from the specification,
+/// and the fund's environment: the store, a write token, the log's key
+/// (from `key_seed`) and a policy naming that witness alone.
+struct WitnessedFund {
+    _redis: RedisServer,
+    bridge: UpstashBridge,
+    witness: freedom_testkit::spec_witness::SpecWitness,
+    env: Vec<(&'static str, String)>,
+}
+
+impl WitnessedFund {
+    async fn start(key_seed: u8, witness_seed: u8) -> WitnessedFund {
+        use freedom_shared::tlog::note::SigningKey;
+        let redis = RedisServer::start().unwrap();
+        let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+            .await
+            .unwrap();
+        let log_key = SigningKey::from_seed("fund.example.com/log", [key_seed; 32]).unwrap();
+        let witness = freedom_testkit::spec_witness::SpecWitness::start(
+            "w1.example",
+            [witness_seed; 32],
+            &log_key.verifier().to_text(),
+        )
+        .await;
+        let env = vec![
+            ("FF_KV_REST_API_URL", bridge.url().to_owned()),
+            ("FF_KV_REST_API_TOKEN", "kv-token".to_owned()),
+            ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token".to_owned()),
+            ("FF_LOG_SIGNING_KEY", log_key.to_private_text()),
+            (
+                "FF_LOG_POLICY",
+                format!(
+                    "witness W1 {} {}\nquorum W1\n",
+                    witness.vkey(),
+                    witness.url()
+                ),
+            ),
+        ];
+        WitnessedFund {
+            _redis: redis,
+            bridge,
+            witness,
+            env,
+        }
+    }
+
+    /// The environment as `spawn` takes it.
+    fn env(&self) -> Vec<(&str, &str)> {
+        self.env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+    }
+}
+
+/// An answer's HTTP status (0 for an error or a scheduled round's answer).
+fn status(answer: &freedom_testkit::lambda_runtime_api::Answer) -> u64 {
+    answer.body["statusCode"].as_u64().unwrap_or_default()
+}
+
 /// The once-a-minute EventBridge rule (`events/fund-scheduled-cosign.json`)
 /// runs a cosigning round: after an append, the witness cosigns and the
 /// quorum is met; the next minute, with the head unmoved, no witness is
 /// asked; without a policy the event does nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scheduled_event_runs_a_cosigning_round() {
-    use freedom_shared::tlog::note::SigningKey;
-    let redis = RedisServer::start().unwrap();
-    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
-        .await
-        .unwrap();
-    let log_key = SigningKey::from_seed("fund.example.com/log", [4; 32]).unwrap();
-    let witness = freedom_testkit::spec_witness::SpecWitness::start(
-        "w1.example",
-        [5; 32],
-        &log_key.verifier().to_text(),
-    )
-    .await;
-    let policy = format!(
-        "witness W1 {} {}\nquorum W1\n",
-        witness.vkey(),
-        witness.url()
-    );
-    let private = log_key.to_private_text();
+    let fund = WitnessedFund::start(4, 5).await;
+    let (bridge, witness) = (&fund.bridge, &fund.witness);
     let mut runtime = FakeRuntimeApi::start().await.unwrap();
-    let _fund = Killed(spawn(
-        &runtime,
-        &[
-            ("FF_KV_REST_API_URL", bridge.url()),
-            ("FF_KV_REST_API_TOKEN", "kv-token"),
-            ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token"),
-            ("FF_LOG_SIGNING_KEY", &private),
-            ("FF_LOG_POLICY", &policy),
-        ],
-    ));
+    let _fund = Killed(spawn(&runtime, &fund.env()));
     runtime.invoke(event("fund-post-snapshot.json"));
     assert_eq!(runtime.answer().await.body["statusCode"], 201);
     runtime.invoke(event("fund-scheduled-cosign.json"));
@@ -216,35 +248,9 @@ fn get_path(path: &str, query: &str) -> Value {
 /// no fork reaches the witness.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redis_restored_from_a_snapshot_is_never_signed_past_what_the_witness_holds() {
-    use freedom_shared::tlog::note::SigningKey;
-    let redis = RedisServer::start().unwrap();
-    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
-        .await
-        .unwrap();
-    let log_key = SigningKey::from_seed("fund.example.com/log", [6; 32]).unwrap();
-    let witness = freedom_testkit::spec_witness::SpecWitness::start(
-        "w1.example",
-        [7; 32],
-        &log_key.verifier().to_text(),
-    )
-    .await;
-    let policy = format!(
-        "witness W1 {} {}\nquorum W1\n",
-        witness.vkey(),
-        witness.url()
-    );
-    let private = log_key.to_private_text();
-    let env = [
-        ("FF_KV_REST_API_URL", bridge.url()),
-        ("FF_KV_REST_API_TOKEN", "kv-token"),
-        ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token"),
-        ("FF_LOG_SIGNING_KEY", private.as_str()),
-        ("FF_LOG_POLICY", policy.as_str()),
-    ];
+    let fund = WitnessedFund::start(6, 7).await;
+    let (bridge, witness, env) = (&fund.bridge, &fund.witness, fund.env());
     let mut runtime = FakeRuntimeApi::start().await.unwrap();
-    let status = |answer: &freedom_testkit::lambda_runtime_api::Answer| {
-        answer.body["statusCode"].as_u64().unwrap_or_default()
-    };
     let mut connection = bridge.redis();
     let snapshot = {
         let _first = Killed(spawn(&runtime, &env));
@@ -317,9 +323,6 @@ async fn a_new_deployment_without_witnesses_signs_once_told_it_is_a_new_log() {
             ("FF_LOG_SIGNING_KEY", private.clone()),
             ("FF_LOG_NEW_LOG", new_log.to_owned()),
         ]
-    };
-    let status = |answer: &freedom_testkit::lambda_runtime_api::Answer| {
-        answer.body["statusCode"].as_u64().unwrap_or_default()
     };
     let mut runtime = FakeRuntimeApi::start().await.unwrap();
     {

@@ -20,10 +20,9 @@
 
 use super::custody::{Refusal, Remembered};
 use super::prove::Nothing;
-use super::witnessing::{WITNESS_ALARM, WITNESS_TIMEOUT};
+use super::witnessing::WITNESS_TIMEOUT;
 use super::{Log, LogError};
 use crate::merkle::Head;
-use crate::ports::event_sink::OutsideEvent;
 use crate::ports::witness_client::WitnessReply;
 use crate::tlog::checkpoint::Checkpoint;
 use crate::tlog::note::VerifierKey;
@@ -247,20 +246,13 @@ impl Log {
     /// refusal's event and `log.witness_alarm`.
     pub(super) async fn halt(&self, refusal: Refusal) -> LogError {
         self.custody.halt(&refusal.reason);
-        let events = self.custody.events();
-        if events.is_enabled() {
-            events
-                .publish(vec![OutsideEvent {
-                    detail_type: WITNESS_ALARM,
-                    detail: serde_json::json!({
-                        "origin": self.origin,
-                        "head": refusal.head,
-                        "witnessHolds": refusal.remembered,
-                        "reason": refusal.reason,
-                    }),
-                }])
-                .await;
-        }
+        self.publish_alarm(serde_json::json!({
+            "origin": self.origin,
+            "head": refusal.head,
+            "witnessHolds": refusal.remembered,
+            "reason": refusal.reason,
+        }))
+        .await;
         self.refuse(refusal).await
     }
 }

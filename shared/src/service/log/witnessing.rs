@@ -489,6 +489,20 @@ impl Log {
         )
     }
 
+    /// Publishes a `log.witness_alarm` event with `detail`, when events go
+    /// anywhere.
+    pub(super) async fn publish_alarm(&self, detail: serde_json::Value) {
+        let events = self.custody.events();
+        if events.is_enabled() {
+            events
+                .publish(vec![OutsideEvent {
+                    detail_type: WITNESS_ALARM,
+                    detail,
+                }])
+                .await;
+        }
+    }
+
     /// Writes the checkpoint `witness` serves at its monitoring read into
     /// the log's memories when it is larger than theirs (best effort).
     async fn learn_from(&self, witness: &Witness) {
@@ -524,23 +538,16 @@ impl Log {
             detail = %detail,
             "witness alarm"
         );
-        let events = self.custody.events();
-        if events.is_enabled() {
-            events
-                .publish(vec![OutsideEvent {
-                    detail_type: WITNESS_ALARM,
-                    detail: serde_json::json!({
-                        "origin": self.origin,
-                        "witness": witness.name,
-                        "key": witness.key.to_text(),
-                        "url": witness.url,
-                        "head": head,
-                        "status": status,
-                        "reason": detail,
-                    }),
-                }])
-                .await;
-        }
+        self.publish_alarm(serde_json::json!({
+            "origin": self.origin,
+            "witness": witness.name,
+            "key": witness.key.to_text(),
+            "url": witness.url,
+            "head": head,
+            "status": status,
+            "reason": detail,
+        }))
+        .await;
         Answer::Alarm(detail)
     }
 }
