@@ -9,13 +9,15 @@
 //!
 //! - [`clock`]: where "now" comes from (injected in tests), and the one way
 //!   instants are written.
-//! - [`json`]: reading bodies exactly (duplicate keys kept, numbers as text).
-//! - [`canonical`]: RFC 8785 canonical JSON, the ledger's leaf bytes.
+//! - [`json`], [`canonical`], [`merkle`]: from [`freedom_tlog`], the crate
+//!   of the log's specifications: reading bodies exactly (duplicate keys
+//!   kept, numbers as text), RFC 8785 canonical JSON (the ledger's leaf
+//!   bytes), the RFC 9162 Merkle Tree Hash and the append frontier.
 //! - [`record`]: snapshot and decision records, parsed with every contract
 //!   rule, and the sensitive-content guard ([`record::guard`]).
-//! - [`merkle`]: RFC 9162 Merkle Tree Hash, leaf hashes, the append frontier.
 //! - [`tlog`]: the same tree as a C2SP transparency log: the formats of
-//!   signed notes, checkpoints, tiles, inclusion and consistency proofs.
+//!   signed notes, checkpoints, tiles, inclusion and consistency proofs
+//!   (from [`freedom_tlog`]), the default origin and the log's URL prefix.
 //! - [`ports`]: what the use cases need from the outside, as traits: the
 //!   ledger store (cut by reader), the scan store (the scanner's lock and
 //!   state), the event sink, the log signer's memory; and the conformance
@@ -45,21 +47,17 @@
 //!   [`web::listener`] (`listener`), the hardened local HTTP listener.
 
 pub mod adapters;
+pub use freedom_tlog::{canonical, json, merkle};
 pub mod analytics;
-pub mod canonical;
 pub mod clock;
 pub mod config;
 pub mod errors;
-pub mod json;
 #[cfg(feature = "lambda")]
 pub mod lambda;
-pub mod merkle;
 pub mod ports;
 pub mod record;
 pub mod scan;
 pub mod service;
-#[cfg(test)]
-mod test_support;
 pub mod tlog;
 #[cfg(feature = "web")]
 pub mod web;

@@ -23,15 +23,13 @@
 //!
 //! A result is one [`Verified`] line, or the first [`Failure`].
 
-use freedom_shared::canonical::canonical_json;
-use freedom_shared::merkle::{Digest, Frontier, Head, leaf_hash, root_of};
-use freedom_shared::tlog::checkpoint::Checkpoint;
-use freedom_shared::tlog::note::{VerifierKey, split_note};
-use freedom_shared::tlog::policy::Policy;
-use freedom_shared::tlog::proof::{TlogProof, verify_consistency};
-use freedom_shared::tlog::tiles::{
-    TILE_WIDTH, TileKind, TilePath, level_width, split_bundle, tiles_of,
-};
+use freedom_tlog::canonical::canonical_json;
+use freedom_tlog::checkpoint::Checkpoint;
+use freedom_tlog::merkle::{Digest, Frontier, Head, leaf_hash, root_of};
+use freedom_tlog::note::{VerifierKey, split_note};
+use freedom_tlog::policy::Policy;
+use freedom_tlog::proof::{TlogProof, verify_consistency};
+use freedom_tlog::tiles::{TILE_WIDTH, TileKind, TilePath, level_width, split_bundle, tiles_of};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -402,8 +400,8 @@ async fn check_extends(
 }
 
 /// The first member name that some object of `value` holds twice.
-fn duplicate_member(value: &freedom_shared::json::ExactJson) -> Option<&str> {
-    use freedom_shared::json::ExactJson;
+fn duplicate_member(value: &freedom_tlog::json::ExactJson) -> Option<&str> {
+    use freedom_tlog::json::ExactJson;
     match value {
         ExactJson::Object(members) => members
             .iter()
@@ -433,7 +431,7 @@ pub fn verify_proof_file(
     let proof = TlogProof::parse(proof).map_err(|e| discrepancy(e.to_string()))?;
     // A member named twice is two readings of one file (a reader sees the
     // first value, a JSON library keeps the last): not one record.
-    let exact = freedom_shared::json::parse_exact(record)
+    let exact = freedom_tlog::json::parse_exact(record)
         .map_err(|e| Failure::CannotCheck(format!("the record file is not JSON: {e}")))?;
     if let Some(name) = duplicate_member(&exact) {
         return Err(Failure::CannotCheck(format!(

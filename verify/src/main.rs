@@ -15,8 +15,8 @@
 //! service, unreadable file, bad arguments).
 
 use clap::{Parser, Subcommand};
-use freedom_shared::tlog::note::VerifierKey;
-use freedom_shared::tlog::policy::Policy;
+use freedom_tlog::note::VerifierKey;
+use freedom_tlog::policy::Policy;
 use freedom_verify::{Failure, Service, Verified, verify_log, verify_proof_file};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,7 +12,7 @@
 //! `--print-key`. Its state is `<data-dir>/witness.sqlite3`.
 
 use clap::Parser;
-use freedom_shared::tlog::cosignature::CosignerKey;
+use freedom_tlog::cosignature::CosignerKey;
 use freedom_witness::{TrustedLogs, Witness, WitnessState, app};
 use std::io::Write as _;
 use std::net::SocketAddr;

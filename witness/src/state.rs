@@ -3,7 +3,7 @@
 //! SQLite. Checking a request against it and recording the new checkpoint
 //! are one `BEGIN IMMEDIATE` transaction.
 
-use freedom_shared::merkle::{Digest, Head};
+use freedom_tlog::merkle::{Digest, Head};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -621,8 +621,8 @@ mod fuzz {
 
     use super::*;
     use crate::service::ledger::AppendError;
-    use crate::test_support::{json_tree, number_text};
     use crate::web::ApiError;
+    use freedom_tlog::strategies::{json_tree, number_text};
     use proptest::prelude::*;
 
     fn judged(body: &[u8]) -> Result<(), TestCaseError> {
@@ -752,7 +752,7 @@ mod schema_agreement {
 
     use super::*;
     use crate::record::schema::{decision_schema, snapshot_schema};
-    use crate::test_support::json_tree;
+    use freedom_tlog::strategies::json_tree;
     use proptest::prelude::*;
     use proptest::strategy::ValueTree;
     use proptest::test_runner::{Config, TestRunner};

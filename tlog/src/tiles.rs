@@ -25,7 +25,7 @@ pub const PATH_PATTERN: &str = "^(entries|[0-9]{1,2})/(x[0-9]{3}/)*[0-9]{3}(\\.p
 /// Hashes a full tile holds.
 pub const TILE_WIDTH: u64 = 256;
 /// Tree levels a tile spans (`256 = 2^8`).
-pub(crate) const TILE_HEIGHT: u32 = 8;
+pub const TILE_HEIGHT: u32 = 8;
 /// The largest entry a bundle can carry (its length is a `u16`).
 pub const MAX_ENTRY_BYTES: usize = u16::MAX as usize;
 
@@ -217,7 +217,7 @@ pub fn tiles_of(leaves: &[Digest]) -> std::collections::BTreeMap<TileId, Vec<Dig
 /// An entry bundle: each entry's length as a big-endian `u16`, then its
 /// bytes. `None` if an entry is larger than a `u16` can say (the ledger
 /// refuses such records).
-pub(crate) fn entry_bundle<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Option<Vec<u8>> {
+pub fn entry_bundle<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Option<Vec<u8>> {
     let mut bundle = Vec::new();
     for entry in entries {
         let length = u16::try_from(entry.len()).ok()?;

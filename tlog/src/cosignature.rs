@@ -352,7 +352,7 @@ mod tests {
         assert_eq!(again.witness_key(), key.witness_key());
         let text = key.witness_key().to_text();
         assert_eq!(WitnessKey::parse(&text).unwrap(), key.witness_key());
-        let plain = crate::tlog::note::SigningKey::from_seed("w1.example", [5; 32])
+        let plain = crate::note::SigningKey::from_seed("w1.example", [5; 32])
             .unwrap()
             .verifier()
             .to_text();

@@ -1,6 +1,6 @@
 use super::*;
 use crate::merkle::root_of;
-use crate::tlog::tiles::{TileId, tiles_of};
+use crate::tiles::{TileId, tiles_of};
 use std::collections::BTreeMap;
 
 fn leaves(n: u64) -> Vec<Digest> {
@@ -345,8 +345,8 @@ fn the_published_proof_vectors_are_reproduced() {
 
 #[test]
 fn tlog_proofs_round_trip_and_verify_only_the_record_they_prove() {
-    use crate::tlog::checkpoint::CheckpointSigner;
-    use crate::tlog::note::SigningKey;
+    use crate::checkpoint::CheckpointSigner;
+    use crate::note::SigningKey;
     let records: Vec<Vec<u8>> = (0..5)
         .map(|i| format!("{{\"n\":{i}}}").into_bytes())
         .collect();

@@ -344,7 +344,7 @@ fn check_url(url: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tlog::cosignature::CosignerKey;
+    use crate::cosignature::CosignerKey;
 
     fn key(seed: u8) -> String {
         CosignerKey::from_seed(&format!("w{seed}.example"), [seed; 32])

@@ -14,7 +14,7 @@ use serde_json::Value;
 ///
 /// Numbers are taken as IEEE 754 doubles, as RFC 8785 requires; callers that
 /// hold exact decimals check first that the double keeps their value
-/// (see [`crate::record`]). A non-finite number cannot occur in a
+/// (freedom-shared's record parser does). A non-finite number cannot occur in a
 /// `serde_json::Value`.
 pub fn canonical_json(value: &Value) -> String {
     let mut out = String::with_capacity(256);
@@ -23,7 +23,7 @@ pub fn canonical_json(value: &Value) -> String {
 }
 
 /// ECMAScript's shortest round-trip form of a double (`-0` is written `0`).
-pub(crate) fn format_number(number: f64) -> String {
+pub fn format_number(number: f64) -> String {
     if number == 0.0 {
         return "0".to_owned();
     }

@@ -173,7 +173,7 @@ impl Frontier {
     /// Appends one leaf hash and returns the nodes it completed, as
     /// `(height, hash)`: the leaf itself at height 0, then each perfect
     /// subtree it closed (height `h` holds `2^h` leaves). These are the
-    /// hashes the stored tiles gain ([`crate::tlog::tiles::tile_appends`]).
+    /// hashes the stored tiles gain ([`crate::tiles::tile_appends`]).
     pub fn push_recording(&mut self, leaf: Digest) -> Vec<(u32, Digest)> {
         let mut created = Vec::with_capacity(1 + self.size.trailing_ones() as usize);
         self.push_with(leaf, |height, node| created.push((height, *node)));

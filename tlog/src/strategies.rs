@@ -1,11 +1,12 @@
-//! Strategies shared by the crate's property tests.
+//! proptest strategies for JSON documents, shared by this crate's property
+//! tests and other crates' (feature `strategies`).
 
 use proptest::prelude::*;
 use serde_json::Value;
 
 /// Arbitrary JSON documents: every type, nested up to 6 levels, with keys
 /// and strings from all of Unicode.
-pub(crate) fn json_tree() -> impl Strategy<Value = Value> {
+pub fn json_tree() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -24,7 +25,7 @@ pub(crate) fn json_tree() -> impl Strategy<Value = Value> {
 
 /// JSON number texts, including those no double holds exactly, those beyond
 /// a double's range and those beyond a decimal's precision.
-pub(crate) fn number_text() -> impl Strategy<Value = String> {
+pub fn number_text() -> impl Strategy<Value = String> {
     prop_oneof![
         r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,4})?",
         prop::sample::select(vec![

@@ -343,7 +343,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::json_tree;
+    use crate::strategies::json_tree;
     use proptest::prelude::*;
     use serde_json::Value;
 
