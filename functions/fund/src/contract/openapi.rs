@@ -31,10 +31,7 @@ fn component(mut schema: Value) -> Value {
 
 /// The error body, with every code the service answers.
 fn error_schema() -> Value {
-    let mut codes: Vec<&str> = ApiError::every_kind().iter().map(ApiError::code).collect();
-    // Each code once, in the order first met (several kinds share a code).
-    let mut seen = std::collections::HashSet::new();
-    codes.retain(|code| seen.insert(*code));
+    let codes = ApiError::codes();
     json!({
         "type": "object", "required": ["error"], "additionalProperties": false,
         "properties": {"error": {
