@@ -59,7 +59,7 @@ use freedom_shared::merkle::Head;
 use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
 use freedom_shared::service::dashboard::{Dashboard, Period, RenderedDashboard};
 use freedom_shared::service::log::{LogError, WitnessSignature, Witnessed};
-use freedom_shared::web::{Encoded, QueryParams, client_has, with_etag};
+use freedom_shared::web::{ApiError, Encoded, QueryParams, client_has, with_etag};
 use journal::{journal_section, ledger_section};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{FORMULAS_SECTION, chart_section, period_switch, verify_section, window_line};
@@ -108,11 +108,11 @@ pub async fn show(
     // checkpoint the page shows) alone decides.
     let witnessed = match witnessed_shown(&state).await {
         Ok(witnessed) => witnessed,
-        Err(error) => return unavailable(&error),
+        Err(error) => return unavailable(error),
     };
     let head = match state.ledger.head().await {
         Ok(head) => head,
-        Err(error) => return unavailable(&error),
+        Err(error) => return unavailable(error),
     };
     let shown = shown_head(&head, witnessed.as_ref());
     if client_has(&headers, &shown) {
@@ -120,7 +120,7 @@ pub async fn show(
     }
     let dashboard = match state.dashboards.get_at(head, period).await {
         Ok(dashboard) => dashboard,
-        Err(error) => return unavailable(&error),
+        Err(error) => return unavailable(error),
     };
     let shown = shown_head(&dashboard.head, witnessed.as_ref());
     // Rendered once per head (and witnessed checkpoint) and period, however
@@ -139,7 +139,7 @@ pub async fn show(
             response.extensions_mut().insert(encoded);
             secure(with_etag(&headers, &shown, response))
         }
-        Err(error) => unavailable(&error),
+        Err(error) => unavailable(error),
     }
 }
 
@@ -220,27 +220,29 @@ async fn render_page(
     ))
 }
 
-/// The page for a store that failed: `503` with `Retry-After` when it is
-/// down, slow or busy; `500` (no retry helps) when the fault is the
-/// service's own, such as stored data it cannot read.
-fn unavailable(error: &StoreError) -> Response {
-    if !error.is_transient() {
-        tracing::error!(error = %ErrorChain(error), "internal error while rendering the page");
-        return error_page(
-            StatusCode::INTERNAL_SERVER_ERROR,
+/// The page for an error, as HTML: its status, `Retry-After` and log line
+/// are the API's one mapping of the error ([`ApiError`]'s answer); the
+/// page only words it for a reader.
+fn unavailable(error: StoreError) -> Response {
+    let answer = ApiError::from(error).into_response();
+    let status = answer.status();
+    let (title, message) = if status == StatusCode::SERVICE_UNAVAILABLE {
+        (
+            "Temporarily unavailable",
+            "The ledger could not be read just now. Nothing is lost; try again in a few seconds.",
+        )
+    } else {
+        (
             "Something went wrong on our side",
             "The page could not be built from the ledger. The fault is logged; trying again will not help until it is mended.",
-        );
+        )
+    };
+    let mut response = error_page(status, title, message);
+    if let Some(retry) = answer.headers().get(header::RETRY_AFTER) {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, retry.clone());
     }
-    tracing::error!(error = %ErrorChain(error), "store unavailable while rendering the page");
-    let mut response = error_page(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Temporarily unavailable",
-        "The ledger could not be read just now. Nothing is lost; try again in a few seconds.",
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     response
 }
 
