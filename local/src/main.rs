@@ -132,7 +132,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     )
     .await?;
     let origin = key.name().to_owned();
-    let mut log = Log::new(Arc::clone(&stores.ledger), &origin, Some(key))
+    let mut log = Log::new(Arc::clone(&stores.ledger) as _, &origin, Some(key))
         .expect("the key names the origin")
         .with_memories(vec![Arc::new(memory), Arc::clone(&stores.signer_memory)])
         .with_new_log(new_log)

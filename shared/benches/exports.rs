@@ -24,7 +24,7 @@
 #[allow(dead_code)]
 mod support;
 
-use freedom_shared::ports::ledger_store::TileReads;
+use freedom_shared::ports::ledger_store::HeadReads;
 use freedom_shared::record::{Mode, StrategyId};
 use freedom_shared::service::exports::{ExportError, ExportFormat, Exports, SeriesExport};
 use std::sync::Arc;
@@ -68,7 +68,7 @@ fn main() {
         // 1 k one), so only the series' length differs.
         let cursor = head.size - 500;
         let store = Arc::new(store);
-        let new_exports = || Exports::new(store.clone());
+        let new_exports = || Exports::new(store.clone(), store.clone());
         let page = |exports: &Exports| {
             let started = Instant::now();
             let page = runtime
@@ -95,7 +95,7 @@ fn main() {
     );
 
     let store = Arc::new(support::series_ledger(&runtime, 100_000));
-    let exports = Arc::new(Exports::new(store.clone()));
+    let exports = Arc::new(Exports::new(store.clone(), store.clone()));
     let before = peak_rss_mb();
     let started = Instant::now();
     let clients: Vec<_> = (0..16)

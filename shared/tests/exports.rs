@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::analytics::{self, Valuation};
 use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::ports::ledger_store::{SeriesReads, TileReads};
+use freedom_shared::ports::ledger_store::{HeadReads, SeriesReads};
 use freedom_shared::record::guard::Guard;
 use freedom_shared::record::{Mode, Record, StrategyId, decimal_json};
 use freedom_shared::service::exports::{ExportFormat, Exports, SeriesExport};
@@ -151,7 +151,8 @@ async fn every_cursor_gives_the_whole_pass(equities: impl Fn(usize) -> (Decimal,
     let expected = expected(&series);
     // Before any roll-up is stored, then with the one the first export stored.
     for round in ["no roll-up yet", "with the roll-up"] {
-        let exports = Exports::new(std::sync::Arc::new(store.clone()));
+        let shared = std::sync::Arc::new(store.clone());
+        let exports = Exports::new(shared.clone(), shared);
         check(
             &rows_from(&exports, &store, None, 100).await,
             &expected,

@@ -9,7 +9,9 @@ use freedom_shared::adapters::kv_rest::client::{Command, KvClient, KvError};
 use freedom_shared::merkle::{Head, root_of};
 use freedom_shared::ports::conformance::{self, decision, snapshot};
 use freedom_shared::ports::ledger_store::{AppendOutcome, PageQuery, StoreError};
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages, SeriesReads, TileReads};
+use freedom_shared::ports::ledger_store::{
+    HeadReads, LedgerAppend, LedgerPages, SeriesReads, TileReads,
+};
 use freedom_shared::ports::scan_store::ScanStore;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};

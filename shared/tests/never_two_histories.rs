@@ -12,7 +12,7 @@ use freedom_shared::merkle::{Digest, Head, root_of};
 use freedom_shared::ports::conformance::{self, decision, snapshot};
 use freedom_shared::ports::event_sink::Recorded;
 use freedom_shared::ports::ledger_store::{AppendOutcome, Candidate, LedgerStore, StoreError};
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages, TileReads};
+use freedom_shared::ports::ledger_store::{HeadReads, LedgerAppend, LedgerPages};
 use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
 use freedom_shared::service::log::{Log, LogError, REFUSED_TO_SIGN};
 use freedom_shared::tlog::note::SigningKey;

@@ -48,7 +48,7 @@ async fn serve(candidates: Vec<Candidate>, signing: SigningKey, tamper: Option<T
     let store = SqliteLedgerStore::open(dir.path()).unwrap();
     store.append_batch(candidates).await.unwrap();
     let store: Arc<dyn freedom_shared::ports::LedgerStore> = Arc::new(store);
-    let log = Log::new(Arc::clone(&store), ORIGIN, Some(signing)).unwrap();
+    let log = Log::new(Arc::clone(&store) as _, ORIGIN, Some(signing)).unwrap();
     let mut router: Router = fund::app(fund::AppState::new(store, None).with_log(log));
     if let Some(tamper) = tamper {
         router = router.layer(axum::middleware::from_fn(

@@ -45,7 +45,7 @@ impl FundLambda {
         let stores = start.stores;
         let log_config = config::log_config(&lookup)?;
         let new_log = log_config.new_log;
-        let mut log = Log::configured(Arc::clone(&stores.ledger), log_config)
+        let mut log = Log::configured(Arc::clone(&stores.ledger) as _, log_config)
             .with_events(start.events.clone())
             .with_memory(stores.signer_memory)
             .with_new_log(new_log);

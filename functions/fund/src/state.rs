@@ -46,16 +46,20 @@ impl AppState {
     pub fn new(store: Arc<dyn LedgerStore>, write_token: Option<WriteToken>) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
         AppState {
-            ledger: Arc::new(Ledger::new(Arc::clone(&store), guard)),
+            ledger: Arc::new(Ledger::new(
+                Arc::clone(&store) as _,
+                Arc::clone(&store) as _,
+                guard,
+            )),
             write_token,
             dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
             pages: Arc::new(PeriodCache::default()),
             dashboard_bodies: Arc::new(PeriodCache::default()),
             contract_bodies: Arc::new(HeadCache::new(1)),
             log: Arc::new(
-                Log::new(Arc::clone(&store), DEFAULT_ORIGIN, None).expect("an unsigned log"),
+                Log::new(Arc::clone(&store) as _, DEFAULT_ORIGIN, None).expect("an unsigned log"),
             ),
-            exports: Arc::new(Exports::new(store)),
+            exports: Arc::new(Exports::new(Arc::clone(&store) as _, store)),
         }
     }
 

@@ -13,7 +13,7 @@ use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::clock::fixed_clock;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::ports::ledger_store::{LedgerAppend, TileReads};
+use freedom_shared::ports::ledger_store::{HeadReads, LedgerAppend};
 use freedom_shared::record::Record;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;

@@ -12,8 +12,8 @@ use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::Head;
 use freedom_shared::ports::ledger_store::{
-    AppendOutcome, Candidate, Entry, EntryRun, LatestSnapshots, LedgerAppend, LedgerPages, Page,
-    PageQuery, SeriesReads, StoreError, TileRead, TileReads,
+    AppendOutcome, Candidate, Entry, EntryRun, HeadReads, LatestSnapshots, LedgerAppend,
+    LedgerPages, Page, PageQuery, SeriesReads, StoreError, TileRead, TileReads,
 };
 use freedom_shared::record::{Mode, StrategyId};
 use freedom_shared::tlog::tiles::TileId;
@@ -145,10 +145,14 @@ impl SeriesReads for BrokenStore {
 }
 
 #[async_trait]
-impl TileReads for BrokenStore {
+impl HeadReads for BrokenStore {
     async fn head(&self) -> Result<Head, StoreError> {
         self.fail()
     }
+}
+
+#[async_trait]
+impl TileReads for BrokenStore {
     async fn tiles(&self, _ids: &[TileId]) -> Result<TileRead, StoreError> {
         self.fail()
     }

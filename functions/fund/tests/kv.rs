@@ -209,7 +209,7 @@ async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
     let events = Arc::new(Recorded::default());
     let key = SigningKey::from_seed("fund.example/log", [4; 32]).unwrap();
     let store: Arc<dyn LedgerStore> = Arc::new(KvLedgerStore::new(client(), "ff:"));
-    let log = Log::new(Arc::clone(&store), "fund.example/log", Some(key))
+    let log = Log::new(Arc::clone(&store) as _, "fund.example/log", Some(key))
         .unwrap()
         .with_memory(Arc::new(KvSignerMemory::new(client(), "ff:")))
         .with_new_log(true)

@@ -345,7 +345,7 @@ async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
     let store: Arc<dyn LedgerStore> = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
     let key = SigningKey::from_seed("fund.example.com/log", [5; 32]).unwrap();
     let log = Log::new(
-        Arc::clone(&store),
+        Arc::clone(&store) as _,
         "fund.example.com/log",
         Some(key.clone()),
     )

@@ -13,7 +13,7 @@ use freedom_shared::adapters::kv_rest::KvLedgerStore;
 use freedom_shared::adapters::kv_rest::client::KvClient;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::ledger_store::{Candidate, LedgerAppend, LedgerStore, TileReads};
+use freedom_shared::ports::ledger_store::{Candidate, HeadReads, LedgerAppend, LedgerStore};
 use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::note::SigningKey;
@@ -35,7 +35,7 @@ fn signing_key() -> SigningKey {
 }
 
 fn app(store: Arc<dyn LedgerStore>, key: Option<SigningKey>) -> Router {
-    let log = Log::new(Arc::clone(&store), ORIGIN, key).unwrap();
+    let log = Log::new(Arc::clone(&store) as _, ORIGIN, key).unwrap();
     fund::app(fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log))
 }
 

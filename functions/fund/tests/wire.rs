@@ -84,9 +84,12 @@ fn decode(answer: &Answer) -> Vec<u8> {
 async fn sample(store: Arc<dyn freedom_shared::ports::ledger_store::LedgerStore>) -> Router {
     let key =
         freedom_shared::tlog::note::SigningKey::from_seed("wire.example/log", [3; 32]).unwrap();
-    let log =
-        freedom_shared::service::log::Log::new(Arc::clone(&store), "wire.example/log", Some(key))
-            .unwrap();
+    let log = freedom_shared::service::log::Log::new(
+        Arc::clone(&store) as _,
+        "wire.example/log",
+        Some(key),
+    )
+    .unwrap();
     let state = fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log);
     let router = fund::app(state);
     freedom_testkit::sample_ledger::post_all(&router, TOKEN).await;

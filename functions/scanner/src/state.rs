@@ -44,7 +44,12 @@ impl AppState {
         clock: Clock,
     ) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
-        let ledger = Ledger::new(Arc::clone(&stores.ledger), guard).with_clock(clock.clone());
+        let ledger = Ledger::new(
+            Arc::clone(&stores.ledger) as _,
+            Arc::clone(&stores.ledger) as _,
+            guard,
+        )
+        .with_clock(clock.clone());
         let runner = ScanRunner::new(config, Arc::clone(&stores.scan), ledger, clock);
         AppState {
             runner: Arc::new(runner),

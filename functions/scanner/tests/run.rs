@@ -576,7 +576,8 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
         "currency": "USD", "equity": 10000, "flowSincePrevious": 0
     });
     let ledger = freedom_shared::service::ledger::Ledger::new(
-        std::sync::Arc::clone(&h.stores.ledger),
+        std::sync::Arc::clone(&h.stores.ledger) as _,
+        std::sync::Arc::clone(&h.stores.ledger) as _,
         freedom_shared::record::guard::Guard::default(),
     );
     ledger.append(record.to_string().as_bytes()).await.unwrap();
@@ -910,7 +911,8 @@ async fn a_hooked_token_is_never_bought_and_a_fee_token_pays_its_fee() {
 async fn a_rule_that_differs_from_its_registration_is_not_advanced() {
     let h = Harness::new().await;
     let ledger = freedom_shared::service::ledger::Ledger::new(
-        Arc::clone(&h.stores.ledger),
+        Arc::clone(&h.stores.ledger) as _,
+        Arc::clone(&h.stores.ledger) as _,
         freedom_shared::record::guard::Guard::default(),
     );
     let mut other = freedom_shared::scan::experiments::registration_record(
@@ -966,7 +968,8 @@ async fn no_secret_of_a_provider_url_reaches_the_report() {
 async fn retired_experiments_are_listed_with_their_last_snapshot() {
     let h = Harness::new().await;
     let ledger = freedom_shared::service::ledger::Ledger::new(
-        Arc::clone(&h.stores.ledger),
+        Arc::clone(&h.stores.ledger) as _,
+        Arc::clone(&h.stores.ledger) as _,
         freedom_shared::record::guard::Guard::default(),
     );
     let old = serde_json::json!({

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
 use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::ports::ledger_store::TileReads;
+use freedom_shared::ports::ledger_store::HeadReads;
 use freedom_shared::record::guard::Guard;
 use freedom_shared::record::{Record, decimal_json};
 use rust_decimal::Decimal;

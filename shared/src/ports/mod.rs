@@ -26,7 +26,7 @@ pub mod conformance;
 
 pub use event_sink::{EventSink, Events, OutsideEvent};
 pub use ledger_store::{
-    LedgerAppend, LedgerPages, LedgerStore, SeriesReads, StoreError, TileReads,
+    HeadReads, LedgerAppend, LedgerPages, LedgerStore, SeriesReads, StoreError, TileReads,
 };
 pub use scan_store::ScanStore;
 pub use signer_memory::SignerMemory;

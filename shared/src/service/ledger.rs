@@ -10,7 +10,8 @@ use crate::clock::{Clock, system_clock};
 use crate::merkle::Head;
 use crate::ports::event_sink::{Events, OutsideEvent, no_events};
 use crate::ports::ledger_store::{
-    AppendOutcome, Candidate, Entry, LedgerStore, Page, PageQuery, Refusal, StoreError,
+    AppendOutcome, Candidate, Entry, LedgerAppend, LedgerPages, Page, PageQuery, Refusal,
+    StoreError,
 };
 use crate::record::guard::Guard;
 use crate::record::{FieldIssue, Mode, Record, RecordError, RecordKind, StrategyId};
@@ -71,18 +72,27 @@ pub enum AppendError {
 /// the clock that dates "now".
 #[derive(Clone)]
 pub struct Ledger {
-    store: Arc<dyn LedgerStore>,
+    /// The one write.
+    appends: Arc<dyn LedgerAppend>,
+    /// Pages and the head.
+    pages: Arc<dyn LedgerPages>,
     guard: Guard,
     clock: Clock,
     events: Events,
 }
 
 impl Ledger {
-    /// A ledger on `store` that refuses content `guard` flags, on the
-    /// system clock.
-    pub fn new(store: Arc<dyn LedgerStore>, guard: Guard) -> Ledger {
+    /// A ledger appending through `appends` and reading through `pages`
+    /// (one store, through the two), that refuses content `guard` flags,
+    /// on the system clock.
+    pub fn new(
+        appends: Arc<dyn LedgerAppend>,
+        pages: Arc<dyn LedgerPages>,
+        guard: Guard,
+    ) -> Ledger {
         Ledger {
-            store,
+            appends,
+            pages,
             guard,
             clock: system_clock(),
             events: no_events(),
@@ -129,7 +139,7 @@ impl Ledger {
             }])
             .into());
         }
-        match self.store.append(candidate).await? {
+        match self.appends.append(candidate).await? {
             AppendOutcome::Created { entry, head } => {
                 if self.events.is_enabled() {
                     let event = appended(&record, &entry, head);
@@ -153,12 +163,12 @@ impl Ledger {
     /// The ledger's head alone (one store read): what a conditional read
     /// compares its tag with before doing anything else.
     pub async fn head(&self) -> Result<Head, StoreError> {
-        self.store.head().await
+        self.pages.head().await
     }
 
     /// A page of the ledger, newest first.
     pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
-        self.store.page(query).await
+        self.pages.page(query).await
     }
 
     /// The newest record of one series of records (`strategy`, `kind`,

@@ -18,19 +18,23 @@
 //!   inception each series' stored roll-up with the snapshots after it.
 //!   Every read costs O(window + strategies), or O(open month +
 //!   strategies) since inception, never O(history).
-//! - [`TileReads`] (`tiles.rs`): what the log reads: the head, hash tiles
-//!   and entry runs.
+//! - [`TileReads`] (`tiles.rs`): what the log reads: hash tiles and entry
+//!   runs.
+//! - [`HeadReads`] (`head.rs`): the head, which every reader's trait
+//!   extends (a conditional read compares its tag with it first).
 //!
 //! [`LedgerStore`] is all four: what a store adapter is, and what a
 //! process holds. The conformance suite (`ports::conformance`) follows the
 //! same cut.
 
 mod append;
+mod head;
 mod pages;
 mod series;
 mod tiles;
 
 pub use append::LedgerAppend;
+pub use head::HeadReads;
 pub use pages::{
     LedgerPages, MAX_PAGE_BYTES, PAGE_ENTRY_OVERHEAD_BYTES, Page, PageBuilder, PageQuery,
 };

@@ -1,6 +1,6 @@
 //! Ledger pages, newest first, cut by one rule for every adapter.
 
-use super::{Entry, StoreError};
+use super::{Entry, HeadReads, StoreError};
 use crate::merkle::Head;
 use crate::record::{Mode, RecordKind, StrategyId};
 use async_trait::async_trait;
@@ -111,9 +111,9 @@ pub struct Page {
     pub next: Option<u64>,
 }
 
-/// Reading the ledger by pages.
+/// Reading the ledger by pages (and the head, as every reader).
 #[async_trait]
-pub trait LedgerPages: Send + Sync {
+pub trait LedgerPages: HeadReads {
     /// A page of entries, newest first, and the head it was read at: at
     /// most `query.limit` entries, cut by [`PageBuilder`] at
     /// [`MAX_PAGE_BYTES`], reading no more records than the page holds

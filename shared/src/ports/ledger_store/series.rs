@@ -2,7 +2,7 @@
 //! or after a cursor, the latest snapshots, decisions, and the
 //! since-inception roll-ups.
 
-use super::{Entry, StoreError};
+use super::{Entry, HeadReads, StoreError};
 use crate::merkle::Head;
 use crate::record::{Mode, StrategyId};
 use async_trait::async_trait;
@@ -76,9 +76,9 @@ pub struct SinceInception {
     pub decisions: Vec<Entry>,
 }
 
-/// The series reads.
+/// The series reads (and the head, as every reader).
 #[async_trait]
-pub trait SeriesReads: Send + Sync {
+pub trait SeriesReads: HeadReads {
     /// One strategy's snapshots for a window: the last one at or before
     /// `start_nanos` (the baseline, if any) followed by every one after it up
     /// to and including `end_nanos`, oldest first.

@@ -1,7 +1,7 @@
 //! What the log reads: the head, hash tiles and entry runs, each with the
 //! head it was read at.
 
-use super::{Entry, StoreError};
+use super::{Entry, HeadReads, StoreError};
 use crate::merkle::{Digest, Head};
 use crate::tlog::tiles::TileId;
 use async_trait::async_trait;
@@ -26,12 +26,9 @@ pub struct EntryRun {
     pub entries: Vec<Entry>,
 }
 
-/// The log's reads.
+/// The log's reads (and the head, as every reader).
 #[async_trait]
-pub trait TileReads: Send + Sync {
-    /// The current head.
-    async fn head(&self) -> Result<Head, StoreError>;
-
+pub trait TileReads: HeadReads {
     /// The hash tiles `ids` (c2sp.org/tlog-tiles, height 8) as stored, and
     /// the head, read at one moment. Stores keep the tiles as appends
     /// complete them (each append adds the nodes it closed at heights that

@@ -21,7 +21,7 @@ use crate::analytics::{Fold, Valuation, finite};
 use crate::clock::rfc3339;
 use crate::merkle::{Digest, Head};
 use crate::ports::ledger_store::{
-    Entry, LedgerStore, MAX_PAGE_BYTES, PageQuery, SeriesReads, StoreError,
+    Entry, LedgerPages, MAX_PAGE_BYTES, PageQuery, SeriesReads, StoreError,
 };
 use crate::record::{Decision, Mode, Record, RecordKind, Snapshot, StrategyId, decimal_json};
 use crate::service::dashboard::rollup::{SeriesFold, month_of, month_start};
@@ -250,7 +250,10 @@ struct SeriesIndex {
 /// any cursor at a cost that does not grow with the series (a bound on how
 /// many are computed at once), and the Atom feed of decisions.
 pub struct Exports {
-    store: Arc<dyn LedgerStore>,
+    /// The series (and the head).
+    series: Arc<dyn SeriesReads>,
+    /// The feed's decisions, as ledger pages.
+    pages: Arc<dyn LedgerPages>,
     indexes: HeadCache<(StrategyId, Mode), Arc<SeriesIndex>>,
     places: Places,
 }
@@ -291,10 +294,12 @@ impl Drop for Place<'_> {
 }
 
 impl Exports {
-    /// The exports of the ledger in `store`.
-    pub fn new(store: Arc<dyn LedgerStore>) -> Exports {
+    /// The exports of the ledger whose series `series` reads and whose
+    /// pages `pages` reads (one store, through the two readers).
+    pub fn new(series: Arc<dyn SeriesReads>, pages: Arc<dyn LedgerPages>) -> Exports {
         Exports {
-            store,
+            series,
+            pages,
             indexes: HeadCache::new(KEPT_SERIES),
             places: Places::default(),
         }
@@ -303,14 +308,14 @@ impl Exports {
     /// The ledger's current head (what a conditional read compares, before
     /// any other work).
     pub async fn head(&self) -> Result<Head, StoreError> {
-        self.store.head().await
+        self.series.head().await
     }
 
     /// The Atom feed of the latest [`FEED_ENTRIES`] decisions (see
     /// [`atom_feed`]), and the head it was read at.
     pub async fn feed(&self, page: &str, api: &str) -> Result<(String, Head), StoreError> {
         let latest = self
-            .store
+            .pages
             .page(&PageQuery {
                 before: None,
                 limit: FEED_ENTRIES,
@@ -332,7 +337,7 @@ impl Exports {
         format: ExportFormat,
     ) -> Result<ExportPage, ExportError> {
         let _place = self.places.take().ok_or(ExportError::Busy)?;
-        let store = self.store.as_ref();
+        let store = self.series.as_ref();
         let key = (export.strategy_id.clone(), export.mode);
         let index = self
             .indexes

@@ -27,7 +27,7 @@ pub use witnessing::{
 use crate::config::LogConfig;
 use crate::merkle::Head;
 use crate::ports::event_sink::{Events, no_events};
-use crate::ports::ledger_store::{LedgerStore, StoreError};
+use crate::ports::ledger_store::{StoreError, TileReads};
 use crate::ports::signer_memory::{InProcess, SignerMemory};
 use crate::tlog::checkpoint::CheckpointSigner;
 use crate::tlog::note::{NoteError, SigningKey, VerifierKey};
@@ -92,11 +92,12 @@ impl From<ProofError> for LogError {
     }
 }
 
-/// The log use case on one ledger store: its identity (origin and, when
+/// The log use case on one ledger store (through the reads it needs, the
+/// tiles and the head): its identity (origin and, when
 /// configured, signing key), the subtrees its proofs computed, and the
 /// custody that keeps it from signing two histories.
 pub struct Log {
-    store: Arc<dyn LedgerStore>,
+    store: Arc<dyn TileReads>,
     origin: String,
     signer: Option<CheckpointSigner>,
     memo: SubtreeMemo,
@@ -137,7 +138,7 @@ impl Log {
     /// The log of the ledger in `store`, named `origin`, signing with `key`
     /// when there is one (its name must be the origin).
     pub fn new(
-        store: Arc<dyn LedgerStore>,
+        store: Arc<dyn TileReads>,
         origin: &str,
         key: Option<SigningKey>,
     ) -> Result<Log, NoteError> {
@@ -158,7 +159,7 @@ impl Log {
     }
 
     /// The log `config` describes, of the ledger in `store`.
-    pub fn configured(store: Arc<dyn LedgerStore>, config: LogConfig) -> Log {
+    pub fn configured(store: Arc<dyn TileReads>, config: LogConfig) -> Log {
         Log::new(store, &config.origin, config.signing_key)
             .expect("log_config checked the key's name")
     }

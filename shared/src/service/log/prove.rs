@@ -3,7 +3,7 @@
 
 use super::{Log, LogError};
 use crate::merkle::{Digest, Head};
-use crate::ports::ledger_store::{LedgerStore, StoreError};
+use crate::ports::ledger_store::{StoreError, TileReads};
 use crate::tlog::proof::{self, Consistency, Inclusion, ProofError, SubtreeSource};
 use crate::tlog::tiles::TileId;
 use std::collections::BTreeMap;
@@ -168,7 +168,7 @@ impl Log {
 /// The tiles a proof's plan names, in one store read (none when the memo
 /// knew every subtree).
 async fn read_tiles(
-    store: &dyn LedgerStore,
+    store: &dyn TileReads,
     planned: &[TileId],
 ) -> Result<BTreeMap<TileId, Vec<Digest>>, LogError> {
     if planned.is_empty() {

@@ -4,7 +4,7 @@
 use super::series::{SERIES_AFTER_SQL, SERIES_FROM_SQL, SERIES_SQL};
 use super::*;
 use crate::ports::ledger_store::{AppendOutcome, Refusal};
-use crate::ports::ledger_store::{LedgerAppend, TileReads};
+use crate::ports::ledger_store::{HeadReads, LedgerAppend};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_embedded_store_passes_the_conformance_suite() {

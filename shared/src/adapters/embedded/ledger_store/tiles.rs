@@ -5,19 +5,22 @@
 use super::collect_entries;
 use super::{SqliteLedgerStore, digest, entry_from_row, read_head, sqlite_failed};
 use crate::merkle::{Digest, Frontier, Head};
-use crate::ports::ledger_store::{EntryRun, StoreError, TileRead, TileReads};
+use crate::ports::ledger_store::{EntryRun, HeadReads, StoreError, TileRead, TileReads};
 use crate::tlog::tiles::{TILE_HEIGHT, TILE_WIDTH, TileId, level_width};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 #[async_trait]
-impl TileReads for SqliteLedgerStore {
+impl HeadReads for SqliteLedgerStore {
     async fn head(&self) -> Result<Head, StoreError> {
         // One row, asked for by every read first: on this thread, on a
         // connection only head reads use.
         self.head_reader.run_inline(read_head)
     }
+}
 
+#[async_trait]
+impl TileReads for SqliteLedgerStore {
     async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
         let ids = ids.to_vec();
         self.reader.run(move |conn| read_tiles(conn, &ids)).await

@@ -9,7 +9,7 @@
 use super::super::client::{Command, Script, as_array, as_string};
 use super::{KvLedgerStore, command_result, optional_field, parse_head, parse_record};
 use crate::merkle::{Digest, Frontier, Head};
-use crate::ports::ledger_store::{EntryRun, StoreError, TileRead, TileReads};
+use crate::ports::ledger_store::{EntryRun, HeadReads, StoreError, TileRead, TileReads};
 use crate::tlog::tiles::{TILE_WIDTH, TileId, level_width, tile_appends};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -119,12 +119,15 @@ impl KvLedgerStore {
 }
 
 #[async_trait]
-impl TileReads for KvLedgerStore {
+impl HeadReads for KvLedgerStore {
     async fn head(&self) -> Result<Head, StoreError> {
         let (fields, _) = self.head_with(self.head_command(), Vec::new()).await?;
         parse_head(&fields)
     }
+}
 
+#[async_trait]
+impl TileReads for KvLedgerStore {
     /// One round trip: the head (with the tiles' coverage) and the tiles in
     /// one `multi-exec`.
     async fn tiles(&self, ids: &[TileId]) -> Result<TileRead, StoreError> {
