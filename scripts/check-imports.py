@@ -42,9 +42,10 @@ FLOORS = {
         ["lambda"],
     ],
     "functions/fund/src": [
-        ["state", "paths", "views", "params"],
+        ["state", "paths"],
+        ["routes"],
         ["contract"],
-        ["handlers", "page"],
+        ["page"],
         ["router"],
         ["lambda"],
     ],

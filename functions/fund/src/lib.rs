@@ -12,25 +12,24 @@
 //! - [`lambda`]: the same router under AWS Lambda.
 //! - `router`: every route, and the dispatch of `GET /api/freedom-fund`
 //!   by view.
-//! - `handlers`: the ledger (page, append), the log (checkpoint, tiles,
-//!   proofs) and the exports (series, feed).
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
-//! - [`contract`]: the contract view, the views' parameters and the
-//!   OpenAPI 3.1 document.
-//! - [`views`], `params`, [`paths`], [`state`]: the JSON answers, the
-//!   query values, the public paths and media types, and what the handlers
-//!   share ([`AppState`]).
+//! - [`contract`]: the contract view and the OpenAPI 3.1 document, made
+//!   from the routes' tables and answer types.
+//! - `routes`: one room per view, each with its parameter table, typed
+//!   query, handler and answer type: the dashboard; the ledger (page,
+//!   append); the log (proofs, checkpoint, tiles, policy, cosign); the
+//!   exports (series, feed).
+//! - [`paths`], [`state`]: the public paths and media types, and what the
+//!   handlers share ([`AppState`]).
 
 pub mod contract;
-mod handlers;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 pub mod page;
-mod params;
 pub mod paths;
 mod router;
+mod routes;
 pub mod state;
-pub mod views;
 
 pub use paths::FUND_PATH;
 pub use router::{app, routes};

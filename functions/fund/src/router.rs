@@ -4,17 +4,14 @@
 //! `GET /api/freedom-fund` picks a view from the query: no `view` → the
 //! dashboard (`period`), `view=ledger`, `view=contract`, `view=openapi`,
 //! `view=proof`, `view=consistency`, `view=series`. Each view accepts only
-//! its own parameters ([`crate::contract::views`]). `POST
+//! its own parameters (its room's table in `crate::routes`). `POST
 //! /api/freedom-fund` appends one record. `GET /` is the page, `GET
 //! /feed.atom` the decisions feed, `GET /log/...` the transparency log.
 
-use crate::contract::{
-    self,
-    views::{PERIOD, View},
-};
-use crate::handlers::{exports, ledger, log};
-use crate::params::dashboard_selection;
+use crate::contract;
 use crate::paths::{FEED_PATH, FUND_PATH, checkpoint_path, cosign_path, policy_path, tile_route};
+use crate::routes::dashboard::json_answer;
+use crate::routes::{View, dashboard, exports, ledger, log};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -22,9 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use freedom_shared::scan::experiments::EXPERIMENTS;
-use freedom_shared::service::dashboard::{Period, SelectionError};
-use freedom_shared::web::{ApiError, Encoded, client_has, with_etag};
-use std::sync::Arc;
+use freedom_shared::web::ApiError;
 use tracing::instrument;
 
 /// The fund's routes, without a fallback (so they can be merged with the
@@ -76,35 +71,7 @@ async fn read(
     let (view, params) = View::parse(query.as_deref())?;
     tracing::Span::current().record("view", view.name().unwrap_or("dashboard"));
     match view {
-        View::Dashboard => {
-            let period = Period::parse(params.get(PERIOD.name))
-                .map_err(|e| ApiError::invalid_query(PERIOD.name, e.to_string()))?;
-            let selection = dashboard_selection(&params)?;
-            // 304 before any work: the head alone decides; a head whose
-            // answer is kept is served from memory with no other read.
-            let head = state.ledger.head().await?;
-            if client_has(&headers, &head) {
-                return Ok(with_etag(&headers, &head, ()));
-            }
-            let rendered = state.dashboards.get_at(head, period).await?;
-            let encoded = if selection.is_everything() {
-                // The whole dashboard's answer: made and compressed once per head.
-                state
-                    .dashboard_bodies
-                    .get_or_compute(rendered.head.root_hash, period, || async {
-                        let body = rendered.answer(&selection).map_err(cursor_error)?;
-                        Ok::<_, ApiError>(Arc::new(Encoded::new(body)))
-                    })
-                    .await?
-            } else {
-                // A page or a filter: made for this request, compressed at
-                // a bounded cost per byte.
-                Arc::new(Encoded::once(
-                    rendered.answer(&selection).map_err(cursor_error)?,
-                ))
-            };
-            Ok(with_etag(&headers, &rendered.head, json_answer(encoded)))
-        }
+        View::Dashboard => dashboard::read(&state, &params, &headers).await,
         View::Ledger => ledger::page(&state, &params, &headers).await,
         View::Contract => {
             // Kept per head (the registrations are ledger records): a warm
@@ -132,26 +99,6 @@ async fn read(
         View::Consistency => log::consistency(&state, &params, &headers).await,
         View::Series => exports::series(&state, &params, &headers).await,
     }
-}
-
-/// An unknown cursor names nothing there is: 404, like a page beyond a
-/// ledger.
-fn cursor_error(error: SelectionError) -> ApiError {
-    match error {
-        SelectionError::UnknownCursor => ApiError::NoSuchStrategy,
-    }
-}
-
-/// A JSON answer of `encoded`'s identity bytes, carrying `encoded` for the
-/// compression layer (which sends the coding negotiated, made once).
-fn json_answer(encoded: Arc<Encoded>) -> Response {
-    let mut response = (
-        [(header::CONTENT_TYPE, "application/json")],
-        encoded.identity().clone(),
-    )
-        .into_response();
-    response.extensions_mut().insert(encoded);
-    response
 }
 
 /// A published document: cached for five minutes.

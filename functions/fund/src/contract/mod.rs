@@ -2,8 +2,9 @@
 //! the contract view (`?view=contract`) and the OpenAPI 3.1 document
 //! (`?view=openapi`).
 //!
-//! - [`views`]: the views of `GET /api/freedom-fund` and their parameters
-//!   (the handler validates queries with the same tables);
+//! - the views of `GET /api/freedom-fund` and their parameters are the
+//!   routes' own tables (`crate::routes`), which the handlers validate
+//!   queries with;
 //! - [`operations`]: every operation with every answer it gives (errors as
 //!   [`ApiError`]s, so statuses and codes come from the one mapping);
 //! - [`rules`]: the rules, limits and scanner declaration, from constants;
@@ -18,8 +19,9 @@
 pub mod openapi;
 pub mod operations;
 pub mod rules;
-pub mod views;
 
+use crate::routes::View;
+use crate::routes::dashboard::PERIOD;
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::scan::report::Registration;
@@ -124,7 +126,7 @@ fn endpoint(operation: &Operation) -> Value {
         "statuses": statuses
     });
     if operation.path == "/api/freedom-fund" && operation.method == "GET" {
-        entry["views"] = views::View::ALL
+        entry["views"] = View::ALL
             .iter()
             .map(|view| {
                 let params: serde_json::Map<String, Value> = view
@@ -142,7 +144,7 @@ fn endpoint(operation: &Operation) -> Value {
             .collect();
     }
     if operation.path == "/" {
-        entry["parameters"] = json!({views::PERIOD.name: (views::PERIOD.schema)()});
+        entry["parameters"] = json!({PERIOD.name: (PERIOD.schema)()});
     }
     if operation.id == "appendRecord" {
         entry["body"] =

@@ -5,8 +5,10 @@
 //! handlers serialise).
 
 use super::operations::{Body, OPERATIONS, Operation, http_layer};
-use super::views::{PERIOD, View};
-use crate::views::{AppendBody, ConsistencyView, LedgerView, ProofView};
+use crate::routes::dashboard::PERIOD;
+use crate::routes::ledger::{AppendBody, LedgerView};
+use crate::routes::log::{ConsistencyView, ProofView};
+use crate::routes::{Param, View};
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{COMPONENTS, decision_schema, snapshot_schema};
 use freedom_shared::service::dashboard::Dashboard;
@@ -102,7 +104,7 @@ fn scanner_query() -> Value {
     })
 }
 
-fn query_param(param: &super::views::Param) -> Value {
+fn query_param(param: &Param) -> Value {
     json!({"name": param.name, "in": "query", "required": param.required,
            "description": param.description, "schema": (param.schema)()})
 }

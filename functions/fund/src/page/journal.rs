@@ -2,8 +2,12 @@
 
 use super::MAX_DECISIONS;
 use super::bits::*;
-use crate::paths::{FEED_PATH, FUND_PATH};
+use crate::paths::FEED_PATH;
+use crate::routes::ledger::TYPE;
+use crate::routes::log::{SEQ, TLOG_PROOF};
+use crate::routes::{FORMAT, STRATEGY_ID, View, link};
 use freedom_shared::ports::ledger_store::Entry;
+use freedom_shared::record::RecordKind;
 use freedom_shared::service::dashboard::{Dashboard, DecisionView, SeriesPoint};
 use maud::{Markup, html};
 use serde_json::Value;
@@ -21,7 +25,7 @@ pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {
                 @if dashboard.decisions.len() > MAX_DECISIONS {
                     p.note {
                         "The newest " (MAX_DECISIONS) " are shown; "
-                        a href=(format!("{FUND_PATH}?view=ledger&type=decision")) { "the ledger" }
+                        a href=(link(View::Ledger, &[(TYPE.name, RecordKind::Decision.as_str())])) { "the ledger" }
                         " holds every decision."
                     }
                 }
@@ -58,7 +62,7 @@ pub(super) fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> 
             p.meta {
                 (moment(as_of)) " · "
                 bdi { (text(&record, "strategyName").unwrap_or(strategy_id)) } " (" (mode) ") · "
-                a href=(format!("{FUND_PATH}?view=ledger&strategyId={strategy_id}&type=decision")) { "ledger entry #" (decision.seq) }
+                a href=(link(View::Ledger, &[(STRATEGY_ID, strategy_id), (TYPE.name, RecordKind::Decision.as_str())])) { "ledger entry #" (decision.seq) }
             }
             dl {
                 @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { bdi { (excerpt(thesis)) } } }
@@ -140,7 +144,7 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                                     td { (date_time(text(&record, "asOf").unwrap_or_default())) }
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
                                     td {
-                                        a.proof href=(format!("{FUND_PATH}?view=proof&seq={}&format=tlog-proof", entry.seq)) aria-label=(format!(".tlog-proof of record {}", entry.seq)) title="Inclusion proof (c2sp.org/tlog-proof)" { ".tlog-proof" }
+                                        a.proof href=(link(View::Proof, &[(SEQ.name, &entry.seq.to_string()), (FORMAT, TLOG_PROOF)])) aria-label=(format!(".tlog-proof of record {}", entry.seq)) title="Inclusion proof (c2sp.org/tlog-proof)" { ".tlog-proof" }
                                     }
                                 }
                             }
@@ -149,9 +153,9 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                 }
             }))
             ul.links {
-                li { a href=(format!("{FUND_PATH}?view=ledger")) { "The full ledger (JSON, paged)" } }
-                li { a href=(format!("{FUND_PATH}?view=contract")) { "The contract: schemas, rules, formulas" } }
-                li { a href=(format!("{FUND_PATH}?view=openapi")) { "OpenAPI 3.1 document" } }
+                li { a href=(link(View::Ledger, &[])) { "The full ledger (JSON, paged)" } }
+                li { a href=(link(View::Contract, &[])) { "The contract: schemas, rules, formulas" } }
+                li { a href=(link(View::OpenApi, &[])) { "OpenAPI 3.1 document" } }
                 li { a href=(FEED_PATH) type="application/atom+xml" { "The decisions as an Atom feed" } }
             }
         }

@@ -47,7 +47,9 @@ mod journal;
 mod sections;
 mod strategies;
 
-use crate::paths::{FEED_PATH, FUND_PATH};
+use crate::paths::FEED_PATH;
+use crate::routes::dashboard::PERIOD;
+use crate::routes::{View, link};
 use crate::state::AppState;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -97,9 +99,9 @@ pub async fn show(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let period = match QueryParams::parse(query.as_deref(), &["period"])
+    let period = match QueryParams::parse(query.as_deref(), &[PERIOD.name])
         .map_err(|e| e.to_string())
-        .and_then(|p| Period::parse(p.get("period")).map_err(|e| e.to_string()))
+        .and_then(|p| Period::parse(p.get(PERIOD.name)).map_err(|e| e.to_string()))
     {
         Ok(period) => period,
         Err(message) => return error_page(StatusCode::BAD_REQUEST, "Not a page", &message),
@@ -363,7 +365,7 @@ pub(crate) fn render(
             footer {
                 p {
                     "Read-only. This service executes no orders, approves nothing, signs nothing and holds no credentials. "
-                    a href=(format!("{FUND_PATH}?period={}", period.query_value())) { "This dashboard as JSON" } " · "
+                    a href=(link(View::Dashboard, &[(PERIOD.name, &period.query_value())])) { "This dashboard as JSON" } " · "
                     a href=(FEED_PATH) type="application/atom+xml" { "Decisions feed (Atom)" } "."
                 }
             }

@@ -5,7 +5,10 @@
 use super::bits::*;
 use super::chart::{self, Curve, Point};
 use super::{MAX_POSITIONS, MAX_STRATEGIES};
-use crate::paths::FUND_PATH;
+use crate::routes::dashboard::PERIOD;
+use crate::routes::ledger::{LIMIT, TYPE};
+use crate::routes::{FORMAT, MODE, STRATEGY_ID, View, link};
+use freedom_shared::record::RecordKind;
 use freedom_shared::service::dashboard::{Dashboard, StrategyView};
 use maud::{Markup, html};
 
@@ -44,7 +47,7 @@ pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
             @if dashboard.strategies.len() > MAX_STRATEGIES {
                 p.note {
                     (MAX_STRATEGIES) " are shown here, live ones first; "
-                    a href=(format!("{FUND_PATH}?period={}", dashboard.period.query_value())) { "the JSON dashboard" }
+                    a href=(link(View::Dashboard, &[(PERIOD.name, &dashboard.period.query_value())])) { "the JSON dashboard" }
                     " lists all " (dashboard.strategies.len()) " strategies."
                 }
             }
@@ -144,10 +147,13 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
 }
 
 pub(super) fn export_link(strategy: &StrategyView, format: &str) -> String {
-    format!(
-        "{FUND_PATH}?view=series&strategyId={}&mode={}&format={format}",
-        strategy.strategy_id,
-        strategy.mode.as_str()
+    link(
+        View::Series,
+        &[
+            (STRATEGY_ID, &strategy.strategy_id),
+            (MODE, strategy.mode.as_str()),
+            (FORMAT, format),
+        ],
     )
 }
 
@@ -296,7 +302,7 @@ pub(super) fn positions(strategy: &StrategyView) -> Markup {
                                 tr.more {
                                     td.text colspan="5" {
                                         "and " (positions.len() - MAX_POSITIONS) " more positions, in "
-                                        a href=(format!("{FUND_PATH}?view=ledger&strategyId={}&type=snapshot&mode={}&limit=1", strategy.strategy_id, strategy.mode.as_str())) { "the ledger entry" }
+                                        a href=(link(View::Ledger, &[(STRATEGY_ID, &strategy.strategy_id), (TYPE.name, RecordKind::Snapshot.as_str()), (MODE, strategy.mode.as_str()), (LIMIT.name, "1")])) { "the ledger entry" }
                                     }
                                 }
                             }
