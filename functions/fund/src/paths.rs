@@ -15,6 +15,12 @@ pub(crate) const ATOM: &str = "application/atom+xml; charset=utf-8";
 /// The media type of the log's text resources (checkpoints, proofs).
 pub(crate) const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
 
+/// The media type of JSON answers.
+pub(crate) const JSON: &str = "application/json";
+
+/// The media type of the page.
+pub(crate) const HTML: &str = "text/html; charset=utf-8";
+
 /// The log's checkpoint, `<prefix>/checkpoint`.
 pub(crate) fn checkpoint_path() -> String {
     format!("{LOG_PREFIX}/checkpoint")

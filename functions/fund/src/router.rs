@@ -9,8 +9,9 @@
 //! /feed.atom` the decisions feed, `GET /log/...` the transparency log.
 
 use crate::contract;
-use crate::paths::{FEED_PATH, FUND_PATH, checkpoint_path, cosign_path, policy_path, tile_route};
-use crate::routes::dashboard::json_answer;
+use crate::paths::{
+    FEED_PATH, FUND_PATH, JSON, checkpoint_path, cosign_path, policy_path, tile_route,
+};
 use crate::routes::{View, dashboard, exports, ledger, log};
 use crate::state::AppState;
 use axum::Router;
@@ -18,8 +19,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use freedom_shared::scan::experiments::EXPERIMENTS;
-use freedom_shared::web::ApiError;
+use freedom_shared::web::{ApiError, encoded_answer};
 use tracing::instrument;
 
 /// The fund's routes, without a fallback (so they can be merged with the
@@ -76,25 +76,18 @@ async fn read(
         View::Contract => {
             // Kept per head (the registrations are ledger records): a warm
             // read is the head alone, compressed at most once per coding.
-            let head = state.ledger.head().await?;
-            let encoded = state
-                .contract_bodies
-                .get_or_compute(head.root_hash, (), || async {
-                    let mut registrations = Vec::new();
-                    for experiment in &EXPERIMENTS {
-                        registrations
-                            .push((experiment.id, state.ledger.registration(experiment).await?));
-                    }
-                    let contract = contract::contract_with_log(&state.log);
-                    Ok::<_, ApiError>(contract::json_body(&contract::with_registrations(
-                        contract,
-                        &registrations,
-                    )))
+            let contract = state
+                .contracts
+                .read(|registrations| {
+                    contract::json_bytes(&contract::with_registrations(
+                        contract::contract_with_log(&state.log),
+                        registrations,
+                    ))
                 })
                 .await?;
-            Ok(document(json_answer(encoded)))
+            Ok(document(encoded_answer(JSON, contract.body)))
         }
-        View::OpenApi => Ok(document(json_answer(contract::openapi_body()))),
+        View::OpenApi => Ok(document(encoded_answer(JSON, contract::openapi_body()))),
         View::Proof => log::proof(&state, &params, &headers).await,
         View::Consistency => log::consistency(&state, &params, &headers).await,
         View::Series => exports::series(&state, &params, &headers).await,

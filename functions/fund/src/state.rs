@@ -1,16 +1,17 @@
-//! What the fund's handlers share: the use cases, never a store.
+//! What the fund's handlers share: the use cases, never a store, and no
+//! bytes (each read use case keeps its own answers per head).
 
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::event_sink::Events;
 use freedom_shared::ports::ledger_store::{LedgerStore, SeriesReads};
 use freedom_shared::record::guard::Guard;
-use freedom_shared::service::dashboard::{Dashboards, PeriodCache};
+use freedom_shared::service::contract::Contracts;
+use freedom_shared::service::dashboard::Dashboards;
 use freedom_shared::service::exports::Exports;
-use freedom_shared::service::head_cache::HeadCache;
 use freedom_shared::service::ledger::Ledger;
 use freedom_shared::service::log::Log;
+use freedom_shared::service::page::Pages;
 use freedom_shared::tlog::DEFAULT_ORIGIN;
-use freedom_shared::web::Encoded;
 use std::sync::Arc;
 
 /// What the fund handlers share: the use cases, each on the one ledger
@@ -24,16 +25,10 @@ pub struct AppState {
     pub write_token: Option<WriteToken>,
     /// Dashboards of the latest head, answered from memory when repeated.
     pub dashboards: Arc<Dashboards>,
-    /// The page (`GET /`) of the latest head by period, rendered once and
-    /// compressed at most once per coding.
-    pub pages: Arc<PeriodCache<Arc<Encoded>>>,
-    /// The dashboards' JSON bodies of the latest head by period, compressed
-    /// at most once per coding.
-    pub dashboard_bodies: Arc<PeriodCache<Arc<Encoded>>>,
-    /// The contract view's JSON body of the latest head (it names the
-    /// experiments' registrations, which are ledger records), compressed at
-    /// most once per coding.
-    pub contract_bodies: Arc<HeadCache<(), Arc<Encoded>>>,
+    /// The page's data (`GET /`), its HTML kept per head and period.
+    pub pages: Arc<Pages>,
+    /// The contract view's registrations, its JSON kept per head.
+    pub contracts: Arc<Contracts>,
     /// The ledger as a C2SP transparency log: checkpoints, tiles, proofs.
     pub log: Arc<Log>,
     /// Series exports from any cursor (a few computed at once), and the feed.
@@ -45,22 +40,40 @@ impl AppState {
     /// refuses records containing the token.
     pub fn new(store: Arc<dyn LedgerStore>, write_token: Option<WriteToken>) -> AppState {
         let guard = Guard::new(write_token.as_ref().map(WriteToken::expose));
+        let ledger = Arc::new(Ledger::new(
+            Arc::clone(&store) as _,
+            Arc::clone(&store) as _,
+            guard,
+        ));
+        let dashboards = Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>));
+        let log = Arc::new(
+            Log::new(Arc::clone(&store) as _, DEFAULT_ORIGIN, None).expect("an unsigned log"),
+        );
         AppState {
-            ledger: Arc::new(Ledger::new(
-                Arc::clone(&store) as _,
-                Arc::clone(&store) as _,
-                guard,
+            pages: Arc::new(Pages::new(
+                Arc::clone(&dashboards),
+                Arc::clone(&ledger),
+                Arc::clone(&log),
             )),
+            contracts: Arc::new(Contracts::new(Arc::clone(&ledger))),
+            ledger,
             write_token,
-            dashboards: Arc::new(Dashboards::new(Arc::clone(&store) as Arc<dyn SeriesReads>)),
-            pages: Arc::new(PeriodCache::default()),
-            dashboard_bodies: Arc::new(PeriodCache::default()),
-            contract_bodies: Arc::new(HeadCache::new(1)),
-            log: Arc::new(
-                Log::new(Arc::clone(&store) as _, DEFAULT_ORIGIN, None).expect("an unsigned log"),
-            ),
+            dashboards,
+            log,
             exports: Arc::new(Exports::new(Arc::clone(&store) as _, store)),
         }
+    }
+
+    /// The same state with the page and the contract read through the
+    /// current ledger and log (after one of them was replaced).
+    fn rewired(mut self) -> AppState {
+        self.pages = Arc::new(Pages::new(
+            Arc::clone(&self.dashboards),
+            Arc::clone(&self.ledger),
+            Arc::clone(&self.log),
+        ));
+        self.contracts = Arc::new(Contracts::new(Arc::clone(&self.ledger)));
+        self
     }
 
     /// The same state publishing the ledger as `log` (built on the same
@@ -70,18 +83,18 @@ impl AppState {
         self.ledger =
             Arc::new(Arc::unwrap_or_clone(self.ledger).with_signing_secrets(log.secret_texts()));
         self.log = Arc::new(log);
-        self
+        self.rewired()
     }
 
     /// The same state reading `clock` for "now" (tests).
     pub fn with_clock(mut self, clock: freedom_shared::clock::Clock) -> AppState {
         self.ledger = Arc::new(Arc::unwrap_or_clone(self.ledger).with_clock(clock));
-        self
+        self.rewired()
     }
 
     /// The same state announcing new leaves to `events`.
     pub fn with_events(mut self, events: Events) -> AppState {
         self.ledger = Arc::new(Arc::unwrap_or_clone(self.ledger).with_events(events));
-        self
+        self.rewired()
     }
 }

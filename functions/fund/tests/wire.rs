@@ -248,6 +248,35 @@ async fn a_matching_conditional_read_costs_one_round_trip_and_no_computation() {
     assert_eq!(bridge.requests() - before, 1);
 }
 
+/// A dashboard read through its HTTP route, counted at the KV REST
+/// bridge: cold, the head, then the latest snapshots, then the window (3);
+/// warm, the head alone (1); a matching conditional read, the head alone
+/// (1). docs/design.md and README state the same figures.
+#[tokio::test]
+async fn a_dashboard_read_costs_three_round_trips_cold_and_one_warm_or_not_modified() {
+    let (_server, bridge, router) = sample_on_kv().await;
+    let path = "/api/freedom-fund?period=63";
+    let mut counted = Vec::new();
+    for if_none_match in [None, None, Some(())] {
+        let tag = match if_none_match {
+            Some(()) => Some(get(&router, path, None, None).await.etag.unwrap()),
+            None => None,
+        };
+        let before = bridge.requests();
+        let answer = get(&router, path, Some("br"), tag.as_deref()).await;
+        counted.push((answer.status, bridge.requests() - before));
+    }
+    assert_eq!(
+        counted,
+        [
+            (StatusCode::OK, 3),
+            (StatusCode::OK, 1),
+            (StatusCode::NOT_MODIFIED, 1)
+        ],
+        "cold, warm, 304"
+    );
+}
+
 #[tokio::test]
 async fn the_contract_and_openapi_document_are_made_once_and_served_from_memory() {
     let (_server, bridge, router) = sample_on_kv().await;

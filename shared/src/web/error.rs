@@ -7,6 +7,8 @@
 use crate::errors::ErrorChain;
 use crate::ports::ledger_store::{Refusal, StoreError};
 use crate::record::{FieldIssue, RecordError};
+use crate::service::dashboard::{DashboardError, SelectionError};
+use crate::service::exports::ExportError;
 use crate::service::ledger::AppendError;
 use crate::service::log::LogError;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -509,6 +511,27 @@ impl From<AppendError> for ApiError {
                 ApiError::OutOfOrder { latest_seq }
             }
             AppendError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<DashboardError> for ApiError {
+    /// An unknown cursor names nothing there is: 404, like a page beyond a
+    /// ledger.
+    fn from(error: DashboardError) -> ApiError {
+        match error {
+            DashboardError::Selection(SelectionError::UnknownCursor) => ApiError::NoSuchStrategy,
+            DashboardError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<ExportError> for ApiError {
+    /// Too many exports computed at once is `503 busy`.
+    fn from(error: ExportError) -> ApiError {
+        match error {
+            ExportError::Busy => ApiError::Busy,
+            ExportError::Store(error) => error.into(),
         }
     }
 }

@@ -25,9 +25,9 @@ pub mod panics;
 pub mod query;
 
 pub use auth::authorize;
-pub use encoding::{Encoded, compress_answers};
+pub use encoding::{Encoded, compress_answers, encoded_answer};
 pub use error::{ApiError, not_found, store_not_configured_app};
-pub use etag::{client_has, with_content_etag, with_etag};
+pub use etag::{client_has, client_tags, read_answer, with_content_etag, with_etag};
 pub use limits::ServerLimits;
 pub use panics::catch_panics;
 pub use query::QueryParams;

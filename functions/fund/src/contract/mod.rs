@@ -24,7 +24,7 @@ use crate::routes::View;
 use crate::routes::dashboard::PERIOD;
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
-use freedom_shared::scan::report::Registration;
+use freedom_shared::service::contract::Registrations;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::{ApiError, Encoded};
@@ -56,10 +56,13 @@ pub fn openapi_body() -> Arc<Encoded> {
 /// `document` serialised as a JSON body to be compressed at most once per
 /// coding.
 pub fn json_body(document: &Value) -> Arc<Encoded> {
+    Arc::new(Encoded::new(json_bytes(document)))
+}
+
+/// `document`'s JSON bytes.
+pub(crate) fn json_bytes(document: &Value) -> Vec<u8> {
     // A `Value` always serialises: its keys are strings.
-    Arc::new(Encoded::new(
-        serde_json::to_vec(document).unwrap_or_default(),
-    ))
+    serde_json::to_vec(document).unwrap_or_default()
 }
 
 /// The contract view of a service publishing its ledger as `log`: the
@@ -87,10 +90,7 @@ pub(crate) fn contract_with_log(log: &Log) -> Value {
 /// ledger has it: `registeredSeq` (null until registered) and the
 /// `registeredRuleHash` its decision names, beside the `ruleHash` of the
 /// rule in code.
-pub(crate) fn with_registrations(
-    mut contract: Value,
-    registrations: &[(&str, Option<Registration>)],
-) -> Value {
+pub(crate) fn with_registrations(mut contract: Value, registrations: &Registrations) -> Value {
     if let Some(experiments) = contract
         .pointer_mut("/scanner/paper/experiments")
         .and_then(Value::as_array_mut)

@@ -47,7 +47,7 @@ mod journal;
 mod sections;
 mod strategies;
 
-use crate::paths::FEED_PATH;
+use crate::paths::{FEED_PATH, HTML};
 use crate::routes::dashboard::PERIOD;
 use crate::routes::{View, link};
 use crate::state::AppState;
@@ -56,22 +56,19 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use bits::period_label;
-use freedom_shared::errors::ErrorChain;
-use freedom_shared::merkle::Head;
-use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
-use freedom_shared::service::dashboard::{Dashboard, Period, RenderedDashboard};
-use freedom_shared::service::log::{LogError, WitnessSignature, Witnessed};
-use freedom_shared::web::{ApiError, Encoded, QueryParams, client_has, with_etag};
+use freedom_shared::ports::ledger_store::StoreError;
+use freedom_shared::service::dashboard::Period;
+use freedom_shared::service::page::{PageData, Verification, Witnesses};
+use freedom_shared::web::{ApiError, QueryParams, client_tags, read_answer};
 use journal::{journal_section, ledger_section};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sections::{FORMULAS_SECTION, chart_section, period_switch, verify_section, window_line};
 use sha2::{Digest as _, Sha256};
-use std::sync::Arc;
 use std::sync::LazyLock;
 use strategies::strategies_section;
 
 /// How many of the newest ledger entries the page lists.
-pub const LATEST_ENTRIES: usize = 10;
+pub use freedom_shared::service::page::LATEST_ENTRIES;
 /// Most strategies the page shows (the JSON dashboard lists them all).
 pub const MAX_STRATEGIES: usize = 50;
 /// Most positions a strategy's card lists.
@@ -92,7 +89,9 @@ static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// `GET /` and `GET /?period=N`.
+/// `GET /` and `GET /?period=N`: one call to the page's use case, which
+/// answers 304 from the head (and the witnessed checkpoint) alone, or the
+/// page rendered once per head and period.
 #[tracing::instrument(skip_all)]
 pub async fn show(
     State(state): State<AppState>,
@@ -106,120 +105,16 @@ pub async fn show(
         Ok(period) => period,
         Err(message) => return error_page(StatusCode::BAD_REQUEST, "Not a page", &message),
     };
-    // 304 before any work: the head (and, with witnesses, the witnessed
-    // checkpoint the page shows) alone decides.
-    let witnessed = match witnessed_shown(&state).await {
-        Ok(witnessed) => witnessed,
-        Err(error) => return unavailable(error),
-    };
-    let head = match state.ledger.head().await {
-        Ok(head) => head,
-        Err(error) => return unavailable(error),
-    };
-    let shown = shown_head(&head, witnessed.as_ref());
-    if client_has(&headers, &shown) {
-        return secure(with_etag(&headers, &shown, ()));
-    }
-    let dashboard = match state.dashboards.get_at(head, period).await {
-        Ok(dashboard) => dashboard,
-        Err(error) => return unavailable(error),
-    };
-    let shown = shown_head(&dashboard.head, witnessed.as_ref());
-    // Rendered once per head (and witnessed checkpoint) and period, however
-    // many ask at once; compressed at most once per coding.
-    let html = state
+    let read = state
         .pages
-        .get_or_compute(shown.root_hash, period, || async {
-            render_page(&state, &dashboard, witnessed.as_ref())
-                .await
-                .map(|html| Arc::new(Encoded::new(html)))
+        .read(&client_tags(&headers), period, |data| {
+            render(data).into_string()
         })
         .await;
-    match html {
-        Ok(encoded) => {
-            let mut response = html_response(StatusCode::OK, encoded.identity().clone());
-            response.extensions_mut().insert(encoded);
-            secure(with_etag(&headers, &shown, response))
-        }
+    match read {
+        Ok(read) => secure(read_answer(&headers, read, HTML)),
         Err(error) => unavailable(error),
     }
-}
-
-/// The witnessed checkpoint the page shows, when the log serves witnessed
-/// checkpoints (one store read), else `None`.
-async fn witnessed_shown(state: &AppState) -> Result<Option<Witnessed>, StoreError> {
-    if !state.log.serves_witnessed() {
-        return Ok(None);
-    }
-    match state.log.witnessed().await {
-        Ok(witnessed) => Ok(witnessed),
-        Err(LogError::Store(error)) => Err(error),
-        Err(_) => Ok(None),
-    }
-}
-
-/// What the page's cache key and ETag name: the ledger's head, or, when a
-/// witnessed checkpoint is served, a hash of the head's root and that
-/// checkpoint's note (so new cosignatures show without a new record).
-fn shown_head(head: &Head, witnessed: Option<&Witnessed>) -> Head {
-    let Some(witnessed) = witnessed else {
-        return *head;
-    };
-    let digest = Sha256::new()
-        .chain_update(head.root_hash.0)
-        .chain_update(witnessed.note.as_bytes())
-        .finalize();
-    Head {
-        size: head.size,
-        root_hash: freedom_shared::merkle::Digest(digest.into()),
-    }
-}
-
-/// The page of `dashboard`: with the newest ledger entries and the signed
-/// checkpoint of the head it shows.
-async fn render_page(
-    state: &AppState,
-    dashboard: &RenderedDashboard,
-    witnessed: Option<&Witnessed>,
-) -> Result<axum::body::Bytes, StoreError> {
-    let latest = PageQuery {
-        before: Some(dashboard.head.size + 1),
-        limit: LATEST_ENTRIES,
-        strategy_id: None,
-        kind: None,
-        mode: None,
-    };
-    let entries = state.ledger.page(&latest).await?.entries;
-    // A log that refuses to sign (its store went back) still shows the
-    // page, saying so; a store that fails now fails the page.
-    let checkpoint = match state.log.signed_checkpoint(dashboard.head).await {
-        Ok(note) => Some(note.to_string()),
-        Err(LogError::Store(error)) => return Err(error),
-        Err(LogError::SigningUnavailable | LogError::RefusedToSign(_)) => None,
-        Err(error) => {
-            tracing::error!(error = %ErrorChain(&error), "the page's checkpoint was not signed");
-            None
-        }
-    };
-    let verification = Verification {
-        origin: state.log.origin().to_owned(),
-        verifier_key: state.log.verifier_key().map(|key| key.to_text()),
-        checkpoint,
-        witnesses: state.log.policy().map(|policy| Witnesses {
-            listed: policy
-                .witnesses()
-                .iter()
-                .map(|w| (w.name.clone(), w.key.to_text()))
-                .collect(),
-            served_size: witnessed.map(|w| w.size),
-            cosignatures: witnessed
-                .map(|w| w.cosignatures.clone())
-                .unwrap_or_default(),
-        }),
-    };
-    Ok(axum::body::Bytes::from(
-        render(&dashboard.view, &entries, &verification).into_string(),
-    ))
 }
 
 /// The page for an error, as HTML: its status, `Retry-After` and log line
@@ -249,12 +144,7 @@ fn unavailable(error: StoreError) -> Response {
 }
 
 fn html_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        body.into(),
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, HTML)], body.into()).into_response()
 }
 
 fn secure(mut response: Response) -> Response {
@@ -307,38 +197,13 @@ fn layout(title: &str, content: Markup) -> Markup {
     }
 }
 
-/// What the page says about verifying the record: the log's origin, its
-/// verifier key and the signed checkpoint of the head shown (both absent
-/// when the log has no signing key).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Verification {
-    /// The log's origin.
-    pub origin: String,
-    /// The verifier key, text form.
-    pub verifier_key: Option<String>,
-    /// The signed checkpoint of the head the page shows.
-    pub checkpoint: Option<String>,
-    /// The log's witnesses, when it has a policy.
-    pub witnesses: Option<Witnesses>,
-}
-
-/// The witnesses the policy lists and who cosigned the served checkpoint.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Witnesses {
-    /// Each witness's policy name and verifier key.
-    pub listed: Vec<(String, String)>,
-    /// The size of the witnessed checkpoint served, if any.
-    pub served_size: Option<u64>,
-    /// Its cosignatures (who, with which key, when).
-    pub cosignatures: Vec<WitnessSignature>,
-}
-
 /// The whole page for one dashboard and the newest ledger entries.
-pub(crate) fn render(
-    dashboard: &Dashboard,
-    latest_entries: &[Entry],
-    verification: &Verification,
-) -> Markup {
+pub(crate) fn render(data: &PageData) -> Markup {
+    let PageData {
+        dashboard,
+        latest_entries,
+        verification,
+    } = data;
     let period = dashboard.period;
     let title = format!("Freedom Fund: track record, {}", period_label(period));
     layout(

@@ -3,18 +3,16 @@
 //! dashboard use case's ([`freedom_shared::service::dashboard`]).
 
 use super::{AFTER, Param, STRATEGY_ID, strategy_id};
+use crate::paths::JSON;
 use crate::state::AppState;
-use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use freedom_shared::record::StrategyId;
 use freedom_shared::record::schema::identifier_schema;
-use freedom_shared::service::dashboard::{
-    ALL, DEFAULT_PERIOD, PERIODS, Period, Selection, SelectionError,
-};
-use freedom_shared::web::{ApiError, Encoded, QueryParams, client_has, with_etag};
+use freedom_shared::service::dashboard::{ALL, DEFAULT_PERIOD, PERIODS, Period, Selection};
+use freedom_shared::web::{ApiError, QueryParams, client_tags, read_answer};
 use serde_json::json;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 /// The dashboard's period (also the page's, at `/`).
 pub(crate) const PERIOD: Param = Param {
@@ -105,57 +103,19 @@ fn selection(params: &QueryParams) -> Result<Selection, ApiError> {
     })
 }
 
-/// The dashboard for `query`: 304 from the head alone when the client has
-/// it; the whole dashboard made and compressed once per head, a page or a
-/// filter made for this request.
+/// The dashboard for the query: one call to the dashboard use case,
+/// which answers 304 from the head alone when the client has it, the
+/// whole dashboard made and compressed once per head, a page or a filter
+/// made for this request.
 pub(crate) async fn read(
     state: &AppState,
     params: &QueryParams,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
     let DashboardQuery { period, selection } = DashboardQuery::parse(params)?;
-    // 304 before any work: the head alone decides; a head whose
-    // answer is kept is served from memory with no other read.
-    let head = state.ledger.head().await?;
-    if client_has(headers, &head) {
-        return Ok(with_etag(headers, &head, ()));
-    }
-    let rendered = state.dashboards.get_at(head, period).await?;
-    let encoded = if selection.is_everything() {
-        // The whole dashboard's answer: made and compressed once per head.
-        state
-            .dashboard_bodies
-            .get_or_compute(rendered.head.root_hash, period, || async {
-                let body = rendered.answer(&selection).map_err(cursor_error)?;
-                Ok::<_, ApiError>(Arc::new(Encoded::new(body)))
-            })
-            .await?
-    } else {
-        // A page or a filter: made for this request, compressed at
-        // a bounded cost per byte.
-        Arc::new(Encoded::once(
-            rendered.answer(&selection).map_err(cursor_error)?,
-        ))
-    };
-    Ok(with_etag(headers, &rendered.head, json_answer(encoded)))
-}
-
-/// An unknown cursor names nothing there is: 404, like a page beyond a
-/// ledger.
-fn cursor_error(error: SelectionError) -> ApiError {
-    match error {
-        SelectionError::UnknownCursor => ApiError::NoSuchStrategy,
-    }
-}
-
-/// A JSON answer of `encoded`'s identity bytes, carrying `encoded` for the
-/// compression layer (which sends the coding negotiated, made once).
-pub(crate) fn json_answer(encoded: Arc<Encoded>) -> Response {
-    let mut response = (
-        [(header::CONTENT_TYPE, "application/json")],
-        encoded.identity().clone(),
-    )
-        .into_response();
-    response.extensions_mut().insert(encoded);
-    response
+    let read = state
+        .dashboards
+        .read(&client_tags(headers), period, &selection)
+        .await?;
+    Ok(read_answer(headers, read, JSON))
 }

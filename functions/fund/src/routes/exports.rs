@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use freedom_shared::record::Mode;
 use freedom_shared::record::schema::identifier_schema;
-use freedom_shared::service::exports::{ExportError, ExportFormat, SeriesExport};
+use freedom_shared::service::exports::{ExportFormat, SeriesExport};
 use freedom_shared::web::{ApiError, QueryParams, client_has, with_etag};
 use serde_json::json;
 
@@ -87,14 +87,7 @@ pub(crate) async fn series(
         mode,
         head,
     };
-    let page = state
-        .exports
-        .series_page(&export, after, format)
-        .await
-        .map_err(|error| match error {
-            ExportError::Busy => ApiError::Busy,
-            ExportError::Store(error) => error.into(),
-        })?;
+    let page = state.exports.series_page(&export, after, format).await?;
     let mut response = with_etag(
         headers,
         &head,

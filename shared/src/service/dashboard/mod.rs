@@ -1,7 +1,10 @@
 //! The dashboard read model (docs/design.md, "Reads").
 //!
-//! [`Dashboards::get`] makes at most two store reads on a miss and one on a
-//! repeat: (1) the latest snapshot of every strategy with the head, which
+//! [`Dashboards::read`] is a dashboard read in one call: the head (all a
+//! `304` or a warm read costs), then, unless that head's dashboard is
+//! kept, [`Dashboards::get`], which makes two store reads on a miss and
+//! one on a repeat: (1) the latest snapshot of every strategy with the
+//! head, which
 //! fixes the window's end; (2) [`SeriesReads::window`]: each strategy's
 //! baseline and window snapshots plus the window's decisions, or, since
 //! inception, [`SeriesReads::since_inception`]: each series' roll-up (see
@@ -30,7 +33,9 @@ pub(crate) use compute::{fold_series, keep_rollups};
 use crate::merkle::Head;
 use crate::ports::ledger_store::{Entry, SeriesReads, StoreError};
 use crate::record::{Record, Snapshot};
+use crate::service::encoded::Encoded;
 use crate::service::head_cache::HeadCache;
+use crate::service::read::{Answer, ClientTags, Read};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use compute::compute;
@@ -66,10 +71,23 @@ type Cached = (Arc<Dashboard>, Bytes, Arc<Vec<compare::Timeline>>);
 pub type PeriodCache<V> = HeadCache<Period, V>;
 
 /// The dashboard use case: the read model of the ledger in its store, the
-/// latest head's dashboards kept in memory by period.
+/// latest head's dashboards kept in memory by period, and the whole
+/// dashboard's answer by period, compressed at most once per coding.
 pub struct Dashboards {
     store: Arc<dyn SeriesReads>,
     latest: PeriodCache<Cached>,
+    whole_answers: PeriodCache<Arc<Encoded>>,
+}
+
+/// Why a dashboard read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DashboardError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The selection names no strategy of the dashboard.
+    #[error(transparent)]
+    Selection(#[from] SelectionError),
 }
 
 impl std::fmt::Debug for Dashboards {
@@ -84,7 +102,41 @@ impl Dashboards {
         Dashboards {
             store,
             latest: PeriodCache::default(),
+            whole_answers: PeriodCache::default(),
         }
+    }
+
+    /// The dashboard read, in one call: `NotModified` when the client
+    /// holds the head's answer (the head alone is read), else the answer
+    /// for `period` and `selection` (the head, then, unless this head's
+    /// dashboard is kept, the latest snapshots and the window: at most
+    /// three round trips cold, one warm). The whole dashboard's answer is
+    /// made and kept once per head and period; a page or a filter is made
+    /// for this request, compressed at a bounded cost per byte.
+    pub async fn read(
+        &self,
+        client: &ClientTags,
+        period: Period,
+        selection: &Selection,
+    ) -> Result<Read, DashboardError> {
+        let head = self.store.head().await?;
+        if client.holds_head(&head) {
+            return Ok(Read::NotModified(head));
+        }
+        let rendered = self.get_at(head, period).await?;
+        let body = if selection.is_everything() {
+            self.whole_answers
+                .get_or_compute(rendered.head.root_hash, period, || async {
+                    Ok::<_, DashboardError>(Arc::new(Encoded::new(rendered.answer(selection)?)))
+                })
+                .await?
+        } else {
+            Arc::new(Encoded::once(rendered.answer(selection)?))
+        };
+        Ok(Read::Fresh(Answer {
+            head: rendered.head,
+            body,
+        }))
     }
 
     /// The dashboard for `period` at `head` (just read by the caller) when it

@@ -1,0 +1,203 @@
+//! The public page's data, read in one call ([`Pages::read`]): the
+//! dashboard of a period, the newest ledger entries, and what the page
+//! says about verifying the record (the log's origin, verifier key, the
+//! signed checkpoint of the head shown, the witnesses and their
+//! cosignatures). The HTML is the caller's: it renders a [`PageData`]
+//! into bytes, which are kept per head and period and compressed at most
+//! once per coding.
+//!
+//! The page's tag is the head's root, or, when the log serves witnessed
+//! checkpoints, a hash of the root and the witnessed note ([`shown_head`]),
+//! so new cosignatures show without a new record. A `304` costs the
+//! witnessed checkpoint (when witnessed) and the head.
+
+use crate::errors::ErrorChain;
+use crate::merkle::{Digest, Head};
+use crate::ports::ledger_store::{Entry, PageQuery, StoreError};
+use crate::service::dashboard::{Dashboard, Dashboards, Period, PeriodCache};
+use crate::service::encoded::Encoded;
+use crate::service::ledger::Ledger;
+use crate::service::log::{Log, LogError, WitnessSignature, Witnessed};
+use crate::service::read::{Answer, ClientTags, Read};
+use sha2::{Digest as _, Sha256};
+use std::sync::Arc;
+
+/// How many of the newest ledger entries the page lists.
+pub const LATEST_ENTRIES: usize = 10;
+
+/// What the page shows: the dashboard, the newest entries, and how to
+/// verify them.
+#[derive(Debug)]
+pub struct PageData {
+    /// The dashboard of the period asked for.
+    pub dashboard: Arc<Dashboard>,
+    /// The newest [`LATEST_ENTRIES`] entries at the dashboard's head.
+    pub latest_entries: Vec<Entry>,
+    /// What the page says about verifying the record.
+    pub verification: Verification,
+}
+
+/// What the page says about verifying the record: the log's origin, its
+/// verifier key and the signed checkpoint of the head shown (both absent
+/// when the log has no signing key).
+#[derive(Debug, Clone, Default)]
+pub struct Verification {
+    /// The log's origin.
+    pub origin: String,
+    /// The verifier key, text form.
+    pub verifier_key: Option<String>,
+    /// The signed checkpoint of the head the page shows.
+    pub checkpoint: Option<String>,
+    /// The log's witnesses, when it has a policy.
+    pub witnesses: Option<Witnesses>,
+}
+
+/// The witnesses the policy lists and who cosigned the served checkpoint.
+#[derive(Debug, Clone, Default)]
+pub struct Witnesses {
+    /// Each witness's policy name and verifier key.
+    pub listed: Vec<(String, String)>,
+    /// The size of the witnessed checkpoint served, if any.
+    pub served_size: Option<u64>,
+    /// Its cosignatures (who, with which key, when).
+    pub cosignatures: Vec<WitnessSignature>,
+}
+
+/// The page's use case: its data from the dashboards, the ledger and the
+/// log, and its rendered bytes kept per shown head and period.
+pub struct Pages {
+    dashboards: Arc<Dashboards>,
+    ledger: Arc<Ledger>,
+    log: Arc<Log>,
+    rendered: PeriodCache<Arc<Encoded>>,
+}
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pages").finish_non_exhaustive()
+    }
+}
+
+impl Pages {
+    /// The page over these use cases.
+    pub fn new(dashboards: Arc<Dashboards>, ledger: Arc<Ledger>, log: Arc<Log>) -> Pages {
+        Pages {
+            dashboards,
+            ledger,
+            log,
+            rendered: PeriodCache::default(),
+        }
+    }
+
+    /// The page for `period` in one call: `NotModified` when the client
+    /// holds the shown head's page; else the page `render` makes of its
+    /// data, rendered once per shown head and period however many ask at
+    /// once.
+    pub async fn read(
+        &self,
+        client: &ClientTags,
+        period: Period,
+        render: impl FnOnce(&PageData) -> String,
+    ) -> Result<Read, StoreError> {
+        // 304 before any work: the head (and, with witnesses, the witnessed
+        // checkpoint the page shows) alone decides.
+        let witnessed = self.witnessed_shown().await?;
+        let head = self.ledger.head().await?;
+        let shown = shown_head(&head, witnessed.as_ref());
+        if client.holds_head(&shown) {
+            return Ok(Read::NotModified(shown));
+        }
+        let dashboard = self.dashboards.get_at(head, period).await?;
+        let shown = shown_head(&dashboard.head, witnessed.as_ref());
+        let body = self
+            .rendered
+            .get_or_compute(shown.root_hash, period, || async {
+                let data = self
+                    .data(dashboard.view, dashboard.head, witnessed.as_ref())
+                    .await?;
+                Ok::<_, StoreError>(Arc::new(Encoded::new(render(&data))))
+            })
+            .await?;
+        Ok(Read::Fresh(Answer { head: shown, body }))
+    }
+
+    /// The witnessed checkpoint the page shows, when the log serves
+    /// witnessed checkpoints (one store read), else `None`.
+    async fn witnessed_shown(&self) -> Result<Option<Witnessed>, StoreError> {
+        if !self.log.serves_witnessed() {
+            return Ok(None);
+        }
+        match self.log.witnessed().await {
+            Ok(witnessed) => Ok(witnessed),
+            Err(LogError::Store(error)) => Err(error),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The page's data for `dashboard` at `head`: with the newest ledger
+    /// entries and the signed checkpoint of the head it shows.
+    async fn data(
+        &self,
+        dashboard: Arc<Dashboard>,
+        head: Head,
+        witnessed: Option<&Witnessed>,
+    ) -> Result<PageData, StoreError> {
+        let latest = PageQuery {
+            before: Some(head.size.saturating_add(1)),
+            limit: LATEST_ENTRIES,
+            strategy_id: None,
+            kind: None,
+            mode: None,
+        };
+        let latest_entries = self.ledger.page(&latest).await?.entries;
+        // A log that refuses to sign (its store went back) still shows the
+        // page, saying so; a store that fails now fails the page.
+        let checkpoint = match self.log.signed_checkpoint(head).await {
+            Ok(note) => Some(note.to_string()),
+            Err(LogError::Store(error)) => return Err(error),
+            Err(LogError::SigningUnavailable | LogError::RefusedToSign(_)) => None,
+            Err(error) => {
+                tracing::error!(error = %ErrorChain(&error), "the page's checkpoint was not signed");
+                None
+            }
+        };
+        let verification = Verification {
+            origin: self.log.origin().to_owned(),
+            verifier_key: self.log.verifier_key().map(|key| key.to_text()),
+            checkpoint,
+            witnesses: self.log.policy().map(|policy| Witnesses {
+                listed: policy
+                    .witnesses()
+                    .iter()
+                    .map(|w| (w.name.clone(), w.key.to_text()))
+                    .collect(),
+                served_size: witnessed.map(|w| w.size),
+                cosignatures: witnessed
+                    .map(|w| w.cosignatures.clone())
+                    .unwrap_or_default(),
+            }),
+        };
+        Ok(PageData {
+            dashboard,
+            latest_entries,
+            verification,
+        })
+    }
+}
+
+/// What the page's cache key and ETag name: the ledger's head, or, when a
+/// witnessed checkpoint is served, a hash of the head's root and that
+/// checkpoint's note (so new cosignatures show without a new record).
+pub fn shown_head(head: &Head, witnessed: Option<&Witnessed>) -> Head {
+    let Some(witnessed) = witnessed else {
+        return *head;
+    };
+    let digest = Sha256::new()
+        .chain_update(head.root_hash.0)
+        .chain_update(witnessed.note.as_bytes())
+        .finalize();
+    Head {
+        size: head.size,
+        root_hash: Digest(digest.into()),
+    }
+}
