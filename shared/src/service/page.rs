@@ -14,6 +14,7 @@
 use crate::errors::ErrorChain;
 use crate::merkle::{Digest, Head};
 use crate::ports::ledger_store::{Entry, PageQuery, StoreError};
+use crate::record::Record;
 use crate::service::dashboard::{Dashboard, Dashboards, Period, PeriodCache};
 use crate::service::encoded::Encoded;
 use crate::service::ledger::Ledger;
@@ -32,9 +33,37 @@ pub struct PageData {
     /// The dashboard of the period asked for.
     pub dashboard: Arc<Dashboard>,
     /// The newest [`LATEST_ENTRIES`] entries at the dashboard's head.
-    pub latest_entries: Vec<Entry>,
+    pub latest_entries: Vec<LatestEntry>,
     /// What the page says about verifying the record.
     pub verification: Verification,
+}
+
+/// One of the newest ledger entries: where it is, and its record typed.
+#[derive(Debug)]
+pub struct LatestEntry {
+    /// Its position, 1-based.
+    pub seq: u64,
+    /// Its leaf hash.
+    pub leaf_hash: Digest,
+    /// Its record.
+    pub record: Record,
+}
+
+impl LatestEntry {
+    /// The entry `entry` with its record read back.
+    fn of(entry: Entry) -> Result<LatestEntry, StoreError> {
+        let record = Record::from_canonical(&entry.canonical).map_err(|error| {
+            StoreError::Corrupt(format!(
+                "stored record {} does not parse: {error}",
+                entry.seq
+            ))
+        })?;
+        Ok(LatestEntry {
+            seq: entry.seq,
+            leaf_hash: entry.leaf_hash,
+            record,
+        })
+    }
 }
 
 /// What the page says about verifying the record: the log's origin, its
@@ -149,7 +178,14 @@ impl Pages {
             kind: None,
             mode: None,
         };
-        let latest_entries = self.ledger.page(&latest).await?.entries;
+        let latest_entries = self
+            .ledger
+            .page(&latest)
+            .await?
+            .entries
+            .into_iter()
+            .map(LatestEntry::of)
+            .collect::<Result<Vec<_>, _>>()?;
         // A log that refuses to sign (its store went back) still shows the
         // page, saying so; a store that fails now fails the page.
         let checkpoint = match self.log.signed_checkpoint(head).await {

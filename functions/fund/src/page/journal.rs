@@ -6,11 +6,10 @@ use crate::paths::FEED_PATH;
 use crate::routes::ledger::TYPE;
 use crate::routes::log::{SEQ, TLOG_PROOF};
 use crate::routes::{FORMAT, STRATEGY_ID, View, link};
-use freedom_shared::ports::ledger_store::Entry;
 use freedom_shared::record::RecordKind;
 use freedom_shared::service::dashboard::{Dashboard, DecisionView, SeriesPoint};
+use freedom_shared::service::page::LatestEntry;
 use maud::{Markup, html};
-use serde_json::Value;
 
 pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {
     html! {
@@ -42,32 +41,28 @@ fn decision_count(count: usize) -> String {
     }
 }
 
-pub(super) fn text<'a>(record: &'a Value, field: &str) -> Option<&'a str> {
-    record.get(field).and_then(Value::as_str)
-}
-
-pub(super) fn decision_entry(dashboard: &Dashboard, decision: &DecisionView) -> Markup {
-    let record: Value = serde_json::from_str(decision.record.get()).unwrap_or(Value::Null);
-    let as_of = text(&record, "asOf").unwrap_or_default();
-    let strategy_id = text(&record, "strategyId").unwrap_or_default();
-    let mode = text(&record, "mode").unwrap_or_default();
-    let action = text(&record, "action").unwrap_or_default();
+pub(super) fn decision_entry(dashboard: &Dashboard, view: &DecisionView) -> Markup {
+    let decision = &view.decision;
+    let as_of = decision.header.as_of.as_str();
+    let strategy_id = decision.header.strategy_id.as_str();
+    let mode = decision.header.mode.as_str();
+    let action = decision.action.as_str();
     let around = snapshots_around(dashboard, strategy_id, mode, as_of);
     html! {
         article.decision {
             h3 {
                 span class=(format!("badge action {action}")) { (action) } " "
-                bdi { (excerpt(text(&record, "summary").unwrap_or_default())) }
+                bdi { (excerpt(&decision.summary)) }
             }
             p.meta {
                 (moment(as_of)) " · "
-                bdi { (text(&record, "strategyName").unwrap_or(strategy_id)) } " (" (mode) ") · "
-                a href=(link(View::Ledger, &[(STRATEGY_ID, strategy_id), (TYPE.name, RecordKind::Decision.as_str())])) { "ledger entry #" (decision.seq) }
+                bdi { (decision.header.strategy_name) } " (" (mode) ") · "
+                a href=(link(View::Ledger, &[(STRATEGY_ID, strategy_id), (TYPE.name, RecordKind::Decision.as_str())])) { "ledger entry #" (view.seq) }
             }
             dl {
-                @if let Some(thesis) = text(&record, "thesis") { dt { "Thesis" } dd { bdi { (excerpt(thesis)) } } }
-                @if let Some(counter) = text(&record, "counterEvidence") { dt { "Counter-evidence" } dd { bdi { (excerpt(counter)) } } }
-                @if let Some(next) = text(&record, "nextCheck") { dt { "Next check" } dd { bdi { (excerpt(next)) } } }
+                @if let Some(thesis) = &decision.thesis { dt { "Thesis" } dd { bdi { (excerpt(thesis)) } } }
+                @if let Some(counter) = &decision.counter_evidence { dt { "Counter-evidence" } dd { bdi { (excerpt(counter)) } } }
+                @if let Some(next) = &decision.next_check { dt { "Next check" } dd { bdi { (excerpt(next)) } } }
                 dt { "Snapshots around it" }
                 dd {
                     @match around {
@@ -120,7 +115,7 @@ pub(super) fn snapshots_around<'a>(
 
 // -------------------------------------------------------------- ledger
 
-pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup {
+pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> Markup {
     html! {
         section #ledger aria-labelledby="ledger-title" {
             h2 #ledger-title { "Ledger" }
@@ -136,12 +131,12 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[Entry]) -> Markup
                         thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Leaf hash" } th scope="col" { "Proof" } } }
                         tbody {
                             @for entry in entries {
-                                @let record: Value = serde_json::from_str(&entry.canonical).unwrap_or(Value::Null);
+                                @let header = entry.record.header();
                                 tr {
                                     td { (entry.seq) }
-                                    td { (text(&record, "type").unwrap_or_default()) }
-                                    td { bdi { (text(&record, "strategyId").unwrap_or_default()) } " (" (text(&record, "mode").unwrap_or_default()) ")" }
-                                    td { (date_time(text(&record, "asOf").unwrap_or_default())) }
+                                    td { (entry.record.kind().as_str()) }
+                                    td { bdi { (header.strategy_id.as_str()) } " (" (header.mode.as_str()) ")" }
+                                    td { (date_time(header.as_of.as_str())) }
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
                                     td {
                                         a.proof href=(link(View::Proof, &[(SEQ.name, &entry.seq.to_string()), (FORMAT, TLOG_PROOF)])) aria-label=(format!(".tlog-proof of record {}", entry.seq)) title="Inclusion proof (c2sp.org/tlog-proof)" { ".tlog-proof" }

@@ -64,15 +64,6 @@ fn paging_order(dashboard: &Dashboard) -> Vec<&str> {
     order
 }
 
-/// The strategy a decision belongs to.
-fn decision_strategy(decision: &DecisionView) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(decision.record.get())
-        .ok()?
-        .get("strategyId")?
-        .as_str()
-        .map(str::to_owned)
-}
-
 /// The answer for `selection` from the whole dashboard `full` (its
 /// series' `timelines` in the same order) and its JSON `full_json`.
 pub(super) fn answer(
@@ -117,7 +108,7 @@ pub(super) fn answer(
         Some(named) => full
             .decisions
             .iter()
-            .filter(|d| decision_strategy(d).is_some_and(|id| named.contains(&id)))
+            .filter(|d| named.contains(d.decision.header.strategy_id.as_str()))
             .cloned()
             .collect(),
     };

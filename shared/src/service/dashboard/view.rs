@@ -6,7 +6,7 @@ use super::period::*;
 use crate::analytics;
 use crate::merkle::Head;
 use crate::ports::ledger_store::{Entry, StoreError};
-use crate::record::{Mode, Snapshot, decimal_json};
+use crate::record::{Decision, Mode, Record, Snapshot, decimal_json};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -299,25 +299,57 @@ pub struct DecisionView {
     pub record: Box<RawValue>,
     /// Whether a text of the record was cut.
     pub truncated: bool,
+    /// The same decision typed (its texts cut the same way), for readers
+    /// in code (the page); not part of the JSON.
+    #[serde(skip)]
+    pub decision: Decision,
+}
+
+/// `text` cut to [`MAX_DECISION_TEXT_CHARS`] characters (its first 599
+/// and "…") when it is longer, else `None`.
+fn cut_text(text: &str) -> Option<String> {
+    text.chars().nth(MAX_DECISION_TEXT_CHARS)?;
+    let cut: String = text.chars().take(MAX_DECISION_TEXT_CHARS - 1).collect();
+    Some(cut + "\u{2026}")
+}
+
+/// `decision` with its long texts cut as the dashboard's JSON cuts them.
+fn cut_decision(mut decision: Decision) -> Decision {
+    if let Some(cut) = cut_text(&decision.summary) {
+        decision.summary = cut;
+    }
+    for text in [
+        &mut decision.thesis,
+        &mut decision.counter_evidence,
+        &mut decision.next_check,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if let Some(cut) = cut_text(text) {
+            *text = cut;
+        }
+    }
+    decision
 }
 
 impl DecisionView {
     /// The view of a stored decision: its text fields cut when long.
     pub(super) fn of(entry: &Entry) -> Result<DecisionView, StoreError> {
-        let long = |value: &Value| {
-            value
-                .as_str()
-                .is_some_and(|t| t.chars().nth(MAX_DECISION_TEXT_CHARS).is_some())
+        let decision = match Record::from_canonical(&entry.canonical) {
+            Ok(Record::Decision(decision)) => cut_decision(decision),
+            Ok(Record::Snapshot(_)) => return Err(corrupt(entry, "expected a decision")),
+            Err(error) => return Err(corrupt(entry, error)),
         };
         let mut record: Value =
             serde_json::from_str(&entry.canonical).map_err(|e| corrupt(entry, e))?;
         let mut truncated = false;
         if let Value::Object(fields) = &mut record {
             for name in CUT_DECISION_FIELDS {
-                if let Some(value) = fields.get_mut(name).filter(|v| long(v)) {
-                    let text = value.as_str().unwrap_or_default();
-                    let cut: String = text.chars().take(MAX_DECISION_TEXT_CHARS - 1).collect();
-                    *value = Value::String(cut + "\u{2026}");
+                if let Some(value) = fields.get_mut(name)
+                    && let Some(cut) = value.as_str().and_then(cut_text)
+                {
+                    *value = Value::String(cut);
                     truncated = true;
                 }
             }
@@ -331,6 +363,7 @@ impl DecisionView {
             seq: entry.seq,
             record: RawValue::from_string(text).map_err(|e| corrupt(entry, e))?,
             truncated,
+            decision,
         })
     }
 }
@@ -409,5 +442,43 @@ pub(super) fn latest_view(seq: u64, snapshot: &Snapshot) -> Latest {
                 .collect()
         }),
         seq,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merkle::Digest;
+
+    /// The typed decision the page reads is cut exactly as the JSON is.
+    #[test]
+    fn the_typed_decision_is_cut_like_its_json() {
+        let long = "é".repeat(MAX_DECISION_TEXT_CHARS + 5);
+        let record = serde_json::json!({
+            "id": "dec-1", "type": "decision", "visibility": "public", "mode": "paper",
+            "strategyId": "momentum", "strategyName": "Momentum (paper)",
+            "asOf": "2026-05-04T16:05:00Z",
+            "source": {"name": "agent", "url": "https://example.com/agent"},
+            "action": "research", "summary": "short", "thesis": long,
+            "nextCheck": "x".repeat(MAX_DECISION_TEXT_CHARS)
+        });
+        let entry = Entry {
+            seq: 7,
+            leaf_hash: Digest([0; 32]),
+            canonical: crate::canonical::canonical_json(&record),
+        };
+        let view = DecisionView::of(&entry).unwrap();
+        let json: Value = serde_json::from_str(view.record.get()).unwrap();
+        assert!(view.truncated);
+        let thesis = view.decision.thesis.as_deref().unwrap();
+        assert_eq!(json["thesis"], thesis);
+        assert_eq!(thesis.chars().count(), MAX_DECISION_TEXT_CHARS);
+        assert!(thesis.ends_with('\u{2026}'));
+        assert_eq!(
+            json["nextCheck"],
+            view.decision.next_check.as_deref().unwrap()
+        );
+        assert_eq!(json["summary"], view.decision.summary.as_str());
+        assert_eq!(view.decision.header.strategy_id.as_str(), "momentum");
     }
 }
