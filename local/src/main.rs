@@ -34,12 +34,13 @@ mod signing_key;
 
 use clap::Parser;
 use freedom_shared::adapters::stores::Stores;
-use freedom_shared::config;
+use freedom_shared::config::scanner::ScannerConfig;
+use freedom_shared::config::{self, LogConfig};
 use freedom_shared::errors::fatal;
 use freedom_shared::service::log::{CustodyStatus, Log};
+use freedom_shared::service::scan::ScanRunner;
 use freedom_shared::web::listener::{self, ServerLimits};
-use scanner::config::ScannerConfig;
-use scanner::run::ScanRunner;
+use fund::compose::LogParts;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -131,42 +132,42 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         &memory,
     )
     .await?;
-    let origin = key.name().to_owned();
-    let mut log = Log::new(Arc::clone(&stores.ledger) as _, &origin, Some(key))
-        .expect("the key names the origin")
-        .with_memories(vec![Arc::new(memory), Arc::clone(&stores.signer_memory)])
-        .with_new_log(new_log)
-        .with_events(events.clone());
-    if let Some(policy) = config::log_policy(lookup, log.verifier_key().as_ref())? {
+    let log_config = LogConfig {
+        origin: key.name().to_owned(),
+        origin_configured: log_config.origin_configured,
+        signing_key: Some(key),
+        new_log,
+    };
+    let verifier = log_config.signing_key.as_ref().map(|key| key.verifier());
+    let policy = config::log_policy(lookup, verifier.as_ref())?;
+    if let Some(policy) = &policy {
         tracing::info!(
             witnesses = policy.witnesses().len(),
             "log checkpoints are witnessed (FF_LOG_POLICY); a cosigning round runs every {} s",
             options.cosign_interval_secs
         );
-        log = log.with_witnesses(
-            policy,
-            Arc::clone(&stores.witness_memory),
-            Arc::new(freedom_shared::adapters::witness_http::HttpWitnesses),
-        );
     }
-    let custody = log.custody_status().await?;
+    let log = LogParts {
+        config: log_config,
+        key_memory: Some(Arc::new(memory)),
+        policy,
+    };
+    let fund_state = fund::compose::fund(&stores, log, write_token.clone(), events.clone());
+    let custody = fund_state.log.custody_status().await?;
     if new_log && let CustodyStatus::Remembers { size, memory } = &custody {
         return Err(format!(
             "--new-log (or FF_LOG_NEW_LOG) says this key signed nothing the ledger does not extend, but the log remembers signing {size} records ({memory}): drop --new-log; it is for a log with no memory of what its key signed"
         )
         .into());
     }
-    if let Some(verifier) = log.verifier_key() {
-        tracing::info!(origin = log.origin(), verifier_key = %verifier.to_text(), custody = %custody, "log checkpoints are signed");
+    if let Some(verifier) = fund_state.log.verifier_key() {
+        tracing::info!(origin = fund_state.log.origin(), verifier_key = %verifier.to_text(), custody = %custody, "log checkpoints are signed");
     }
     if write_token.is_none() {
         tracing::warn!("FF_AGENT_WRITE_TOKEN is not set: every POST answers 503 writes_disabled");
     }
-    let scanner_state = scanner::AppState::new(scanner_config, &stores, write_token.clone())
-        .with_events(events.clone());
-    let fund_state = fund::AppState::new(Arc::clone(&stores.ledger), write_token)
-        .with_events(events)
-        .with_log(log);
+    let scanner_state =
+        scanner::compose::scanner(scanner_config, &stores, write_token).with_events(events);
     let schedule = Arc::clone(&scanner_state.runner);
     let witnessed_log = fund_state.log.policy().map(|_| Arc::clone(&fund_state.log));
     let app = fund::routes(fund_state)
@@ -265,7 +266,10 @@ async fn run_every_quarter_hour(runner: Arc<ScanRunner>) {
         tokio::time::sleep(wait).await;
         match runner.run().await {
             Ok(report) => {
-                tracing::info!(status = %report["status"], "scheduled scanner run finished")
+                tracing::info!(
+                    status = report.status.map_or("none", |s| s.as_str()),
+                    "scheduled scanner run finished"
+                )
             }
             Err(error) => tracing::warn!(%error, "scheduled scanner run did not finish"),
         }

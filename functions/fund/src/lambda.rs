@@ -8,10 +8,9 @@
 //! cosigning round, which asks no witness unless the head moved or a
 //! witness is behind; without one it does nothing.
 
+use crate::compose::{self, LogParts};
 use crate::router::app;
-use crate::state::AppState;
 use axum::Router;
-use freedom_shared::adapters::witness_http::HttpWitnesses;
 use freedom_shared::config;
 use freedom_shared::lambda::{
     self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled,
@@ -42,29 +41,24 @@ impl FundLambda {
                 log: None,
             });
         };
-        let stores = start.stores;
         let log_config = config::log_config(&lookup)?;
-        let new_log = log_config.new_log;
-        let mut log = Log::configured(Arc::clone(&stores.ledger) as _, log_config)
-            .with_events(start.events.clone())
-            .with_memory(stores.signer_memory)
-            .with_new_log(new_log);
-        if let Some(policy) = config::log_policy(&lookup, log.verifier_key().as_ref())? {
-            log = log.with_witnesses(policy, stores.witness_memory, Arc::new(HttpWitnesses));
-        }
-        if log.verifier_key().is_none() {
+        let verifier = log_config.signing_key.as_ref().map(|key| key.verifier());
+        let log = LogParts {
+            policy: config::log_policy(&lookup, verifier.as_ref())?,
+            config: log_config,
+            key_memory: None,
+        };
+        let state = compose::fund(&start.stores, log, start.write_token, start.events);
+        if state.log.verifier_key().is_none() {
             tracing::warn!(
                 "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
             );
         } else {
-            match log.custody_status().await {
+            match state.log.custody_status().await {
                 Ok(status) => tracing::info!(custody = %status, "the log's signer"),
                 Err(error) => tracing::warn!(%error, "cannot read the log's memory yet"),
             }
         }
-        let state = AppState::new(stores.ledger, start.write_token)
-            .with_events(start.events)
-            .with_log(log);
         Ok(FundLambda {
             log: Some(Arc::clone(&state.log)),
             router: app(state),

@@ -10,6 +10,9 @@
 //! The modules read top-down; each uses only those below it:
 //!
 //! - [`lambda`]: the same router under AWS Lambda.
+//! - [`compose`]: the composition root the Lambda start-up and
+//!   freedom-local share: the log assembled once, the use cases on the
+//!   same store.
 //! - `router`: every route, and the dispatch of `GET /api/freedom-fund`
 //!   by view.
 //! - [`page`]: the public page at `GET /`, server-rendered HTML.
@@ -22,6 +25,7 @@
 //! - [`paths`], [`state`]: the public paths and media types, and what the
 //!   handlers share ([`AppState`]).
 
+pub mod compose;
 pub mod contract;
 #[cfg(feature = "lambda")]
 pub mod lambda;

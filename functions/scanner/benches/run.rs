@@ -23,9 +23,9 @@
 
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
+use freedom_shared::config::scanner::ProviderConfig;
+use freedom_shared::config::scanner::ScannerConfig;
 use freedom_testkit::provider_standin::{ProviderStandIn, synthetic_tokens};
-use scanner::config::ScannerConfig;
-use scanner::providers::ProviderConfig;
 use std::time::{Duration, Instant};
 
 const TOKENS: usize = 200;
@@ -73,13 +73,15 @@ fn main() {
         // A fresh store each round, so every run fetches its reports cold.
         let dir = tempfile::tempdir().unwrap();
         let stores = Stores::open(None, dir.path()).unwrap();
-        let state = scanner::AppState::new(
+        let state = scanner::compose::scanner(
             config.clone(),
             &stores,
             WriteToken::new("bench-token-0123456789"),
         );
         let started = Instant::now();
-        let report = runtime.block_on(state.runner.run()).unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&runtime.block_on(state.runner.run()).unwrap().to_json_text())
+                .unwrap();
         let took = started.elapsed();
         assert_eq!(report["status"], "ok");
         println!(
@@ -130,11 +132,14 @@ fn slow_rugcheck(runtime: &tokio::runtime::Runtime) {
             .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let stores = Stores::open(None, dir.path()).unwrap();
-    let state = scanner::AppState::new(config, &stores, WriteToken::new("bench-token-0123456789"));
+    let state =
+        scanner::compose::scanner(config, &stores, WriteToken::new("bench-token-0123456789"));
     println!("RugCheck answering after 4.5 s, {TOKENS} tokens, one store:");
     for round in 1..=4 {
         let started = Instant::now();
-        let report = runtime.block_on(state.runner.run()).unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&runtime.block_on(state.runner.run()).unwrap().to_json_text())
+                .unwrap();
         println!(
             "run {round}: {:.1?}, {}: prices known {}/{TOKENS}, accounts known {}/{TOKENS}, holders known {}/{TOKENS}, RugCheck reports known {}/{TOKENS}",
             started.elapsed(),

@@ -11,12 +11,12 @@
 //! storage_unavailable` and scheduled runs fail, rather than writing to
 //! Lambda's short-lived disk.
 
-use crate::config::ScannerConfig;
 use crate::router::routes;
-use crate::run::{RunError, ScanRunner};
 use crate::state::AppState;
 use axum::Router;
+use freedom_shared::config::scanner::ScannerConfig;
 use freedom_shared::lambda::{self, Invocations, LambdaEvent, answer_http};
+use freedom_shared::service::scan::{RunError, ScanRunner};
 use freedom_shared::web::{not_found, store_not_configured_app};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -44,7 +44,7 @@ impl LambdaApp {
                 runner: None,
             });
         };
-        let state = AppState::new(
+        let state = crate::compose::scanner(
             ScannerConfig::from_env(&lookup)?,
             &start.stores,
             start.write_token,
@@ -75,7 +75,7 @@ impl LambdaApp {
         };
         match runner.run().await {
             Ok(report) => Ok(json!({
-                "run": "finished", "status": report["status"], "reportAt": report["reportAt"],
+                "run": "finished", "status": report.status, "reportAt": report.report_at,
             })),
             Err(RunError::Busy) => {
                 Ok(json!({"run": "skipped", "reason": "another run holds the lock"}))

@@ -5,26 +5,29 @@
 //! and never starts a run. `POST` (with the write token) runs the scanner
 //! once and answers the new report, or `409 scanner_busy` while another run
 //! holds the lock. The schedule (EventBridge, or freedom-local's timer)
-//! calls the same [`run::ScanRunner::run`].
+//! calls the same [`ScanRunner::run`](freedom_shared::service::scan::ScanRunner::run).
+//! The crate is the scanner's edge only, read top-down:
 //!
-//! - [`providers`]: DexScreener, RugCheck and Solana RPC clients;
-//! - [`run`]: one run, under the lock;
 //! - `lambda` (feature `lambda`, the default): the Lambda runtime loop
 //!   (HTTP and the schedule), the `scanner` binary;
-//! - [`config`]: the universe, wallets and provider URLs;
-//! - [`state`] and `router`: what the handlers share, and the route.
+//! - `router`: the route, its views and the one mapping of a run's error;
+//! - [`compose`]: the composition root the Lambda start-up and
+//!   freedom-local share (the providers' HTTP clients, the ledger, the
+//!   runner);
+//! - [`state`]: what the handlers share.
 //!
-//! The checks, experiments, state and report are in
-//! [`freedom_shared::scan`].
+//! The run is a use case of the common crate
+//! ([`freedom_shared::service::scan`]), asking its providers through ports
+//! ([`freedom_shared::ports::providers`]) whose HTTP adapters are
+//! `freedom_shared::adapters::providers`; the configuration is
+//! [`freedom_shared::config::scanner`]; the checks, experiments, state and
+//! report are [`freedom_shared::scan`].
 
-pub mod config;
+pub mod compose;
 #[cfg(feature = "lambda")]
 pub mod lambda;
-pub mod providers;
 mod router;
-pub mod run;
 pub mod state;
 
-pub use freedom_shared::scan::report::empty_report;
 pub use router::{SCANNER_PATH, app, routes};
 pub use state::AppState;

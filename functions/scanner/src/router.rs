@@ -3,7 +3,6 @@
 //! (a provider body or a report, for seven days), `POST` (with the write
 //! token) runs the scanner once.
 
-use crate::run::RunError;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -11,21 +10,11 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use freedom_shared::scan::provenance::is_sha256_hex;
-use freedom_shared::scan::report::empty_report;
+use freedom_shared::scan::view::Report;
 use freedom_shared::web::{ApiError, QueryParams, authorize};
 
 /// The scanner API's path.
 pub const SCANNER_PATH: &str = "/api/freedom-scanner";
-
-impl From<RunError> for ApiError {
-    fn from(error: RunError) -> ApiError {
-        match error {
-            RunError::Busy | RunError::LockLost => ApiError::ScannerBusy,
-            RunError::Store(error) => error.into(),
-            RunError::Panicked => ApiError::Internal("the scanner run panicked".into()),
-        }
-    }
-}
 
 fn json_body(text: String) -> Response {
     let mut response = text.into_response();
@@ -66,7 +55,7 @@ async fn read(
     }
     let report = state.runner.latest_report().await?;
     Ok(json_body(
-        report.unwrap_or_else(|| empty_report().to_string()),
+        report.unwrap_or_else(|| Report::empty().to_json_text()),
     ))
 }
 
@@ -106,7 +95,7 @@ async fn run(
     authorize(&headers, query.as_deref(), state.write_token.as_ref())?;
     QueryParams::parse(query.as_deref(), &[])?;
     let report = state.runner.run().await?;
-    Ok(json_body(report.to_string()))
+    Ok(json_body(report.to_json_text()))
 }
 
 /// The scanner's routes, without a fallback (so they merge with the fund's).

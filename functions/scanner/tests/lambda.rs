@@ -4,12 +4,12 @@
 
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
+use freedom_shared::config::scanner::ScannerConfig;
 use freedom_testkit::lambda_runtime_api::FakeRuntimeApi;
 use freedom_testkit::provider_standin::{ProviderStandIn, fixture_tokens};
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;
 use lambda_http::{Context, LambdaEvent};
-use scanner::config::ScannerConfig;
 use scanner::lambda::{LambdaApp, is_scheduled};
 use serde_json::Value;
 use std::process::{Command, Stdio};
@@ -31,7 +31,7 @@ async fn app(stand_in: &ProviderStandIn, stores: &Stores) -> LambdaApp {
     let config =
         ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
             .unwrap();
-    LambdaApp::new(scanner::AppState::new(
+    LambdaApp::new(scanner::compose::scanner(
         config,
         stores,
         WriteToken::new("local-dev-write-token"),

@@ -9,16 +9,21 @@ use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, TimeDelta, Utc};
 use freedom_shared::adapters::stores::Stores;
 use freedom_shared::config::WriteToken;
+use freedom_shared::config::scanner::ScannerConfig;
 use freedom_shared::ports::ledger_store::PageQuery;
 use freedom_shared::scan::checks::CHECK_NAMES;
+use freedom_shared::service::scan::{RunError, ScanRunner};
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, StandInToken, fixture_tokens,
 };
 use http_body_util::BodyExt;
-use scanner::config::ScannerConfig;
-use scanner::run::{RunError, ScanRunner};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
+
+/// A report as the JSON the route answers (its stored text).
+fn as_json(report: &freedom_shared::scan::view::Report) -> Value {
+    serde_json::from_str(&report.to_json_text()).unwrap()
+}
 use std::time::Duration;
 use tower::ServiceExt;
 
@@ -84,7 +89,7 @@ impl Harness {
             let now = Arc::clone(&now);
             Arc::new(move || *now.lock().unwrap())
         };
-        let state = scanner::AppState::with_clock(config, &stores, WriteToken::new(TOKEN), clock);
+        let state = scanner::compose::scanner_at(config, &stores, WriteToken::new(TOKEN), clock);
         Harness {
             stand_in,
             stores,
@@ -96,6 +101,11 @@ impl Harness {
 
     fn runner(&self) -> &ScanRunner {
         &self.state.runner
+    }
+
+    /// One run's report as the JSON the route answers.
+    async fn run(&self) -> Value {
+        as_json(&self.runner().run().await.unwrap())
     }
 
     /// Takes the lock as another run would.
@@ -159,7 +169,7 @@ fn statuses(report: &Value, mint: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_run_checks_every_token_and_records_paper_snapshots() {
     let h = Harness::new().await;
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     for part in [
         "version",
         "mode",
@@ -258,9 +268,9 @@ async fn a_run_checks_every_token_and_records_paper_snapshots() {
 #[tokio::test]
 async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
     let h = Harness::new().await;
-    h.runner().run().await.unwrap();
+    h.run().await;
     h.advance_clock(5);
-    let second = h.runner().run().await.unwrap();
+    let second = h.run().await;
     assert_eq!(
         second["history"][DELTA].as_array().unwrap().len(),
         1,
@@ -276,7 +286,7 @@ async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
     );
 
     h.advance_clock(10); // 12:22: 15 minutes after the first run, next grid slot 12:15
-    let third = h.runner().run().await.unwrap();
+    let third = h.run().await;
     let history = third["history"][DELTA].as_array().unwrap();
     assert_eq!(history.len(), 2);
     assert_eq!(history[1]["observedAt"], "2026-05-04T12:22:00Z");
@@ -331,7 +341,7 @@ async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
     let h = Harness::new().await;
     h.stand_in
         .fail_always(Provider::DexScreener, Some(Fault::Status(500)));
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     assert_eq!(report["status"], "degraded");
     assert!(statuses(&report, DELTA).starts_with(&[
         "indexed_and_priced=unknown".to_owned(),
@@ -422,7 +432,7 @@ async fn a_hanging_provider_cannot_outlast_the_budget() {
     h.stand_in
         .fail_always(Provider::RugCheck, Some(Fault::Hang));
     h.stand_in.fail_always(Provider::Solana, Some(Fault::Hang));
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     assert_eq!(report["status"], "degraded");
     let events = report["events"].as_array().unwrap();
     for provider in ["RugCheck", "Solana RPC"] {
@@ -486,7 +496,7 @@ async fn a_slow_provider_keeps_the_others_answers_and_its_cache_fills_across_run
             .count()
     };
     let tokens = fixture_tokens().len();
-    let first = h.runner().run().await.unwrap();
+    let first = h.run().await;
     assert_eq!(first["status"], "degraded");
     for token in [ALPHA, BRAVO, DELTA] {
         let checks = statuses(&first, token);
@@ -504,7 +514,7 @@ async fn a_slow_provider_keeps_the_others_answers_and_its_cache_fills_across_run
     );
     for run in 2..=tokens + 1 {
         h.advance_clock(15);
-        let report = h.runner().run().await.unwrap();
+        let report = h.run().await;
         let now_known = risk_known(&report);
         assert!(now_known >= known, "run {run}: a cached report is kept");
         known = now_known;
@@ -538,7 +548,7 @@ async fn provider_symbols_are_cleaned_before_they_reach_a_book() {
         let mut tokens = fixture_tokens();
         tokens.iter_mut().find(|t| t.mint == DELTA).unwrap().symbol = given.to_owned();
         let h = Harness::with_tokens(tokens, |_| {}).await;
-        let report = h.runner().run().await.unwrap();
+        let report = h.run().await;
         assert_eq!(report["status"], "ok", "{given}: {}", report["events"]);
         assert_eq!(entry(&report, DELTA)["symbol"], shown, "{given}");
         let replaced = report["events"]
@@ -583,9 +593,9 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
     ledger.append(record.to_string().as_bytes()).await.unwrap();
     // The snapshot is appended after the report it names is built, so the
     // refusal is the next run's to report, and makes that run degraded.
-    h.runner().run().await.unwrap();
+    h.run().await;
     h.advance_clock(15);
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     assert_eq!(report["status"], "degraded");
     assert!(
         report["events"]
@@ -601,7 +611,7 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
         report["events"]
     );
     h.advance_clock(15);
-    assert_eq!(h.runner().run().await.unwrap()["status"], "ok");
+    assert_eq!(h.run().await["status"], "ok");
 }
 
 async fn call(state: &scanner::AppState, request: Request<Body>) -> (StatusCode, Value) {
@@ -676,7 +686,7 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
         |_| {},
     )
     .await;
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     assert_eq!(report["status"], "ok");
     // Another function instance: same KV store, nothing shared in memory.
     let other_dir = tempfile::tempdir().unwrap();
@@ -750,7 +760,7 @@ async fn get_raw(state: &scanner::AppState, uri: &str) -> (StatusCode, Vec<u8>) 
 #[tokio::test]
 async fn every_verdict_rests_on_answers_kept_as_evidence() {
     let h = Harness::new().await;
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     let provenance = report["provenance"].as_array().unwrap();
     assert!(!provenance.is_empty());
     let sent = h.stand_in.sent_bodies();
@@ -881,7 +891,7 @@ async fn a_hooked_token_is_never_bought_and_a_fee_token_pays_its_fee() {
     })]);
     tokens = vec![hooked.clone(), taxed.clone()];
     let h = Harness::with_tokens(tokens, |_| {}).await;
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     assert_eq!(report["status"], "ok", "{}", report["events"]);
     assert_eq!(entry(&report, &hooked.mint)["eligible"], false);
     assert!(statuses(&report, &hooked.mint).contains(&"no_transfer_hook=fail".to_owned()));
@@ -924,7 +934,7 @@ async fn a_rule_that_differs_from_its_registration_is_not_advanced() {
         "0".repeat(64)
     ));
     ledger.append(other.to_string().as_bytes()).await.unwrap();
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     assert_eq!(report["status"], "degraded");
     assert_eq!(report["experiments"][1]["status"], "rule_mismatch");
     assert!(
@@ -955,7 +965,7 @@ async fn no_secret_of_a_provider_url_reaches_the_report() {
             .replace("http://", "http://user:hunter2secret@");
     })
     .await;
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     let text = report.to_string();
     assert!(!report["provenance"].as_array().unwrap().is_empty());
     for secret in ["SECRETKEY123", "hunter2secret", "api-key"] {
@@ -984,7 +994,7 @@ async fn retired_experiments_are_listed_with_their_last_snapshot() {
         .unwrap()
         .entry
         .seq;
-    let report = h.runner().run().await.unwrap();
+    let report = h.run().await;
     let retired = report["retired"].as_array().unwrap();
     assert_eq!(retired.len(), 3);
     assert_eq!(retired[0]["experimentId"], "scanner-control-cash-v1");
@@ -1018,7 +1028,7 @@ async fn evidence_is_bounded_by_bytes_a_run_and_in_all() {
         |_| {},
     )
     .await;
-    let report = harness.runner().run().await.unwrap();
+    let report = harness.run().await;
     let report_text = report.to_string();
     let report_stored = pack_evidence(report_text.as_bytes()).1.len() as u64;
     let provenance = report["provenance"].as_array().unwrap();

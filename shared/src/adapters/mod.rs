@@ -3,7 +3,9 @@
 //!
 //! - [`outbound`] (`outbound`): the one outbound HTTP client every outside
 //!   call goes through (the KV REST store, the scanner's providers), and
-//!   [`witness_http`], the log's witnesses over it.
+//!   [`witness_http`], the log's witnesses over it; [`providers`]
+//!   (`providers`): the scanner's DexScreener, RugCheck and Solana RPC
+//!   clients over it.
 //! - [`kv_rest`] (`kv`): the production store, Redis behind the Upstash REST
 //!   protocol: its client, the ledger store and the scan store.
 //! - [`embedded`] (`embedded`): the local store, SQLite in the data dir: the
@@ -23,6 +25,8 @@ pub mod events;
 pub mod kv_rest;
 #[cfg(feature = "outbound")]
 pub mod outbound;
+#[cfg(feature = "providers")]
+pub mod providers;
 pub mod stores;
 #[cfg(feature = "outbound")]
 pub mod witness_http;

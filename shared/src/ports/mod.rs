@@ -4,6 +4,8 @@
 //! ever see the traits. No port imports a use case.
 //!
 //! - [`ledger_store`]: the append-only Merkle ledger ([`LedgerStore`]).
+//! - [`providers`]: the scanner's market data, token risk and chain
+//!   accounts ([`MarketData`], [`TokenRisk`], [`ChainAccounts`]).
 //! - [`scan_store`]: the scanner's run lock and fenced state ([`ScanStore`]).
 //! - [`event_sink`]: events to outside consumers ([`EventSink`]), best effort.
 //! - [`signer_memory`]: the largest checkpoint the log's signer has signed,
@@ -16,6 +18,7 @@
 
 pub mod event_sink;
 pub mod ledger_store;
+pub mod providers;
 pub mod scan_store;
 pub mod signer_memory;
 pub mod witness_client;
@@ -28,6 +31,7 @@ pub use event_sink::{EventSink, Events, OutsideEvent};
 pub use ledger_store::{
     HeadReads, LedgerAppend, LedgerPages, LedgerStore, SeriesReads, StoreError, TileReads,
 };
+pub use providers::{ChainAccounts, MarketData, TokenRisk};
 pub use scan_store::ScanStore;
 pub use signer_memory::SignerMemory;
 pub use witness_client::WitnessClient;

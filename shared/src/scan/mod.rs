@@ -1,8 +1,11 @@
 //! The scanner's domain (docs/design.md, "The scanner"): what was collected, the checks
 //! per universe entry, the fixed paper experiments and their books, the
-//! persisted state and the report. Everything here is pure; the provider
-//! clients and the run itself live in the scanner function.
+//! persisted state and the report. Everything here is pure; the providers'
+//! ports are in [`crate::ports::providers`], their HTTP clients in
+//! `adapters::providers`, and the run is a use case (`service::scan`).
 //!
+//! - [`accounts`]: Solana accounts as the RPC's `jsonParsed` gives them,
+//!   and the mint, wallet and holders read from them;
 //! - [`checks`]: the checks and eligibility;
 //! - [`mint`]: the mint account, its Token-2022 extensions and transfer fee;
 //! - [`holders`]: the largest holders and their share of supply;
@@ -11,6 +14,7 @@
 //! - [`report`]: the persisted state (bounded) and the report's named parts;
 //! - [`text`]: provider text made fit for a book, a record and the report.
 
+pub mod accounts;
 pub mod checks;
 pub mod experiments;
 pub mod holders;

@@ -18,7 +18,6 @@ use super::{CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, UniverseTok
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One observation of a token.
@@ -297,16 +296,6 @@ impl ReportParts<'_> {
             ..Report::empty()
         }
     }
-
-    /// The report as JSON.
-    pub fn to_json(&self) -> Value {
-        serde_json::to_value(self.report()).expect("a report serialises")
-    }
-}
-
-/// The report before the first run: every named part, empty.
-pub fn empty_report() -> Value {
-    serde_json::to_value(Report::empty()).expect("a report serialises")
 }
 
 #[cfg(test)]

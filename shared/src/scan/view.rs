@@ -182,6 +182,15 @@ fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl Report {
+    /// The report's JSON text as it is stored, served and hashed: its keys
+    /// sorted at every level (every report ever stored was written so, and
+    /// the evidence hash a paper snapshot names is of these bytes).
+    pub fn to_json_text(&self) -> String {
+        serde_json::to_value(self)
+            .expect("a report serialises")
+            .to_string()
+    }
+
     /// The report before the first run: every named part, empty.
     pub fn empty() -> Report {
         Report {

@@ -17,6 +17,8 @@
 //! - [`page`]: the public page's data (dashboard, newest entries, how to
 //!   verify), its HTML kept per head; [`contract`]: the contract view's
 //!   registrations, its JSON kept per head.
+//! - `scan` (feature `scanner`): one scanner run under the scan store's
+//!   lock, asking the providers through their ports.
 //! - [`read`]: what a read use case takes (the client's tags) and answers
 //!   (not modified, or the bytes); [`encoded`]: those bytes, compressed
 //!   at most once per coding.
@@ -30,3 +32,5 @@ pub mod ledger;
 pub mod log;
 pub mod page;
 pub mod read;
+#[cfg(feature = "scanner")]
+pub mod scan;

@@ -536,6 +536,19 @@ impl From<ExportError> for ApiError {
     }
 }
 
+#[cfg(feature = "scanner")]
+impl From<crate::service::scan::RunError> for ApiError {
+    /// A run that finds the lock held, or loses it, is `409 scanner_busy`.
+    fn from(error: crate::service::scan::RunError) -> ApiError {
+        use crate::service::scan::RunError;
+        match error {
+            RunError::Busy | RunError::LockLost => ApiError::ScannerBusy,
+            RunError::Store(error) => error.into(),
+            RunError::Panicked => ApiError::Internal("the scanner run panicked".into()),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();

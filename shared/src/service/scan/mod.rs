@@ -1,4 +1,6 @@
-//! One scanner run (docs/design.md, "The scanner"): take the lock or
+//! One scanner run (docs/design.md, "The scanner"), the scanner's use
+//! case: it asks the three providers through their ports
+//! ([`crate::ports::providers`]) and never holds an HTTP client. Take the lock or
 //! refuse; collect from the three providers within the time budget, each
 //! answer recorded as provenance (`collect`); check every universe entry
 //! (`assess`); record observations (10-minute dedup); make sure every
@@ -21,28 +23,26 @@ mod advance;
 mod assess;
 mod collect;
 
-use crate::config::ScannerConfig;
-use crate::providers::Http;
-use crate::providers::dexscreener::DexScreener;
-use crate::providers::rugcheck::RugCheck;
-use crate::providers::solana::{SolanaRpc, wallet_view};
-use bytes::Bytes;
-use freedom_shared::clock::{Clock, rfc3339, whole_seconds};
-use freedom_shared::errors::ErrorChain;
-use freedom_shared::ports::StoreError;
-use freedom_shared::ports::event_sink::{Events, OutsideEvent, no_events};
-use freedom_shared::ports::scan_store::{LockToken, ScanStore};
-use freedom_shared::record::decimal_json;
-use freedom_shared::scan::experiments::Trade;
-use freedom_shared::scan::provenance::{
+use crate::clock::{Clock, rfc3339, whole_seconds};
+use crate::config::scanner::ScannerConfig;
+use crate::errors::ErrorChain;
+use crate::ports::StoreError;
+use crate::ports::event_sink::{Events, OutsideEvent, no_events};
+use crate::ports::providers::{ChainAccounts, MarketData, TokenRisk};
+use crate::ports::scan_store::{LockToken, ScanStore};
+use crate::record::decimal_json;
+use crate::scan::accounts::wallet_view;
+use crate::scan::experiments::Trade;
+use crate::scan::provenance::{
     EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, EVIDENCE_TTL, Provenance, bodies_to_keep,
     evidence_room, pack_evidence,
 };
-use freedom_shared::scan::report::{ReportParts, ScannerState, UniverseEntry};
-use freedom_shared::scan::view::RunStatus;
-use freedom_shared::service::ledger::Ledger;
+use crate::scan::report::{ReportParts, ScannerState, UniverseEntry};
+use crate::scan::view::{Report, RunStatus};
+use crate::service::ledger::Ledger;
+use bytes::Bytes;
 use futures_util::FutureExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -72,6 +72,17 @@ pub enum RunError {
     Panicked,
 }
 
+/// The scanner's three providers, as ports.
+#[derive(Clone)]
+pub struct Providers {
+    /// Market data (DexScreener in production).
+    pub market: Arc<dyn MarketData>,
+    /// Token risk (RugCheck in production).
+    pub risk: Arc<dyn TokenRisk>,
+    /// Chain accounts (the Solana RPC in production).
+    pub chain: Arc<dyn ChainAccounts>,
+}
+
 /// What runs scans: the providers, the scan store, the ledger the paper
 /// snapshots go to, the universe and the clock.
 #[derive(Clone)]
@@ -79,9 +90,7 @@ pub struct ScanRunner {
     config: ScannerConfig,
     store: Arc<dyn ScanStore>,
     ledger: Ledger,
-    dexscreener: DexScreener,
-    rugcheck: RugCheck,
-    solana: SolanaRpc,
+    providers: Providers,
     /// Read in whole seconds: every instant the scanner records is.
     clock: Clock,
     events: Events,
@@ -91,17 +100,17 @@ pub struct ScanRunner {
 }
 
 impl ScanRunner {
-    /// A runner over `store` (lock and state) appending to `ledger`.
+    /// A runner asking `providers`, over `store` (lock and state),
+    /// appending to `ledger`.
     pub fn new(
         config: ScannerConfig,
+        providers: Providers,
         store: Arc<dyn ScanStore>,
         ledger: Ledger,
         clock: Clock,
     ) -> ScanRunner {
         ScanRunner {
-            dexscreener: DexScreener::new(Http::new(config.dexscreener.clone())),
-            rugcheck: RugCheck::new(Http::new(config.rugcheck.clone())),
-            solana: SolanaRpc::new(Http::new(config.solana.clone())),
+            providers,
             config,
             store,
             ledger,
@@ -156,7 +165,7 @@ impl ScanRunner {
     /// goes away (an HTTP client that disconnects makes the server drop the
     /// handler's future) cannot cancel it between taking and releasing the
     /// lock. The run then completes, saves its report and releases.
-    pub async fn run(&self) -> Result<Value, RunError> {
+    pub async fn run(&self) -> Result<Report, RunError> {
         let runner = self.clone();
         match tokio::spawn(async move { runner.run_to_the_end().await }).await {
             Ok(outcome) => outcome,
@@ -165,7 +174,7 @@ impl ScanRunner {
         }
     }
 
-    async fn run_to_the_end(&self) -> Result<Value, RunError> {
+    async fn run_to_the_end(&self) -> Result<Report, RunError> {
         let token = self
             .store
             .acquire(self.config.lock_ttl)
@@ -197,7 +206,7 @@ impl ScanRunner {
 
     /// One run under the lock (see the module's documentation for the
     /// order of its steps).
-    async fn run_locked(&self, token: &LockToken) -> Result<Value, RunError> {
+    async fn run_locked(&self, token: &LockToken) -> Result<Report, RunError> {
         let started = whole_seconds((self.clock)());
         let mut state = self.read_state().await?;
         state.prune(&self.config.universe);
@@ -249,7 +258,7 @@ impl ScanRunner {
                 provenance: provenance.entries(),
                 experiments: &experiments,
             }
-            .to_json()
+            .report()
         };
         // The report first (its stored size measured with every body kept,
         // and room left for the event below), then the bodies that fit, each
@@ -270,7 +279,7 @@ impl ScanRunner {
             .collect();
         let (_, first_draft) = pack_evidence(
             report_parts(&state, &collected.provenance)
-                .to_string()
+                .to_json_text()
                 .as_bytes(),
         );
         let measured = first_draft.len() as u64;
@@ -308,7 +317,7 @@ impl ScanRunner {
             );
         }
         let report = report_parts(&state, &collected.provenance);
-        let report_text = report.to_string();
+        let report_text = report.to_json_text();
         let (report_hash, report_packed) = pack_evidence(report_text.as_bytes());
         let mut evidence: Vec<(String, Bytes)> = packed
             .into_iter()
@@ -370,7 +379,7 @@ impl ScanRunner {
     async fn announce(
         &self,
         status: RunStatus,
-        report: &Value,
+        report: &Report,
         universe: &[UniverseEntry],
         fills: &[Trade],
     ) {
@@ -380,7 +389,7 @@ impl ScanRunner {
         let mut events = vec![OutsideEvent {
             detail_type: "ScannerRunCompleted",
             detail: json!({
-                "status": status.as_str(), "reportAt": report["reportAt"], "observedAt": report["observedAt"],
+                "status": status.as_str(), "reportAt": report.report_at, "observedAt": report.observed_at,
                 "tokens": universe.len(), "eligible": universe.iter().filter(|u| u.eligible).count(),
                 "trades": fills.len(),
             }),

@@ -5,13 +5,13 @@
 
 use super::ScanRunner;
 use super::collect::Collected;
-use crate::providers::solana::mint_account;
+use crate::scan::accounts::mint_account;
+use crate::scan::checks::{self, CheckStatus, Evidence, Sources, TRANSFERABLE};
+use crate::scan::experiments::TokenMarket;
+use crate::scan::mint::{FeeInForce, MintAccount, epoch_of};
+use crate::scan::report::{Observation, ScannerState, UniverseEntry};
+use crate::scan::{UniverseToken, text};
 use chrono::{DateTime, Utc};
-use freedom_shared::scan::checks::{self, CheckStatus, Evidence, Sources, TRANSFERABLE};
-use freedom_shared::scan::experiments::TokenMarket;
-use freedom_shared::scan::mint::{FeeInForce, MintAccount, epoch_of};
-use freedom_shared::scan::report::{Observation, ScannerState, UniverseEntry};
-use freedom_shared::scan::{UniverseToken, text};
 
 impl ScanRunner {
     /// One watched token as this run saw it: its report entry (checks,

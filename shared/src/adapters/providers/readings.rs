@@ -5,16 +5,16 @@
 //! space or hidden characters, entries of the wrong type, amounts as JSON
 //! numbers, exponents, signs, the whale listed last, an empty list).
 
-use freedom_shared::scan::checks::{
+use super::rugcheck::parse_report;
+use super::solana::{parse_accounts, parse_largest};
+use crate::scan::checks::{
     CheckStatus, Evidence, HOLDERS_SPREAD, LIQUIDITY_LOCKED, NO_DANGER_RISK, Sources, evaluate,
     status_of,
 };
-use freedom_shared::scan::holders::Holding;
-use freedom_shared::scan::{MarketQuote, MintAccount, RiskReport};
+use crate::scan::holders::Holding;
+use crate::scan::{MarketQuote, MintAccount, RiskReport};
 use proptest::prelude::*;
 use rust_decimal::Decimal;
-use scanner::providers::rugcheck::parse_report;
-use scanner::providers::solana::parse_largest;
 use serde_json::{Value, json};
 
 const POOL: &str = "Pool111111111111111111111111111111111111111";
@@ -32,7 +32,7 @@ fn market() -> MarketQuote {
 
 fn mint() -> MintAccount {
     MintAccount::parsed(
-        Some(freedom_shared::scan::mint::SPL_TOKEN_PROGRAM),
+        Some(crate::scan::mint::SPL_TOKEN_PROGRAM),
         "mint",
         &json!({"decimals": 0, "freezeAuthority": null, "mintAuthority": null, "supply": "1000000"}),
     )
@@ -258,7 +258,7 @@ fn an_answer_naming_a_key_twice_is_malformed() {
     let report = br#"{"score": 1, "risks": [{"name": "Freeze", "level": "danger"}], "risks": [], "lpLockedPct": 100}"#;
     assert!(parse_report(report).is_err());
     let accounts = br#"{"jsonrpc": "2.0", "id": 1, "result": {"context": {"slot": 1}, "value": [{"owner": "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb", "lamports": 1, "executable": false, "rentEpoch": 0, "space": 1, "data": {"program": "spl-token-2022", "space": 1, "parsed": {"type": "mint", "info": {"decimals": 0, "mintAuthority": null, "freezeAuthority": null, "supply": "1", "extensions": [{"extension": "pausableConfig", "state": {"authority": null, "paused": true, "paused": false}}]}}}}]}}"#;
-    assert!(scanner::providers::solana::parse_accounts(accounts, 1).is_err());
+    assert!(parse_accounts(accounts, 1).is_err());
     let largest = br#"{"jsonrpc": "2.0", "id": 1, "result": {"context": {"slot": 1}, "value": [{"address": "A", "amount": "600000", "amount": "1"}]}}"#;
     assert!(parse_largest(largest).is_err());
 }

@@ -2,8 +2,7 @@
 //! "Configuration"): provider base URLs, the universe, the observed wallets,
 //! and the run's time budget. Provider rates follow docs/providers.md.
 
-use crate::providers::ProviderConfig;
-use freedom_shared::scan::UniverseToken;
+use crate::scan::UniverseToken;
 use std::time::Duration;
 
 /// The universe when `FF_SCANNER_UNIVERSE` is not set: liquid, well-known
@@ -21,6 +20,27 @@ pub(crate) const DEFAULT_UNIVERSE: [(&str, &str); 8] = [
 
 /// Most tokens a universe may hold.
 pub(crate) const MAX_UNIVERSE: usize = 500;
+
+/// How a provider is reached and paced.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// Base URL (no trailing slash).
+    pub base_url: String,
+    /// Timeout of one request.
+    pub timeout: Duration,
+    /// Retries after the first attempt (429, 5xx, timeouts, transport).
+    pub retries: u32,
+    /// First backoff; doubled each retry (a `Retry-After` is honoured up to 5 s).
+    pub backoff: Duration,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Minimum time between two request starts (the documented rate).
+    pub spacing: Duration,
+    /// How long into a run this provider's requests may go on (within the
+    /// run's collection budget): what has answered by then is kept, what
+    /// has not is a failure of this provider alone.
+    pub deadline: Duration,
+}
 
 /// Everything a run needs to know.
 #[derive(Debug, Clone)]

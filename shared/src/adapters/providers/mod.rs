@@ -1,23 +1,36 @@
-//! The three public providers (docs/providers.md), each its own client with a base
+//! The scanner's three providers over HTTP (docs/providers.md), the
+//! adapters of [`crate::ports::providers`], each its own client with a base
 //! URL, a timeout per request, retries with backoff on 429, 5xx and
 //! timeouts, a response size cap, and a limiter that keeps to the provider's
 //! documented rate (bounded concurrency plus a minimum spacing between
 //! request starts). Requests go through the shared crate's one outbound
-//! client ([`freedom_shared::adapters::outbound`]), which caps sizes and
+//! client ([`crate::adapters::outbound`]), which caps sizes and
 //! classifies answers for the KV store too; answers are read into typed
 //! shapes ([`wire`]) that tolerate what the providers are known to vary.
 //!
-//! - [`dexscreener::DexScreener`]: market data, at most 30 mints a request;
-//! - [`rugcheck::RugCheck`]: token risk, one mint a request, no credentials;
-//! - [`solana::SolanaRpc`]: `getMultipleAccounts`, at most 100 keys a call.
+//! - [`dexscreener::DexScreener`] ([`MarketData`](crate::ports::MarketData)):
+//!   at most 30 mints a request;
+//! - [`rugcheck::RugCheck`] ([`TokenRisk`](crate::ports::TokenRisk)): one
+//!   mint a request, no credentials;
+//! - [`solana::SolanaRpc`] ([`ChainAccounts`](crate::ports::ChainAccounts)):
+//!   `getMultipleAccounts`, at most 100 keys a call, and
+//!   `getTokenLargestAccounts`.
 
 pub mod dexscreener;
 pub mod rugcheck;
 pub mod solana;
-pub mod wire;
+pub(crate) mod wire;
 
-use bytes::Bytes;
-use freedom_shared::adapters::outbound::{self, Answer, Class, OutboundError};
+#[cfg(test)]
+mod readings;
+#[cfg(test)]
+mod tests;
+
+pub use crate::config::scanner::ProviderConfig;
+
+use crate::adapters::outbound::{self, Answer, Class, OutboundError};
+use crate::errors::ErrorChain;
+use crate::ports::providers::{ProviderError, Received};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, Semaphore};
@@ -26,101 +39,26 @@ use tokio::time::Instant;
 /// The largest response body a provider may send.
 pub const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 
-/// DexScreener's name in provenance.
-pub const DEXSCREENER: &str = "dexscreener";
-/// RugCheck's name in provenance.
-pub const RUGCHECK: &str = "rugcheck";
-/// The Solana RPC's name in provenance.
-pub const SOLANA_RPC: &str = "solana-rpc";
-
-/// One answer as provenance records it: what was asked (without
-/// secrets), the status, the exact bytes received and when.
-#[derive(Debug, Clone)]
-pub struct Received {
-    /// The provider ([`DEXSCREENER`], [`RUGCHECK`], [`SOLANA_RPC`]).
-    pub provider: &'static str,
-    /// What was asked, as provenance shows it.
-    pub request: String,
-    /// The HTTP status.
-    pub status: u16,
-    /// The exact bytes received.
-    pub body: Bytes,
-    /// When they were received.
-    pub at: Instant,
-    /// The RPC's `context.slot`, when the answer gives one.
-    pub slot: Option<u64>,
-}
-
-impl Received {
-    fn new(provider: &'static str, request: String, answer: &Answer) -> Received {
-        Received {
-            provider,
-            request,
-            status: answer.status.as_u16(),
-            body: answer.body.clone(),
-            at: Instant::now(),
-            slot: None,
-        }
+/// `answer` as provenance records it, received now.
+fn received(provider: &'static str, request: String, answer: &Answer) -> Received {
+    Received {
+        provider,
+        request,
+        status: answer.status.as_u16(),
+        body: answer.body.clone(),
+        at: std::time::Instant::now(),
+        slot: None,
     }
 }
 
-/// How a provider is reached and paced.
-#[derive(Debug, Clone)]
-pub struct ProviderConfig {
-    /// Base URL (no trailing slash).
-    pub base_url: String,
-    /// Timeout of one request.
-    pub timeout: Duration,
-    /// Retries after the first attempt (429, 5xx, timeouts, transport).
-    pub retries: u32,
-    /// First backoff; doubled each retry (a `Retry-After` is honoured up to 5 s).
-    pub backoff: Duration,
-    /// Requests in flight at once.
-    pub concurrency: usize,
-    /// Minimum time between two request starts (the documented rate).
-    pub spacing: Duration,
-    /// How long into a run this provider's requests may go on (within the
-    /// run's collection budget): what has answered by then is kept, what
-    /// has not is a failure of this provider alone.
-    pub deadline: Duration,
-}
-
-/// Why a provider call failed (after its retries).
-#[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
-    /// No whole answer: a timeout, a broken connection, a body over
-    /// [`MAX_RESPONSE_BYTES`], or a body that is not the expected JSON.
-    #[error(transparent)]
-    Outbound(#[from] OutboundError),
-    /// An HTTP status other than success.
-    #[error("HTTP {0}")]
-    Status(u16),
-    /// The answer is JSON of the wrong shape.
-    #[error("malformed answer: {0}")]
-    Malformed(&'static str),
-    /// No answer before the provider's deadline in this run.
-    #[error("no answer before this provider's deadline in the run")]
-    Deadline,
-    /// The owners of a token's largest accounts were not read (their
-    /// batch failed), so its holders are not known this run.
-    #[error("the owners of the largest accounts were not read: {0}")]
-    OwnersUnread(String),
-    /// A JSON-RPC error object.
-    #[error("RPC error {code}: {message}")]
-    Rpc {
-        /// The JSON-RPC code.
-        code: i64,
-        /// Its message (at most 200 characters).
-        message: String,
-    },
-}
-
-impl ProviderError {
-    fn is_transient(&self) -> bool {
-        match self {
-            ProviderError::Outbound(error) => error.is_transient(),
-            ProviderError::Status(status) => *status == 429 || *status >= 500,
-            _ => false,
+impl From<OutboundError> for ProviderError {
+    fn from(error: OutboundError) -> ProviderError {
+        match error {
+            OutboundError::Timeout(after) => ProviderError::Timeout(after),
+            other => ProviderError::Unreachable {
+                transient: other.is_transient(),
+                message: ErrorChain(&other).to_string(),
+            },
         }
     }
 }
@@ -153,10 +91,10 @@ impl Http {
     /// [`ProviderError::Deadline`] (pacing and retries included).
     pub async fn by<T>(
         &self,
-        deadline: Instant,
+        deadline: std::time::Instant,
         request: impl std::future::Future<Output = Result<T, ProviderError>>,
     ) -> Result<T, ProviderError> {
-        tokio::time::timeout_at(deadline, request)
+        tokio::time::timeout_at(Instant::from_std(deadline), request)
             .await
             .unwrap_or(Err(ProviderError::Deadline))
     }

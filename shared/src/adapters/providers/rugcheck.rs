@@ -3,12 +3,14 @@
 //! scanner budgets conservatively and caches reports for hours.
 
 use super::wire::RiskSummary;
-use super::{Http, ProviderError, RUGCHECK, Received};
-use freedom_shared::scan::provenance::http_request;
-use freedom_shared::scan::{
+use super::{Http, received};
+use crate::ports::providers::{ProviderError, RUGCHECK, Received, RiskAnswer, TokenRisk};
+use crate::scan::provenance::http_request;
+use crate::scan::{
     DANGER_LEVEL, MAX_RISK_NAME_CHARS, RISK_READING, Risk, RiskReport, SAFE_RISK_LEVELS,
 };
-use tokio::time::Instant;
+use async_trait::async_trait;
+use std::time::Instant;
 
 /// The RugCheck client.
 #[derive(Debug, Clone)]
@@ -16,24 +18,18 @@ pub struct RugCheck {
     http: Http,
 }
 
-/// What asking for one report gave.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RiskAnswer {
-    /// A report.
-    Report(RiskReport),
-    /// RugCheck has no report for this token (a 4xx other than 429).
-    NoReport,
-}
-
 impl RugCheck {
     /// A client on `http`.
     pub fn new(http: Http) -> RugCheck {
         RugCheck { http }
     }
+}
 
+#[async_trait]
+impl TokenRisk for RugCheck {
     /// The report summary of `mint`, if it answers by `deadline`, with
     /// the answer it was read from (a refusal says there is no report).
-    pub async fn report(
+    async fn report(
         &self,
         mint: &str,
         deadline: Instant,
@@ -41,7 +37,7 @@ impl RugCheck {
         let path = format!("/v1/tokens/{mint}/report/summary");
         let url = format!("{}{path}", self.http.base_url());
         let answer = self.http.by(deadline, self.http.fetch(&url)).await?;
-        let received = Received::new(
+        let received = received(
             RUGCHECK,
             http_request("GET", self.http.base_url(), &path),
             &answer,
@@ -65,7 +61,7 @@ impl RugCheck {
 /// name and level, or a level other than `info`, `warn` and `danger` byte
 /// for byte, makes the risks unreadable (the check is unknown), never
 /// empty.
-pub fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
+pub(crate) fn parse_report(body: &[u8]) -> Result<RiskReport, ProviderError> {
     let summary: RiskSummary = super::wire::read(body, "not a report summary")?;
     if summary.error.get().is_some() {
         return Err(ProviderError::Malformed(

@@ -4,14 +4,16 @@
 //! pairs is absent (not indexed). The most liquid pair gives the price.
 
 use super::wire::{Pair, PairToken, PairsAnswer};
-use super::{DEXSCREENER, Http, ProviderError, Received};
-use freedom_shared::record::MAX_AMOUNT;
-use freedom_shared::scan::MarketQuote;
-use freedom_shared::scan::provenance::http_request;
+use super::{Http, received};
+use crate::ports::providers::{DEXSCREENER, MarketData, MarketQuotes, ProviderError};
+use crate::record::MAX_AMOUNT;
+use crate::scan::MarketQuote;
+use crate::scan::provenance::http_request;
+use async_trait::async_trait;
 use futures_util::future::join_all;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
-use tokio::time::Instant;
+use std::time::Instant;
 
 /// Mints per request (the endpoint's limit).
 pub const BATCH: usize = 30;
@@ -19,21 +21,6 @@ pub const BATCH: usize = 30;
 /// has them listed by DexScreener in no useful order; the holders' check
 /// leaves these out of its count).
 pub const MAX_POOLS: usize = 30;
-
-/// What one collection got: quotes for every mint of the batches that
-/// answered (`None` = not indexed), the answers they came from, and the
-/// batches that failed.
-#[derive(Debug, Default)]
-pub struct MarketData {
-    /// Per answered mint: its best pool, or `None` when not indexed.
-    pub quotes: BTreeMap<String, Option<MarketQuote>>,
-    /// The answers, one per batch that answered.
-    pub answers: Vec<Received>,
-    /// Per answered mint: the index in `answers` of its batch's answer.
-    pub sources: BTreeMap<String, usize>,
-    /// One entry per failed batch.
-    pub failures: Vec<ProviderError>,
-}
 
 /// The DexScreener client.
 #[derive(Debug, Clone)]
@@ -46,22 +33,25 @@ impl DexScreener {
     pub fn new(http: Http) -> DexScreener {
         DexScreener { http }
     }
+}
 
+#[async_trait]
+impl MarketData for DexScreener {
     /// Quotes for `mints`, in batches of [`BATCH`], paced; the batches that
     /// answer by `deadline` are kept.
-    pub async fn quotes(&self, mints: &[String], deadline: Instant) -> MarketData {
+    async fn quotes(&self, mints: &[String], deadline: Instant) -> MarketQuotes {
         let batches = mints.chunks(BATCH).map(|batch| async move {
             let path = format!("/tokens/v1/solana/{}", batch.join(","));
             let url = format!("{}{path}", self.http.base_url());
             let answer = self.http.by(deadline, self.http.get(&url)).await?;
-            let received = Received::new(
+            let received = received(
                 DEXSCREENER,
                 http_request("GET", self.http.base_url(), &path),
                 &answer,
             );
             Ok((parse_pairs(&answer.body, batch)?, received))
         });
-        let mut data = MarketData::default();
+        let mut data = MarketQuotes::default();
         for answer in join_all(batches).await {
             match answer {
                 Ok((quotes, received)) => {
@@ -80,7 +70,7 @@ impl DexScreener {
 
 /// The best quote per requested mint from an answer's body (an array of
 /// pairs, or the older `{"pairs": null | [...]}` envelope).
-pub fn parse_pairs(
+pub(crate) fn parse_pairs(
     body: &[u8],
     requested: &[String],
 ) -> Result<BTreeMap<String, Option<MarketQuote>>, ProviderError> {

@@ -6,25 +6,24 @@
 //! a provenance entry with its body kept as evidence.
 
 use super::ScanRunner;
-use crate::providers::dexscreener::MarketData;
-use crate::providers::rugcheck::RiskAnswer;
-use crate::providers::solana::{Accounts, holdings};
-use crate::providers::{ProviderConfig, ProviderError, Received};
+use crate::config::scanner::ProviderConfig;
+use crate::errors::ErrorChain;
+use crate::ports::providers::{Accounts, MarketQuotes, ProviderError, Received, RiskAnswer};
+use crate::scan::CachedRisk;
+use crate::scan::accounts::holdings;
+use crate::scan::holders::{CachedHolders, HOLDERS_READING, Holding, MAX_HOLDER_FETCHES};
+use crate::scan::provenance::{Provenance, ProvenanceEntry, sha256_hex};
+use crate::scan::report::ScannerState;
 use bytes::Bytes;
 use chrono::{DateTime, TimeDelta, Utc};
-use freedom_shared::errors::ErrorChain;
-use freedom_shared::scan::CachedRisk;
-use freedom_shared::scan::holders::{CachedHolders, HOLDERS_READING, Holding, MAX_HOLDER_FETCHES};
-use freedom_shared::scan::provenance::{Provenance, ProvenanceEntry, sha256_hex};
-use freedom_shared::scan::report::ScannerState;
 use futures_util::future::join_all;
 use std::collections::BTreeMap;
-use tokio::time::Instant;
+use std::time::Instant;
 
 /// What the providers answered in one run, and the provenance it builds.
 pub(super) struct Collected {
     /// DexScreener's quotes.
-    pub market: MarketData,
+    pub market: MarketQuotes,
     /// The mint and wallet accounts.
     pub accounts: Accounts,
     /// Why the run is degraded, so far.
@@ -102,15 +101,16 @@ impl ScanRunner {
         let risks = join_all(stale_risks.iter().map(|mint| async move {
             (
                 mint.clone(),
-                self.rugcheck.report(mint, rugcheck_deadline).await,
+                self.providers.risk.report(mint, rugcheck_deadline).await,
             )
         }));
         let solana_deadline = deadline(&self.config.solana);
         let (market, risks, accounts, holders) = tokio::join!(
-            self.dexscreener
+            self.providers
+                .market
                 .quotes(&mints, deadline(&self.config.dexscreener)),
             risks,
-            self.solana.accounts(&keys, solana_deadline),
+            self.providers.chain.accounts(&keys, solana_deadline),
             self.holders(&stale_holders, solana_deadline),
         );
         let mut collected = Collected {
@@ -195,7 +195,12 @@ impl ScanRunner {
         if mints.is_empty() {
             return Vec::new();
         }
-        let largest = join_all(mints.iter().map(|mint| self.solana.largest(mint, deadline))).await;
+        let largest = join_all(
+            mints
+                .iter()
+                .map(|mint| self.providers.chain.largest(mint, deadline)),
+        )
+        .await;
         let addresses: Vec<String> = largest
             .iter()
             .flatten()
@@ -206,7 +211,7 @@ impl ScanRunner {
                     .map(|(address, _)| address.clone())
             })
             .collect();
-        let mut owners = self.solana.accounts(&addresses, deadline).await;
+        let mut owners = self.providers.chain.accounts(&addresses, deadline).await;
         let owners_failure = owners.failures.pop();
         let mut owners_failure = owners_failure.map(|e| ErrorChain(&e).to_string());
         mints
@@ -233,7 +238,7 @@ impl ScanRunner {
                     }
                     used.sort_unstable();
                     used.dedup();
-                    let holdings = holdings(accounts, &owners);
+                    let holdings = holdings(accounts, &owners.accounts);
                     let mut received = vec![largest.received];
                     received.extend(used.iter().map(|&i| owners.answers[i].clone()));
                     Ok((Some(holdings), received))

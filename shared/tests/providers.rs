@@ -1,19 +1,22 @@
-//! Each provider client against the stand-in (real response shapes):
+//! Each provider's HTTP adapter against the stand-in (real response
+//! shapes), through its port:
 //! batching at 30 and 100, 429 then success, 500, timeouts, malformed JSON,
 //! either side of a pair, not-indexed and missing tokens, no credentials
 //! sent to RugCheck.
 
-use freedom_shared::adapters::outbound::OutboundError;
+use freedom_shared::adapters::providers::dexscreener::DexScreener;
+use freedom_shared::adapters::providers::rugcheck::RugCheck;
+use freedom_shared::adapters::providers::solana::SolanaRpc;
+use freedom_shared::adapters::providers::{Http, ProviderConfig};
+use freedom_shared::ports::providers::{
+    ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk,
+};
 use freedom_shared::scan::MintAccount;
+use freedom_shared::scan::accounts::{AccountSlot, mint_account, wallet_view};
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, fixture_tokens, synthetic_tokens,
 };
 use rust_decimal::Decimal;
-use scanner::providers::dexscreener::DexScreener;
-use scanner::providers::rugcheck::{RiskAnswer, RugCheck};
-use scanner::providers::solana::{SolanaRpc, mint_account, wallet_view};
-use scanner::providers::wire::AccountSlot;
-use scanner::providers::{Http, ProviderConfig, ProviderError};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -30,8 +33,8 @@ fn config(base_url: String) -> ProviderConfig {
 }
 
 /// Far enough away for any of these calls.
-fn later() -> tokio::time::Instant {
-    tokio::time::Instant::now() + Duration::from_secs(30)
+fn later() -> std::time::Instant {
+    std::time::Instant::now() + Duration::from_secs(30)
 }
 
 fn mints(tokens: &[freedom_testkit::provider_standin::StandInToken]) -> Vec<String> {
@@ -89,13 +92,6 @@ async fn a_token_without_pairs_is_answered_as_not_indexed() {
         Some(Decimal::from_str("2.5").unwrap()),
         "priced from the quote side"
     );
-    // The older envelope with `pairs: null` reads the same way.
-    let parsed = scanner::providers::dexscreener::parse_pairs(
-        br#"{"schemaVersion": "1.0.0", "pairs": null}"#,
-        &["X".to_owned()],
-    )
-    .unwrap();
-    assert_eq!(parsed["X"], None);
 }
 
 #[tokio::test]
@@ -149,7 +145,7 @@ async fn a_hanging_provider_times_out() {
     assert!(
         matches!(
             data.failures[..],
-            [ProviderError::Outbound(OutboundError::Timeout(after))] if after == Duration::from_millis(200)
+            [ProviderError::Timeout(after)] if after == Duration::from_millis(200)
         ),
         "{:?}",
         data.failures
@@ -258,17 +254,6 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
 async fn an_rpc_error_envelope_is_a_failure() {
     let stand_in = ProviderStandIn::start(fixture_tokens()).await.unwrap();
     let client = SolanaRpc::new(Http::new(config(format!("{}/rpc", stand_in.url()))));
-    // 101 keys in one call through the parser path: the stand-in answers the
-    // real -32602 error, which the client reports (it never sends more than 100).
-    let body = serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32602, "message": "Too many inputs provided; max 100"}, "id": 1});
-    let parsed = scanner::providers::solana::parse_accounts(body.to_string().as_bytes(), 101);
-    assert!(
-        matches!(
-            &parsed,
-            Err(ProviderError::Rpc { code: -32602, message }) if message == "Too many inputs provided; max 100"
-        ),
-        "{parsed:?}"
-    );
     stand_in.fail_always(Provider::Solana, Some(Fault::Status(500)));
     let accounts = client
         .accounts(
@@ -281,110 +266,6 @@ async fn an_rpc_error_envelope_is_a_failure() {
         "{:?}",
         accounts.failures
     );
-}
-
-/// Only an explicit JSON `null` is a revoked authority: an absent field, or
-/// one of the wrong type, is unknown (the token is not eligible), where it
-/// used to read as revoked and the token was bought.
-#[test]
-fn authorities_are_revoked_only_by_an_explicit_null() {
-    use freedom_shared::scan::checks::{self, CheckStatus, Evidence};
-    use scanner::providers::solana::{mint_account, parse_accounts};
-    let mint = |info: serde_json::Value| {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"context": {"slot": 1}, "value": [{
-            "lamports": 1_461_600, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "executable": false,
-            "data": {"program": "spl-token", "space": 82, "parsed": {"type": "mint", "info": info}}
-        }]}});
-        let (slots, slot) = parse_accounts(body.to_string().as_bytes(), 1).unwrap();
-        assert_eq!(slot, Some(1));
-        mint_account(&slots[0])
-    };
-    let status = |info: serde_json::Value, check: &str| {
-        let account = mint(info);
-        let checks = checks::evaluate(&Evidence {
-            market: None,
-            risk: None,
-            mint: Some(&account),
-            holders: None,
-            epoch: None,
-            sources: &Default::default(),
-        });
-        checks.iter().find(|c| c.name == check).unwrap().status
-    };
-    let base = |authority: serde_json::Value| {
-        let mut info = serde_json::json!({"decimals": 6, "isInitialized": true, "supply": "1000", "freezeAuthority": null});
-        info["mintAuthority"] = authority;
-        info
-    };
-    assert_eq!(
-        status(base(serde_json::Value::Null), "mint_authority_revoked"),
-        CheckStatus::Pass
-    );
-    assert_eq!(
-        status(
-            base(serde_json::json!(
-                "FakeMintAuthBravoTestTestTestTestTestTestTes"
-            )),
-            "mint_authority_revoked"
-        ),
-        CheckStatus::Fail
-    );
-    for wrong in [
-        serde_json::json!(7),
-        serde_json::json!(["x"]),
-        serde_json::json!({}),
-        serde_json::json!(""),
-        serde_json::json!(true),
-    ] {
-        assert_eq!(
-            status(base(wrong.clone()), "mint_authority_revoked"),
-            CheckStatus::Unknown,
-            "{wrong}"
-        );
-    }
-    let absent = serde_json::json!({"decimals": 6, "isInitialized": true, "supply": "1000"});
-    assert_eq!(
-        status(absent.clone(), "mint_authority_revoked"),
-        CheckStatus::Unknown
-    );
-    assert_eq!(
-        status(absent, "freeze_authority_revoked"),
-        CheckStatus::Unknown
-    );
-}
-
-/// A huge RugCheck answer cannot make the scanner's state large: only the
-/// danger-level risks the checks use are kept, their names cleaned and cut,
-/// at most 16 KiB of them a token (30 such answers once made a 120 MB
-/// state).
-#[test]
-fn a_huge_risk_report_is_kept_small() {
-    use freedom_shared::scan::{MAX_RISK_BYTES, MAX_RISK_NAME_CHARS};
-    let risks: Vec<serde_json::Value> = (0..5000)
-        .map(|i| {
-            serde_json::json!({
-                "name": format!("risk {i} \u{202E}{}", "x".repeat(4000)),
-                "level": if i % 2 == 0 { "danger" } else { "warn" },
-                "score": i, "description": "y".repeat(4000)
-            })
-        })
-        .collect();
-    let body = serde_json::json!({"score": 1, "score_normalised": 1, "risks": risks});
-    let bytes = body.to_string();
-    assert!(bytes.len() > 40_000_000, "a large answer");
-    let report = scanner::providers::rugcheck::parse_report(bytes.as_bytes()).unwrap();
-    assert!(!report.risks.is_empty());
-    assert!(report.risks.iter().all(|r| r.level == "danger"));
-    assert!(
-        report
-            .risks
-            .iter()
-            .all(|r| r.name.chars().count() <= MAX_RISK_NAME_CHARS)
-    );
-    assert!(report.risks.iter().all(|r| !r.name.contains('\u{202E}')));
-    let kept: usize = report.risks.iter().map(|r| r.name.len()).sum();
-    assert!(kept <= MAX_RISK_BYTES, "{kept} bytes");
-    assert!(serde_json::to_string(&report).unwrap().len() < 2 * MAX_RISK_BYTES);
 }
 
 /// A provider's redirect is a failed answer: it is never followed (the RPC

@@ -5,18 +5,18 @@
 //! naming the run's report, go to the ledger.
 
 use super::ScanRunner;
-use chrono::{DateTime, Utc};
-use freedom_shared::clock::rfc3339;
-use freedom_shared::errors::ErrorChain;
-use freedom_shared::ports::ledger_store::Refusal;
-use freedom_shared::record::{Mode, RecordKind, StrategyId};
-use freedom_shared::scan::experiments::{
+use crate::clock::rfc3339;
+use crate::errors::ErrorChain;
+use crate::ports::ledger_store::Refusal;
+use crate::record::{Mode, RecordKind, StrategyId};
+use crate::scan::experiments::{
     EXPERIMENTS, Experiment, RETIRED, Side, TokenMarket, Trade, registration_record, rule_hash,
 };
-use freedom_shared::scan::grid_slot;
-use freedom_shared::scan::report::{Registration, ScannerState};
-use freedom_shared::scan::view::{ExperimentStatus, ExperimentView};
-use freedom_shared::service::ledger::{AppendError, AppendStatus};
+use crate::scan::grid_slot;
+use crate::scan::report::{Registration, ScannerState};
+use crate::scan::view::{ExperimentStatus, ExperimentView};
+use crate::service::ledger::{AppendError, AppendStatus};
+use chrono::{DateTime, Utc};
 
 /// The event of a rule in code that differs from its registration.
 pub const RULE_MISMATCH: &str = "experiment_rule_mismatch";

@@ -7,7 +7,8 @@
 //! instead of refusing the whole answer. Only what the scanner cannot read
 //! around (the envelope itself) makes an answer malformed.
 
-use super::ProviderError;
+use crate::ports::providers::ProviderError;
+use crate::scan::accounts::{AccountSlot, Loose};
 use rust_decimal::Decimal;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -17,8 +18,11 @@ use std::str::FromStr;
 /// Reads a provider's answer as `T`: a body that is not JSON, or whose
 /// objects name a key twice (which a reader would take the last of
 /// silently), is malformed (`what` says what was expected).
-pub fn read<T: DeserializeOwned>(body: &[u8], what: &'static str) -> Result<T, ProviderError> {
-    match freedom_shared::json::parse_exact(body) {
+pub(crate) fn read<T: DeserializeOwned>(
+    body: &[u8],
+    what: &'static str,
+) -> Result<T, ProviderError> {
+    match crate::json::parse_exact(body) {
         Ok(tree) if tree.repeats_a_key() => {
             return Err(ProviderError::Malformed("an object names a key twice"));
         }
@@ -28,35 +32,10 @@ pub fn read<T: DeserializeOwned>(body: &[u8], what: &'static str) -> Result<T, P
     serde_json::from_slice(body).map_err(|_| ProviderError::Malformed(what))
 }
 
-/// A value that reads as unknown (`None`) when it is absent, `null`, or not
-/// a `T`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Loose<T>(pub Option<T>);
-
-impl<T> Default for Loose<T> {
-    fn default() -> Loose<T> {
-        Loose(None)
-    }
-}
-
-impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Loose<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Loose<T>, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        Ok(Loose(serde_json::from_value(value).ok()))
-    }
-}
-
-impl<T> Loose<T> {
-    /// The value, when known.
-    pub fn get(&self) -> Option<&T> {
-        self.0.as_ref()
-    }
-}
-
 /// A decimal sent as a JSON string (`"0.00004687"`, DexScreener's prices) or
 /// number, in plain or scientific notation.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DecimalText(pub Decimal);
+pub(crate) struct DecimalText(pub Decimal);
 
 impl<'de> Deserialize<'de> for DecimalText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<DecimalText, D::Error> {
@@ -103,7 +82,7 @@ impl PairsAnswer {
 /// One pool.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct Pair {
+pub(crate) struct Pair {
     /// The pool's DexScreener page.
     pub url: Loose<String>,
     /// The pool's address.
@@ -124,7 +103,7 @@ pub struct Pair {
 
 /// One side of a pool.
 #[derive(Debug, Deserialize)]
-pub struct PairToken {
+pub(crate) struct PairToken {
     /// The token's mint address.
     pub address: String,
     /// Its ticker as the pool names it.
@@ -135,7 +114,7 @@ pub struct PairToken {
 /// A pool's liquidity.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Liquidity {
+pub(crate) struct Liquidity {
     /// In USD.
     pub usd: Loose<DecimalText>,
 }
@@ -143,7 +122,7 @@ pub struct Liquidity {
 /// A pool's price changes.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct PriceChange {
+pub(crate) struct PriceChange {
     /// Over 24 hours, in percent.
     pub h24: Loose<f64>,
 }
@@ -248,73 +227,4 @@ pub(crate) struct LargestAccount {
     pub address: String,
     /// Its balance in the token's smallest units, as text.
     pub amount: String,
-}
-
-/// What the RPC says of one key: no account (`null`), or an account (one
-/// whose fields cannot be read still exists).
-#[derive(Debug, Clone, PartialEq)]
-pub enum AccountSlot {
-    /// There is no account at the key.
-    Missing,
-    /// The account.
-    Present(Account),
-}
-
-impl<'de> Deserialize<'de> for AccountSlot {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<AccountSlot, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Null => AccountSlot::Missing,
-            value => AccountSlot::Present(serde_json::from_value(value).unwrap_or_default()),
-        })
-    }
-}
-
-/// An account.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct Account {
-    /// Its balance in lamports (`rentEpoch` is often u64::MAX; it is not read).
-    pub lamports: Loose<u64>,
-    /// The program that owns it.
-    pub owner: Loose<String>,
-    /// Its data: parsed (`jsonParsed` had a parser) or raw (`["…", "base64"]`).
-    pub data: Loose<ParsedData>,
-}
-
-/// Account data a parser understood.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ParsedData {
-    /// `{type, info}`.
-    pub parsed: Parsed,
-}
-
-/// The parsed account: its kind and its fields.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Parsed {
-    /// `mint` or `account` (a token account), among others.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The kind's fields.
-    #[serde(default)]
-    pub info: Value,
-}
-
-/// A parsed token account's mint, owner and balance.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub(crate) struct TokenAccountInfo {
-    /// The token it holds.
-    pub mint: Loose<String>,
-    /// Who owns the token account.
-    pub owner: Loose<String>,
-    /// How much of it.
-    pub token_amount: Loose<TokenAmount>,
-}
-
-/// A token balance as the RPC writes it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub(crate) struct TokenAmount {
-    /// The amount in whole tokens, as text.
-    pub ui_amount_string: Loose<String>,
 }

@@ -3,7 +3,10 @@
 //! Secrets are wrapped so they never print: [`WriteToken`] and the KV token
 //! show as `[redacted]` in `Debug`, and errors name variables, never values.
 //! Every reader takes a lookup function so tests do not touch the process
-//! environment.
+//! environment. [`scanner`]: the scanner's universe, wallets, providers
+//! and time budget.
+
+pub mod scanner;
 
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
