@@ -127,6 +127,10 @@ fn with_cache_control(response: impl IntoResponse, value: &'static str) -> Respo
     response
 }
 
+/// The parameter of `GET /log/checkpoint` that asks for the log-signed
+/// head rather than the witnessed checkpoint.
+const HEAD: &str = "head";
+
 /// `GET /log/checkpoint[?head=1]`: with a witness policy, the newest
 /// checkpoint that meets its quorum, with its cosignatures (503
 /// `not_witnessed` before any has); without one, or with `head=1`, the
@@ -135,11 +139,13 @@ pub(crate) async fn checkpoint(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let params = QueryParams::parse(query.as_deref(), &["head"])?;
-    let head = match params.get("head") {
+    let params = QueryParams::parse(query.as_deref(), &[HEAD])?;
+    let head = match params.get(HEAD) {
         None => false,
         Some("1") => true,
-        Some(_) => return Err(ApiError::invalid_query("head", "head must be 1")),
+        Some(_) => {
+            return Err(ApiError::invalid_query(HEAD, format!("{HEAD} must be 1")));
+        }
     };
     let note = if state.log.serves_witnessed() && !head {
         // The signer is checked first: an unsigned log says so.
