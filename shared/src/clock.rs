@@ -22,12 +22,12 @@ pub fn fixed_clock(at: DateTime<Utc>) -> Clock {
 /// `instant` as RFC 3339 in UTC (`2026-05-04T16:00:00Z`, with a fraction of
 /// a second only when it has one): how the service writes every instant it
 /// produces itself.
-pub fn rfc3339(instant: DateTime<Utc>) -> String {
+pub(crate) fn rfc3339(instant: DateTime<Utc>) -> String {
     instant.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
 /// `instant` without its fraction of a second: the scanner and the messages
 /// that name the service's clock count in whole seconds.
-pub fn whole_seconds(instant: DateTime<Utc>) -> DateTime<Utc> {
+pub(crate) fn whole_seconds(instant: DateTime<Utc>) -> DateTime<Utc> {
     chrono::SubsecRound::trunc_subsecs(instant, 0)
 }

@@ -8,7 +8,7 @@ use std::fmt;
 /// Displays an error followed by each of its causes, `": "`-separated:
 /// `the store is unavailable: KV REST store: the connection failed: …`.
 /// For the log only: clients see a stable code and a plain message.
-pub struct ErrorChain<'a>(pub &'a (dyn Error + 'static));
+pub(crate) struct ErrorChain<'a>(pub &'a (dyn Error + 'static));
 
 impl fmt::Display for ErrorChain<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -35,7 +35,7 @@
 //! The **adapters**, each behind a cargo feature, so a binary links only
 //! what it uses:
 //!
-//! - [`adapters::outbound`] (`outbound`): the one outbound HTTP client.
+//! - `adapters::outbound` (`outbound`): the one outbound HTTP client.
 //! - [`adapters::kv_rest`] (`kv`): the KV REST store (Upstash protocol):
 //!   client, ledger store, scan store.
 //! - [`adapters::embedded`] (`embedded`): the embedded store (SQLite):
@@ -45,6 +45,8 @@
 //! - [`web`] (`web`): the functions' HTTP side on axum: the API error and
 //!   its one mapping to HTTP, query parameters, the bearer check, ETags; and
 //!   [`web::listener`] (`listener`), the hardened local HTTP listener.
+
+#![warn(unreachable_pub)]
 
 pub mod adapters;
 pub use freedom_tlog::{canonical, json, merkle};

@@ -2,16 +2,16 @@
 //! functions publish what they did (docs/design.md, "Events to outside
 //! consumers"). Entries go in batches of at most 10 (the `PutEvents` limit);
 //! a failure is logged and never fails the write or the run, and a slow bus
-//! is given up after [`PUBLISH_TIMEOUT`].
+//! is given up after `PUBLISH_TIMEOUT`.
 //!
 //! The SDK's configuration comes from `aws_config`'s default chain (region,
 //! credentials, and endpoint: `AWS_ENDPOINT_URL_EVENTBRIDGE` points it at
 //! another endpoint, as the tests do with moto's server). Its HTTP calls
 //! (`PutEvents`, and the credential providers' own) go through
-//! [`super::outbound`], the process's one HTTP client: one connection pool,
+//! `super::outbound`, the process's one HTTP client: one connection pool,
 //! one TLS stack (rustls on *ring*, the system's root certificates). The
 //! SDK's own HTTPS client would bring a second TLS configuration and an
-//! HTTP/2 stack that `PutEvents` does not need; [`OutboundConnector`] is the
+//! HTTP/2 stack that `PutEvents` does not need; `OutboundConnector` is the
 //! small bridge from the SDK's connector trait to that one client.
 
 use super::outbound::{self, OutboundError};
@@ -30,9 +30,9 @@ use std::time::Duration;
 /// The `source` of every event.
 pub(crate) const SOURCE: &str = "freedom-fund";
 /// Entries per `PutEvents` call (the service's limit).
-pub const BATCH: usize = 10;
+pub(crate) const BATCH: usize = 10;
 /// How long a publish may take before it is abandoned.
-pub const PUBLISH_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const PUBLISH_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one SDK request may take when the SDK sets no read timeout.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest answer the SDK's calls read (`PutEvents` answers are small).
@@ -57,7 +57,7 @@ impl EventBridgeSink {
     }
 
     /// The same sink giving each `PutEvents` call `timeout` instead of
-    /// [`PUBLISH_TIMEOUT`] (a stand-in that delivers slowly, in tests).
+    /// `PUBLISH_TIMEOUT` (a stand-in that delivers slowly, in tests).
     pub fn with_publish_timeout(mut self, timeout: Duration) -> EventBridgeSink {
         self.timeout = timeout;
         self
@@ -75,7 +75,7 @@ impl EventBridgeSink {
 }
 
 /// Loads the SDK configuration `loader` describes, with every HTTP call on
-/// the process's one outbound client ([`OutboundConnector`]).
+/// the process's one outbound client (`OutboundConnector`).
 pub async fn sdk_config(loader: aws_config::ConfigLoader) -> aws_config::SdkConfig {
     loader.http_client(outbound_http_client()).load().await
 }
@@ -93,7 +93,7 @@ fn outbound_http_client() -> SharedHttpClient {
 /// request (its body is in memory: `PutEvents` and the credential providers
 /// never stream) and hands back status, header fields and body.
 #[derive(Debug, Clone, Copy)]
-pub struct OutboundConnector {
+pub(crate) struct OutboundConnector {
     timeout: Duration,
 }
 

@@ -1,7 +1,7 @@
 //! The adapters: the ports' implementations at the edge, each behind a cargo
 //! feature so a binary links only the ones it uses.
 //!
-//! - [`outbound`] (`outbound`): the one outbound HTTP client every outside
+//! - `outbound` (`outbound`): the one outbound HTTP client every outside
 //!   call goes through (the KV REST store, the scanner's providers), and
 //!   [`witness_http`], the log's witnesses over it; [`providers`]
 //!   (`providers`): the scanner's DexScreener, RugCheck and Solana RPC
@@ -24,7 +24,7 @@ pub mod events;
 #[cfg(feature = "kv")]
 pub mod kv_rest;
 #[cfg(feature = "outbound")]
-pub mod outbound;
+pub(crate) mod outbound;
 #[cfg(feature = "providers")]
 pub mod providers;
 pub mod stores;

@@ -49,7 +49,7 @@ pub enum OutboundError {
 
 impl OutboundError {
     /// Whether trying again may help: timeouts and broken connections.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         matches!(
             self,
             OutboundError::Timeout(_) | OutboundError::Transport(_)
@@ -59,7 +59,7 @@ impl OutboundError {
 
 /// What an answer's status means to a caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// 2xx.
     Success,
     /// 429 or 5xx: the other side is busy or failing; a retry may help.
@@ -70,7 +70,7 @@ pub enum Class {
 
 /// An answer read whole.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// The HTTP status.
     pub status: StatusCode,
     /// The answer's header fields.
@@ -83,7 +83,7 @@ pub struct Answer {
 
 impl Answer {
     /// What the status means.
-    pub fn class(&self) -> Class {
+    pub(crate) fn class(&self) -> Class {
         if self.status.is_success() {
             Class::Success
         } else if self.status == StatusCode::TOO_MANY_REQUESTS || self.status.is_server_error() {
@@ -94,7 +94,7 @@ impl Answer {
     }
 
     /// The body read as JSON of type `T`.
-    pub fn json<T: DeserializeOwned>(&self) -> Result<T, OutboundError> {
+    pub(crate) fn json<T: DeserializeOwned>(&self) -> Result<T, OutboundError> {
         serde_json::from_slice(&self.body).map_err(OutboundError::Malformed)
     }
 }
@@ -102,7 +102,7 @@ impl Answer {
 /// The process's HTTP client, built on first use (building one loads the
 /// root certificates, so it is done once). Timeouts are per request, and
 /// redirects are not followed.
-pub fn client() -> Result<reqwest::Client, OutboundError> {
+pub(crate) fn client() -> Result<reqwest::Client, OutboundError> {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     if let Some(client) = CLIENT.get() {
         return Ok(client.clone());
@@ -122,7 +122,7 @@ pub fn client() -> Result<reqwest::Client, OutboundError> {
 /// Sends `request`, giving up after `timeout`, and reads the answer whole;
 /// a body larger than `limit` bytes is [`OutboundError::TooLarge`] (read no
 /// further than the limit).
-pub async fn send(
+pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     timeout: Duration,
     limit: usize,

@@ -47,7 +47,7 @@ impl Stores {
 
     /// The KV REST store described by `config`.
     #[cfg(feature = "kv")]
-    pub fn kv_rest(config: &KvConfig) -> Result<Stores, StoreError> {
+    pub(crate) fn kv_rest(config: &KvConfig) -> Result<Stores, StoreError> {
         use super::kv_rest::{
             KvClient, KvLedgerStore, KvScanStore, KvSignerMemory, KvWitnessMemory,
         };
@@ -66,7 +66,7 @@ impl Stores {
 
     /// The KV REST store described by `config`: not built into this binary.
     #[cfg(not(feature = "kv"))]
-    pub fn kv_rest(_config: &KvConfig) -> Result<Stores, StoreError> {
+    pub(crate) fn kv_rest(_config: &KvConfig) -> Result<Stores, StoreError> {
         Err(StoreError::unavailable_now(
             "this binary has no KV REST store adapter (feature kv)",
         ))
@@ -74,7 +74,7 @@ impl Stores {
 
     /// The embedded store in `data_dir`.
     #[cfg(feature = "embedded")]
-    pub fn embedded(data_dir: &Path) -> Result<Stores, StoreError> {
+    pub(crate) fn embedded(data_dir: &Path) -> Result<Stores, StoreError> {
         use super::embedded::{
             SqliteLedgerStore, SqliteScanStore, SqliteSignerMemory, SqliteWitnessMemory,
         };
@@ -89,7 +89,7 @@ impl Stores {
 
     /// The embedded store: not built into this binary.
     #[cfg(not(feature = "embedded"))]
-    pub fn embedded(_data_dir: &Path) -> Result<Stores, StoreError> {
+    pub(crate) fn embedded(_data_dir: &Path) -> Result<Stores, StoreError> {
         Err(StoreError::unavailable_now(
             "this binary has no embedded store (feature embedded): configure the KV REST store",
         ))

@@ -1,5 +1,5 @@
 //! The HTTP adapter of [`WitnessClient`], on the process's one outbound
-//! client ([`super::outbound`]): `add-checkpoint` and the monitoring read;
+//! client (`super::outbound`): `add-checkpoint` and the monitoring read;
 //! a body of at most 16 KiB is read.
 
 use super::outbound;

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 /// A group of intervals (a day, month or year) and its chained growth
 /// Π(1 + r_i) so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Group<K> {
+pub(crate) struct Group<K> {
     /// The day, month or year.
     pub key: K,
     /// Π(1 + r_i) over the group's intervals.
@@ -137,7 +137,7 @@ struct HighWater {
 /// A valuation's place on the growth index: the index and its drawdown
 /// from the running peak (raw: the caller decides what is shown as finite).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Step {
+pub(crate) struct Step {
     /// The growth index (1 at the baseline).
     pub index: f64,
     /// index / running peak − 1.
@@ -149,7 +149,7 @@ pub struct Step {
 /// month's end, it lets a series export start a page in any month without
 /// folding the series from its first snapshot ([`Fold::resuming`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct IndexPoint {
+pub(crate) struct IndexPoint {
     last: Valuation,
     defined: bool,
     #[serde(with = "bits")]
@@ -160,7 +160,7 @@ pub struct IndexPoint {
 
 /// The state of one pass over a series (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fold {
+pub(crate) struct Fold {
     baseline: Option<Valuation>,
     last: Option<Valuation>,
     intervals: usize,
@@ -243,7 +243,7 @@ impl Fold {
     /// place on the growth index, or `None` once the series' returns are
     /// undefined (an interval from zero equity that gained something, or a
     /// flow that does not fit a decimal).
-    pub fn push(&mut self, valuation: Valuation) -> Option<Step> {
+    pub(crate) fn push(&mut self, valuation: Valuation) -> Option<Step> {
         let Some(previous) = self.last.replace(valuation) else {
             self.baseline = Some(valuation);
             self.peak = self.peak.max(self.level);
@@ -308,17 +308,17 @@ impl Fold {
     }
 
     /// Whether every interval return so far is defined.
-    pub fn returns_defined(&self) -> bool {
+    pub(crate) fn returns_defined(&self) -> bool {
         self.defined
     }
 
     /// How many intervals (valuations after the baseline) it has taken.
-    pub fn intervals(&self) -> usize {
+    pub(crate) fn intervals(&self) -> usize {
         self.intervals
     }
 
     /// Where the growth index stands now; `None` before any valuation.
-    pub fn index_point(&self) -> Option<IndexPoint> {
+    pub(crate) fn index_point(&self) -> Option<IndexPoint> {
         Some(IndexPoint {
             last: self.last?,
             defined: self.defined,
@@ -331,7 +331,7 @@ impl Fold {
     /// the same step (index and drawdown) as the one pass over the whole
     /// series, bit for bit. Its other metrics cover only what it takes
     /// after `point`.
-    pub fn resuming(point: &IndexPoint) -> Fold {
+    pub(crate) fn resuming(point: &IndexPoint) -> Fold {
         Fold {
             baseline: Some(point.last),
             last: Some(point.last),
@@ -343,14 +343,14 @@ impl Fold {
     }
 
     /// The latest valuation taken.
-    pub fn last(&self) -> Option<&Valuation> {
+    pub(crate) fn last(&self) -> Option<&Valuation> {
         self.last.as_ref()
     }
 
     /// Every metric of the valuations taken so far, as [`super::metrics`]
     /// gives them, without the per-valuation `index` and `underwater`
     /// (a fold keeps none; they are empty here).
-    pub fn metrics(&self) -> Metrics {
+    pub(crate) fn metrics(&self) -> Metrics {
         let intervals = self.intervals;
         let (pnl, net_flows) = match (&self.baseline, &self.last) {
             (Some(first), Some(last)) if intervals > 0 => {

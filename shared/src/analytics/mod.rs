@@ -14,7 +14,7 @@
 //! - whatever cannot be computed (too few points, zero deviation, zero
 //!   capital) is `None`, never 0 or NaN.
 //!
-//! [`metrics`] computes them all in one pass ([`Fold`], whose state can be
+//! [`metrics`] computes them all in one pass (`Fold`, whose state can be
 //! stored and resumed: the dashboard's since-inception roll-up). The tests
 //! keep each formula on its own over a whole series (`reference.rs`) and
 //! hold the fold to them.
@@ -30,19 +30,19 @@ pub(crate) mod bits {
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes the bits.
-    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_u64(value.to_bits())
     }
 
     /// Reads the bits.
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
         u64::deserialize(deserializer).map(f64::from_bits)
     }
 }
 
 mod fold;
 
-pub use fold::{Fold, Group, IndexPoint, Step};
+pub(crate) use fold::{Fold, IndexPoint, Step};
 
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use rust_decimal::Decimal;
@@ -126,14 +126,14 @@ pub(crate) type Month = (i32, u32);
 
 /// The Calmar ratio: annualised return / |max drawdown|; `None` unless both
 /// are defined and the drawdown is below 0.
-pub fn calmar(annualized_return: Option<f64>, max_drawdown: Option<f64>) -> Option<f64> {
+pub(crate) fn calmar(annualized_return: Option<f64>, max_drawdown: Option<f64>) -> Option<f64> {
     let drawdown = max_drawdown.filter(|d| *d < 0.0)?;
     finite(annualized_return? / drawdown.abs())
 }
 
 /// Annualised return, only for a span of at least 252 trading days:
 /// (1 + TWR)^(252 / span) − 1.
-pub fn annualized_return(twr: Option<f64>, span_trading_days: u32) -> Option<f64> {
+pub(crate) fn annualized_return(twr: Option<f64>, span_trading_days: u32) -> Option<f64> {
     if span_trading_days < TRADING_DAYS_PER_YEAR as u32 {
         return None;
     }
@@ -216,7 +216,7 @@ impl Metrics {
     }
 }
 
-/// Computes every metric for `series` (baseline first): one [`Fold`] over
+/// Computes every metric for `series` (baseline first): one `Fold` over
 /// it, with the growth index and drawdown at each valuation.
 pub fn metrics(series: &[Valuation]) -> Metrics {
     let mut fold = Fold::default();

@@ -33,7 +33,7 @@ impl WriteToken {
 
     /// Whether `presented` is the token, compared in constant time (over
     /// SHA-256 digests, so not even the length leaks).
-    pub fn verify(&self, presented: &str) -> bool {
+    pub(crate) fn verify(&self, presented: &str) -> bool {
         let expected = Sha256::digest(self.0.as_bytes());
         let given = Sha256::digest(presented.as_bytes());
         expected.ct_eq(&given).into()
@@ -71,7 +71,7 @@ impl std::fmt::Debug for KvConfig {
 
 impl KvConfig {
     /// The bearer token, for the KV client's Authorization header only.
-    pub fn token(&self) -> &str {
+    pub(crate) fn token(&self) -> &str {
         &self.token
     }
 }
@@ -236,7 +236,7 @@ fn is_log_origin(origin: &str) -> bool {
 }
 
 /// Shortest write token accepted at start-up.
-pub const MIN_WRITE_TOKEN_CHARS: usize = 16;
+pub(crate) const MIN_WRITE_TOKEN_CHARS: usize = 16;
 
 /// The KV variable pairs, in order of preference.
 pub const KV_PAIRS: [(&str, &str); 3] = [
@@ -290,7 +290,7 @@ pub(crate) fn is_lambda(lookup: impl Fn(&str) -> Option<String>) -> bool {
 }
 
 /// Reads `FF_AGENT_WRITE_TOKEN`: unset or empty means writes are disabled;
-/// a token shorter than [`MIN_WRITE_TOKEN_CHARS`], or with white space or
+/// a token shorter than `MIN_WRITE_TOKEN_CHARS`, or with white space or
 /// control characters in it, stops start-up.
 pub fn write_token(
     lookup: impl Fn(&str) -> Option<String>,

@@ -5,12 +5,12 @@
 //!
 //! - [`ledger_store`]: the append-only Merkle ledger ([`LedgerStore`]).
 //! - [`providers`]: the scanner's market data, token risk and chain
-//!   accounts ([`MarketData`], [`TokenRisk`], [`ChainAccounts`]).
+//!   accounts ([`providers::MarketData`], [`providers::TokenRisk`], [`providers::ChainAccounts`]).
 //! - [`scan_store`]: the scanner's run lock and fenced state ([`ScanStore`]).
 //! - [`event_sink`]: events to outside consumers ([`EventSink`]), best effort.
 //! - [`signer_memory`]: the largest checkpoint the log's signer has signed,
 //!   kept apart from the ledger ([`SignerMemory`]).
-//! - [`witness_client`]: how the log reaches a witness ([`WitnessClient`]).
+//! - [`witness_client`]: how the log reaches a witness ([`witness_client::WitnessClient`]).
 //! - [`witness_memory`]: what the log keeps of its witnesses: the size each
 //!   last cosigned and the newest witnessed checkpoint ([`WitnessMemory`]).
 //! - `conformance` (feature `conformance`): the one suite every store adapter
@@ -31,8 +31,6 @@ pub use event_sink::{EventSink, Events, OutsideEvent};
 pub use ledger_store::{
     HeadReads, LedgerAppend, LedgerPages, LedgerStore, SeriesReads, StoreError, TileReads,
 };
-pub use providers::{ChainAccounts, MarketData, TokenRisk};
-pub use scan_store::ScanStore;
+pub(crate) use scan_store::ScanStore;
 pub use signer_memory::SignerMemory;
-pub use witness_client::WitnessClient;
-pub use witness_memory::WitnessMemory;
+pub(crate) use witness_memory::WitnessMemory;

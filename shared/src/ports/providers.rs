@@ -18,17 +18,17 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// DexScreener's name in provenance.
-pub const DEXSCREENER: &str = "dexscreener";
+pub(crate) const DEXSCREENER: &str = "dexscreener";
 /// RugCheck's name in provenance.
-pub const RUGCHECK: &str = "rugcheck";
+pub(crate) const RUGCHECK: &str = "rugcheck";
 /// The Solana RPC's name in provenance.
-pub const SOLANA_RPC: &str = "solana-rpc";
+pub(crate) const SOLANA_RPC: &str = "solana-rpc";
 
 /// One answer as provenance records it: what was asked (without
 /// secrets), the status, the exact bytes received and when.
 #[derive(Debug, Clone)]
 pub struct Received {
-    /// The provider ([`DEXSCREENER`], [`RUGCHECK`], [`SOLANA_RPC`]).
+    /// The provider (`DEXSCREENER`, `RUGCHECK`, `SOLANA_RPC`).
     pub provider: &'static str,
     /// What was asked, as provenance shows it.
     pub request: String,
@@ -84,7 +84,7 @@ pub enum ProviderError {
 impl ProviderError {
     /// Whether trying again may help: timeouts, broken connections, 429
     /// and 5xx.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             ProviderError::Timeout(_) => true,
             ProviderError::Unreachable { transient, .. } => *transient,
@@ -130,13 +130,6 @@ pub struct Accounts {
     pub sources: BTreeMap<String, usize>,
     /// One entry per failed batch.
     pub failures: Vec<ProviderError>,
-}
-
-impl Accounts {
-    /// The highest slot any answer was read at.
-    pub fn slot(&self) -> Option<u64> {
-        self.answers.iter().filter_map(|a| a.slot).max()
-    }
 }
 
 /// A token's largest accounts, as the chain gave them.

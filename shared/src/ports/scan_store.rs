@@ -31,7 +31,7 @@ impl std::fmt::Debug for LockToken {
 
 impl LockToken {
     /// A fresh random token from the operating system's generator.
-    pub fn random() -> Result<LockToken, StoreError> {
+    pub(crate) fn random() -> Result<LockToken, StoreError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes)
             .map_err(|e| StoreError::unavailable("no randomness for a lock token", e))?;
@@ -39,7 +39,7 @@ impl LockToken {
     }
 
     /// The token's text, as stored.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -90,7 +90,7 @@ pub trait ScanStore: Send + Sync + 'static {
 
 /// One item of evidence: the SHA-256 (lowercase hex) of the bytes it names,
 /// and its bytes as stored (those bytes, or their gzip).
-pub type Evidence = (String, bytes::Bytes);
+pub(crate) type Evidence = (String, bytes::Bytes);
 
 /// The bytes evidence `stored` under `sha256` names (kept as they are, or
 /// gzip-compressed: [`crate::scan::provenance::pack_evidence`]), checked

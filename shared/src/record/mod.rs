@@ -11,7 +11,7 @@
 //! no numbers written as strings, and the sensitive-content guard. It reports every broken rule at once, each with the field's path
 //! and the rule's name, and never the offending value.
 //!
-//! A record's canonical form ([`Record::canonical_json`]) is its RFC 8785
+//! A record's canonical form (`Record::canonical_json`) is its RFC 8785
 //! text, which is what the ledger stores and hashes.
 //!
 //! - this module: the record's types and their constructors;
@@ -19,7 +19,7 @@
 //! - `number`: exact decimals that keep their value through RFC 8785;
 //! - `serialize`: the record back as JSON, and its canonical text;
 //! - [`guard`]: the sensitive-content guard;
-//! - [`text`]: what text fields may hold (predicates the schemas' patterns
+//! - `text`: what text fields may hold (predicates the schemas' patterns
 //!   are generated from);
 //! - [`schema`]: the records' JSON Schemas.
 
@@ -28,7 +28,7 @@ mod number;
 mod parse;
 pub mod schema;
 mod serialize;
-pub mod text;
+pub(crate) mod text;
 
 pub use number::{MAX_AMOUNT, decimal_json};
 
@@ -205,7 +205,7 @@ pub enum Action {
 
 impl Action {
     /// All actions, in the contract's order.
-    pub const ALL: [Action; 5] = [
+    pub(crate) const ALL: [Action; 5] = [
         Action::Hold,
         Action::Research,
         Action::Propose,
@@ -274,7 +274,7 @@ impl AsOf {
     /// written in those years, which the parser checks; read-back accepts
     /// either, so records stored when the rule looked at the instant's year
     /// still read.)
-    pub fn parse(text: &str) -> Option<AsOf> {
+    pub(crate) fn parse(text: &str) -> Option<AsOf> {
         if !RFC3339.is_match(text) {
             return None;
         }
@@ -289,14 +289,14 @@ impl AsOf {
     }
 
     /// Whether its year as written is one of [`YEARS`].
-    pub fn is_written_within_years(&self) -> bool {
+    pub(crate) fn is_written_within_years(&self) -> bool {
         DateTime::parse_from_rfc3339(&self.text)
             .is_ok_and(|parsed| YEARS.contains(&chrono::Datelike::year(&parsed)))
     }
 
     /// Whether it is written with a second of 60 (a leap second, which
     /// names no instant of its own: new records may not use it).
-    pub fn is_leap_second(&self) -> bool {
+    pub(crate) fn is_leap_second(&self) -> bool {
         self.text.get(17..19) == Some("60")
     }
 
@@ -306,12 +306,12 @@ impl AsOf {
     }
 
     /// The instant it names.
-    pub fn instant(&self) -> DateTime<Utc> {
+    pub(crate) fn instant(&self) -> DateTime<Utc> {
         self.instant
     }
 
     /// Nanoseconds since the Unix epoch (fits i64 for the accepted years).
-    pub fn nanos(&self) -> i64 {
+    pub(crate) fn nanos(&self) -> i64 {
         self.instant
             .timestamp_nanos_opt()
             .expect("accepted years fit in i64 nanoseconds")
@@ -342,7 +342,7 @@ pub struct Position {
 
 impl Position {
     /// quantity × mark, or `None` if it overflows.
-    pub fn market_value(&self) -> Option<Decimal> {
+    pub(crate) fn market_value(&self) -> Option<Decimal> {
         self.quantity.checked_mul(self.mark)
     }
 }

@@ -1,5 +1,5 @@
 //! JSON Schema (2020-12) of the two record kinds, generated from the
-//! constants and predicates the parser applies ([`super::text`], the
+//! constants and predicates the parser applies (`super::text`, the
 //! identifier and URL patterns, the limits), for the contract view and the
 //! OpenAPI document. The schemas state a new record's rules exactly, except
 //! the ones JSON Schema cannot express ([`INEXPRESSIBLE`]); a test in

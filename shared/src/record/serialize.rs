@@ -10,7 +10,7 @@ impl Record {
     /// The record as a JSON value with the contract's field names. Numbers
     /// are the doubles RFC 8785 prints; [`Record::parse`] has checked that
     /// each keeps its exact decimal value.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let h = self.header();
         let mut out = Map::new();
         out.insert("id".into(), json!(h.id));
@@ -68,7 +68,7 @@ impl Record {
     }
 
     /// The record's RFC 8785 canonical text: the ledger's leaf bytes.
-    pub fn canonical_json(&self) -> String {
+    pub(crate) fn canonical_json(&self) -> String {
         canonical_json(&self.to_json())
     }
 }

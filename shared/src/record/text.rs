@@ -67,13 +67,13 @@ fn is_noncharacter(c: char) -> bool {
 /// of them (`HIDDEN`: default-ignorable, format, bidirectional and
 /// separator characters) or a noncharacter. The guard reads text without
 /// these, so a secret split by them is still seen.
-pub fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     is_noncharacter(c) || listed(c).is_some()
 }
 
 /// Whether `c` does not show as itself: a control or an invisible
 /// character. Provider text is stripped of these.
-pub fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     c.is_control() || is_invisible(c)
 }
 

@@ -1,7 +1,7 @@
 //! Solana accounts as the JSON-RPC's `jsonParsed` encoding gives them
 //! (docs/providers.md), and what the scanner reads from them: a mint's
 //! account ([`mint_account`]), an observed wallet ([`wallet_view`]) and the
-//! owners of a token's largest accounts ([`holdings`]).
+//! owners of a token's largest accounts (`holdings`).
 //!
 //! Providers vary in what they send (fields missing, `null`, numbers as
 //! strings), so a field the scanner can do without is [`Loose`]: absent,
@@ -34,7 +34,7 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Loose<T> {
 
 impl<T> Loose<T> {
     /// The value, when known.
-    pub fn get(&self) -> Option<&T> {
+    pub(crate) fn get(&self) -> Option<&T> {
         self.0.as_ref()
     }
 }
@@ -109,11 +109,14 @@ struct TokenAmount {
 }
 
 /// A token account's address and balance (in the token's smallest units).
-pub type Balance = (String, u128);
+pub(crate) type Balance = (String, u128);
 
 /// The largest accounts with their owners (from `owners`, the token
 /// accounts' parsed forms, by address): an owner not read is unknown.
-pub fn holdings(largest: &[Balance], owners: &BTreeMap<String, AccountSlot>) -> Vec<Holding> {
+pub(crate) fn holdings(
+    largest: &[Balance],
+    owners: &BTreeMap<String, AccountSlot>,
+) -> Vec<Holding> {
     largest
         .iter()
         .map(|(address, amount)| Holding {

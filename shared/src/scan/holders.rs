@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const BURN_ADDRESS: &str = "1nc1nerator11111111111111111111111111111111";
 /// How many of a token's largest accounts are kept (what
 /// `getTokenLargestAccounts` answers); a longer answer is cut to its largest.
-pub const MAX_LARGEST_ACCOUNTS: usize = 20;
+pub(crate) const MAX_LARGEST_ACCOUNTS: usize = 20;
 /// Holders the concentration counts.
 pub const TOP_HOLDERS: usize = 10;
 /// The largest share of supply the top holders may have for the
@@ -22,7 +22,7 @@ pub const TOP_HOLDERS: usize = 10;
 pub const MAX_TOP_HOLDERS_SHARE: Decimal = Decimal::from_parts(5, 0, 0, false, 1);
 /// The way the largest accounts are read now: holders cached by an older,
 /// looser reading (without this number) are fetched again.
-pub const HOLDERS_READING: u8 = 2;
+pub(crate) const HOLDERS_READING: u8 = 2;
 
 /// How many tokens' holders one run reads at most (each one
 /// `getTokenLargestAccounts` call).
@@ -31,7 +31,7 @@ pub const MAX_HOLDER_FETCHES: usize = 20;
 /// One of a token's largest accounts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Holding {
+pub(crate) struct Holding {
     /// The token account.
     pub address: String,
     /// Who owns the token account, when the RPC said.
@@ -44,7 +44,7 @@ pub struct Holding {
 /// report) for [`super::RISK_CACHE_TTL`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CachedHolders {
+pub(crate) struct CachedHolders {
     /// When the RPC answered.
     pub fetched_at: DateTime<Utc>,
     /// The largest accounts, largest first; `None` when the RPC answered
@@ -61,7 +61,7 @@ pub struct CachedHolders {
 impl CachedHolders {
     /// Whether the cached answer is still fresh at `now`: younger than
     /// [`super::RISK_CACHE_TTL`] and read the way holders are read now.
-    pub fn is_fresh(&self, now: DateTime<Utc>) -> bool {
+    pub(crate) fn is_fresh(&self, now: DateTime<Utc>) -> bool {
         now - self.fetched_at < super::RISK_CACHE_TTL && self.reading == HOLDERS_READING
     }
 }
@@ -71,7 +71,7 @@ impl CachedHolders {
 /// an owner is not known (it could be a pool or a holder), the list is
 /// empty, or there is no supply. The list is sorted here, largest first:
 /// the order of the provider's answer is never trusted.
-pub fn top_share(holdings: &[Holding], pools: &[String], supply: u128) -> Option<Decimal> {
+pub(crate) fn top_share(holdings: &[Holding], pools: &[String], supply: u128) -> Option<Decimal> {
     if supply == 0 || holdings.is_empty() {
         return None;
     }

@@ -43,7 +43,8 @@ pub const HARMLESS_EXTENSIONS: [&str; 9] = [
 ];
 
 /// The extensions a check reads (each has its own check).
-pub const CHECKED_EXTENSIONS: [&str; 7] = [
+#[cfg(test)]
+pub(crate) const CHECKED_EXTENSIONS: [&str; 7] = [
     "permanentDelegate",
     "transferHook",
     "transferFeeConfig",
@@ -150,7 +151,7 @@ fn unknown_field() -> Field<String> {
 
 impl Extension {
     /// The extension a `{"extension": <name>, "state": {...}}` entry says.
-    pub fn from_entry(entry: &Value) -> Extension {
+    pub(crate) fn from_entry(entry: &Value) -> Extension {
         let name = entry
             .get("extension")
             .and_then(Value::as_str)
@@ -197,7 +198,7 @@ fn fee(value: Option<&Value>) -> Option<TransferFee> {
 /// per transfer at a maximum in the token's smallest units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FeeInForce {
+pub(crate) struct FeeInForce {
     /// Basis points of the amount transferred.
     pub basis_points: u16,
     /// The cap per transfer, in whole tokens.
@@ -208,7 +209,7 @@ pub struct FeeInForce {
 
 impl FeeInForce {
     /// No fee.
-    pub const NONE: FeeInForce = FeeInForce {
+    pub(crate) const NONE: FeeInForce = FeeInForce {
         basis_points: 0,
         maximum: Decimal::ZERO,
         decimals: 0,
@@ -217,7 +218,7 @@ impl FeeInForce {
     /// The fee on a transfer of `quantity` whole tokens, in whole tokens:
     /// `min(quantity × bps / 10 000, maximum)`, rounded up to the token's
     /// precision as the program does (`None` when it does not fit).
-    pub fn on(&self, quantity: Decimal) -> Option<Decimal> {
+    pub(crate) fn on(&self, quantity: Decimal) -> Option<Decimal> {
         if self.basis_points == 0 {
             return Some(Decimal::ZERO);
         }
@@ -266,7 +267,7 @@ pub struct Mint {
 impl MintAccount {
     /// The mint account of a `jsonParsed` answer: the owning `program`,
     /// the parsed `kind` (`mint` for a mint) and its `info`.
-    pub fn parsed(program: Option<&str>, kind: &str, info: &Value) -> MintAccount {
+    pub(crate) fn parsed(program: Option<&str>, kind: &str, info: &Value) -> MintAccount {
         if kind != "mint" {
             return MintAccount::NotAMint {
                 program: program.map(str::to_owned),
@@ -298,7 +299,7 @@ impl MintAccount {
 
 /// What a mint's extension list says of one extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listed<'a> {
+pub(crate) enum Listed<'a> {
     /// It is not in the list.
     Absent,
     /// It is, once.
@@ -309,7 +310,7 @@ pub enum Listed<'a> {
 
 impl Mint {
     /// The mint's extension called `name` (in the checks' reading).
-    pub fn extension(&self, name: &str) -> Option<&Extension> {
+    pub(crate) fn extension(&self, name: &str) -> Option<&Extension> {
         match self.listed(name) {
             Listed::Once(extension) => Some(extension),
             Listed::Absent | Listed::Repeated => None,
@@ -317,7 +318,7 @@ impl Mint {
     }
 
     /// Whether the extension called `name` is listed, once or more.
-    pub fn listed(&self, name: &str) -> Listed<'_> {
+    pub(crate) fn listed(&self, name: &str) -> Listed<'_> {
         let mut found = self
             .extensions
             .as_deref()
@@ -332,7 +333,7 @@ impl Mint {
     }
 
     /// The names listed more than once.
-    pub fn repeated(&self) -> Vec<&str> {
+    pub(crate) fn repeated(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self
             .extensions
             .as_deref()
@@ -354,7 +355,7 @@ impl Mint {
     /// epoch has come, else `olderTransferFee`); when the epoch is not
     /// known, the higher of the two. `Some(None)`: no fee extension;
     /// `None`: a fee extension that does not read (or is listed twice).
-    pub fn fee_in_force(&self, epoch: Option<u64>) -> Option<Option<FeeInForce>> {
+    pub(crate) fn fee_in_force(&self, epoch: Option<u64>) -> Option<Option<FeeInForce>> {
         let (older, newer) = match self.listed("transferFeeConfig") {
             Listed::Absent => return Some(None),
             Listed::Repeated => return None,
@@ -381,7 +382,7 @@ impl Mint {
 
 impl Extension {
     /// The extension's name as the decoder writes it.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Extension::PermanentDelegate { .. } => "permanentDelegate",
             Extension::TransferHook { .. } => "transferHook",
@@ -401,7 +402,7 @@ impl Mint {
     /// it when selling then, so it is judged now. `None` when none is
     /// scheduled or the epoch is not known (then the higher of the two is
     /// already the fee in force).
-    pub fn scheduled_fee_bps(&self, epoch: Option<u64>) -> Option<(u16, u64)> {
+    pub(crate) fn scheduled_fee_bps(&self, epoch: Option<u64>) -> Option<(u16, u64)> {
         let epoch = epoch?;
         match self.extension("transferFeeConfig") {
             Some(Extension::TransferFeeConfig {
@@ -413,7 +414,7 @@ impl Mint {
 }
 
 /// The epoch of `slot` on mainnet's epoch schedule.
-pub fn epoch_of(slot: u64) -> u64 {
+pub(crate) fn epoch_of(slot: u64) -> u64 {
     slot / SLOTS_PER_EPOCH
 }
 

@@ -11,7 +11,7 @@
 //! - [`holders`]: the largest holders and their share of supply;
 //! - [`provenance`]: the provider answers a run used, by the hash of their bytes;
 //! - [`experiments`]: the fixed experiments, their cost model and paper books;
-//! - [`report`]: the persisted state (bounded) and the report's named parts;
+//! - `report`: the persisted state (bounded) and the report's named parts;
 //! - [`text`]: provider text made fit for a book, a record and the report.
 
 pub mod accounts;
@@ -20,7 +20,7 @@ pub mod experiments;
 pub mod holders;
 pub mod mint;
 pub mod provenance;
-pub mod report;
+pub(crate) mod report;
 pub mod text;
 pub mod view;
 
@@ -101,13 +101,13 @@ pub struct Risk {
 
 /// The way RugCheck's reports are read now: a report cached by an older,
 /// looser reading (without this number) is fetched again.
-pub const RISK_READING: u8 = 2;
+pub(crate) const RISK_READING: u8 = 2;
 
 /// RugCheck's risk levels known to be no danger, matched byte for byte.
-pub const SAFE_RISK_LEVELS: [&str; 2] = ["info", "warn"];
+pub(crate) const SAFE_RISK_LEVELS: [&str; 2] = ["info", "warn"];
 
 /// RugCheck's risk level that fails `no_danger_risk`.
-pub const DANGER_LEVEL: &str = "danger";
+pub(crate) const DANGER_LEVEL: &str = "danger";
 
 /// Most bytes a token's cached report takes in the scanner's state, as
 /// JSON (with its provenance entry).
@@ -120,7 +120,7 @@ pub const MAX_RISK_NAME_CHARS: usize = 200;
 
 /// A RugCheck report summary as the scanner keeps it: the score, and the
 /// risks the checks use (danger level), their names cleaned and bounded
-/// ([`RiskReport::bounded`]).
+/// (`RiskReport::bounded`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RiskReport {
@@ -139,7 +139,7 @@ pub struct RiskReport {
     /// `no_danger_risk` is then unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
-    /// How the report was read ([`RISK_READING`]; 0 in reports cached
+    /// How the report was read (`RISK_READING`; 0 in reports cached
     /// before).
     #[serde(default)]
     pub reading: u8,
@@ -153,7 +153,7 @@ impl RiskReport {
     /// large or however many its risks, makes a token's cached report
     /// pass [`MAX_RISK_BYTES`]. One danger is enough to fail the check; the
     /// ones kept are shown.
-    pub fn bounded(self) -> RiskReport {
+    pub(crate) fn bounded(self) -> RiskReport {
         let mut bytes = 0usize;
         let risks = self
             .risks
@@ -179,7 +179,7 @@ impl RiskReport {
 /// the per-run budget).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CachedRisk {
+pub(crate) struct CachedRisk {
     /// When RugCheck answered.
     pub fetched_at: DateTime<Utc>,
     /// Its report; `None` when it has none for the token.
@@ -194,7 +194,7 @@ impl CachedRisk {
     /// Whether the cached answer is still fresh at `now`: younger than
     /// [`RISK_CACHE_TTL`], with its provenance, and read the way reports
     /// are read now ([`RISK_READING`]).
-    pub fn is_fresh(&self, now: DateTime<Utc>) -> bool {
+    pub(crate) fn is_fresh(&self, now: DateTime<Utc>) -> bool {
         !self.provenance.is_empty()
             && now - self.fetched_at < RISK_CACHE_TTL
             && self
@@ -221,7 +221,7 @@ pub enum Authority {
 impl Authority {
     /// The authority a parsed mint's field says: `null` revoked, a
     /// non-empty string held, anything else (or absent) unknown.
-    pub fn from_field(field: Option<&serde_json::Value>) -> Authority {
+    pub(crate) fn from_field(field: Option<&serde_json::Value>) -> Authority {
         match field {
             Some(serde_json::Value::Null) => Authority::Revoked,
             Some(serde_json::Value::String(holder)) if !holder.is_empty() => {

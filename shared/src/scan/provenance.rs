@@ -47,7 +47,7 @@ pub fn pack_evidence(body: &[u8]) -> (String, bytes::Bytes) {
 /// it hashes to `sha256` (kept uncompressed), else its gzip decompression
 /// when that does (at most [`MAX_EVIDENCE_BYTES`]); `None` when neither
 /// does (the store's copy is not what the name says).
-pub fn unpack_evidence(sha256: &str, stored: Vec<u8>) -> Option<Vec<u8>> {
+pub(crate) fn unpack_evidence(sha256: &str, stored: Vec<u8>) -> Option<Vec<u8>> {
     use std::io::Read as _;
     if sha256_hex(&stored) == sha256 {
         return Some(stored);
@@ -62,7 +62,7 @@ pub fn unpack_evidence(sha256: &str, stored: Vec<u8>) -> Option<Vec<u8>> {
 
 /// The largest evidence served, decompressed: larger than any provider body
 /// read (each is capped when received) or report.
-pub const MAX_EVIDENCE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_EVIDENCE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What a run may keep when `kept_now` bytes of evidence are kept already:
 /// the smaller of [`EVIDENCE_BYTES_PER_RUN`] and what
@@ -141,7 +141,7 @@ pub fn is_sha256_hex(text: &str) -> bool {
 /// `GET <origin><path>` for a request to `base` (a configured URL) at
 /// `path` (built by the scanner): the base's credentials, path, query and
 /// fragment are left out. An unreadable base shows as `<provider>`.
-pub fn http_request(method: &str, base: &str, path: &str) -> String {
+pub(crate) fn http_request(method: &str, base: &str, path: &str) -> String {
     let origin = url::Url::parse(base)
         .ok()
         .filter(|url| url.has_host())
@@ -151,20 +151,20 @@ pub fn http_request(method: &str, base: &str, path: &str) -> String {
 }
 
 /// An RPC call as provenance shows it: its method and parameters.
-pub fn rpc_request(method: &str, params: &serde_json::Value) -> String {
+pub(crate) fn rpc_request(method: &str, params: &serde_json::Value) -> String {
     format!("{method} {params}")
 }
 
 /// The provenance a run builds: each answer once, named by its index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Provenance {
+pub(crate) struct Provenance {
     entries: Vec<ProvenanceEntry>,
 }
 
 impl Provenance {
     /// The index of `entry`, added when the same answer (request and
     /// body) is not there yet.
-    pub fn add(&mut self, entry: &ProvenanceEntry) -> usize {
+    pub(crate) fn add(&mut self, entry: &ProvenanceEntry) -> usize {
         if let Some(index) = self
             .entries
             .iter()
@@ -177,7 +177,7 @@ impl Provenance {
     }
 
     /// The indices of `entries`, each added when new.
-    pub fn add_all(&mut self, entries: &[ProvenanceEntry]) -> Vec<usize> {
+    pub(crate) fn add_all(&mut self, entries: &[ProvenanceEntry]) -> Vec<usize> {
         let mut indices: Vec<usize> = entries.iter().map(|e| self.add(e)).collect();
         indices.sort_unstable();
         indices.dedup();
@@ -185,18 +185,18 @@ impl Provenance {
     }
 
     /// Every entry, in the order first used.
-    pub fn entries(&self) -> &[ProvenanceEntry] {
+    pub(crate) fn entries(&self) -> &[ProvenanceEntry] {
         &self.entries
     }
 
     /// Marks the entries whose body is among `dropped` as not kept.
-    pub fn mark_not_kept(&mut self, dropped: &BTreeSet<String>) {
+    pub(crate) fn mark_not_kept(&mut self, dropped: &BTreeSet<String>) {
         mark_not_kept(&mut self.entries, dropped);
     }
 }
 
 /// Marks each of `entries` whose body is among `dropped` as not kept.
-pub fn mark_not_kept(entries: &mut [ProvenanceEntry], dropped: &BTreeSet<String>) {
+pub(crate) fn mark_not_kept(entries: &mut [ProvenanceEntry], dropped: &BTreeSet<String>) {
     for entry in entries {
         if dropped.contains(&entry.body_sha256) {
             entry.kept = false;

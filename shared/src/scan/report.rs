@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 /// One observation of a token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Observation {
+pub(crate) struct Observation {
     /// When the run observed the token (the run's start).
     pub observed_at: DateTime<Utc>,
     /// USD price, when known.
@@ -33,11 +33,11 @@ pub struct Observation {
 }
 
 /// Longest event message kept, in characters.
-pub const MAX_EVENT_CHARS: usize = 600;
+pub(crate) const MAX_EVENT_CHARS: usize = 600;
 
 /// Something a run did or met (a provider failure, a paper trade…).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Event {
+pub(crate) struct Event {
     /// When it happened.
     pub at: DateTime<Utc>,
     /// e.g. `run`, `provider`, `trade`, `ledger`.
@@ -49,7 +49,7 @@ pub struct Event {
 /// What the scanner keeps between runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ScannerState {
+pub(crate) struct ScannerState {
     /// One paper book per experiment.
     pub books: Vec<Book>,
     /// Observations per mint, oldest first.
@@ -89,7 +89,7 @@ pub struct Registration {
 
 impl ScannerState {
     /// The book of `experiment`, created with the start capital if new.
-    pub fn book_mut(&mut self, experiment: &Experiment) -> &mut Book {
+    pub(crate) fn book_mut(&mut self, experiment: &Experiment) -> &mut Book {
         if let Some(index) = self
             .books
             .iter()
@@ -103,7 +103,7 @@ impl ScannerState {
 
     /// Records `observation` of `mint` unless one was taken within the
     /// dedup window before it; says whether it was recorded.
-    pub fn observe(&mut self, mint: &str, observation: Observation) -> bool {
+    pub(crate) fn observe(&mut self, mint: &str, observation: Observation) -> bool {
         let list = self.history.entry(mint.to_owned()).or_default();
         if let Some(last) = list.last()
             && observation.observed_at - last.observed_at < DEDUP_WINDOW
@@ -120,7 +120,7 @@ impl ScannerState {
     /// window of their last advance, and not in the same 15-minute ledger
     /// slot (whose paper snapshots are already written, so a second advance
     /// would leave the books ahead of the ledger).
-    pub fn may_advance(&self, now: DateTime<Utc>) -> bool {
+    pub(crate) fn may_advance(&self, now: DateTime<Utc>) -> bool {
         self.last_advanced_at.is_none_or(|last| {
             now - last >= DEDUP_WINDOW && super::grid_slot(now) > super::grid_slot(last)
         })
@@ -130,7 +130,7 @@ impl ScannerState {
     /// carry a provider's text (an RPC error, a symbol): hidden characters
     /// are removed and it is cut to [`MAX_EVENT_CHARS`], here, where every
     /// event passes.
-    pub fn push_event(&mut self, at: DateTime<Utc>, kind: &str, message: impl Into<String>) {
+    pub(crate) fn push_event(&mut self, at: DateTime<Utc>, kind: &str, message: impl Into<String>) {
         self.events.push(Event {
             at,
             kind: kind.to_owned(),
@@ -142,7 +142,7 @@ impl ScannerState {
 
     /// Marks the cached answers' provenance entries whose body is among
     /// `dropped` (past the run's evidence budget) as not kept.
-    pub fn mark_not_kept(&mut self, dropped: &std::collections::BTreeSet<String>) {
+    pub(crate) fn mark_not_kept(&mut self, dropped: &std::collections::BTreeSet<String>) {
         for cached in self.risk_cache.values_mut() {
             super::provenance::mark_not_kept(&mut cached.provenance, dropped);
         }
@@ -155,7 +155,7 @@ impl ScannerState {
     /// `universe` and the books of retired experiments (their last
     /// snapshot stays in the ledger), and bounds every cached report (a
     /// state saved before reports were bounded shrinks at its next run).
-    pub fn prune(&mut self, universe: &[UniverseToken]) {
+    pub(crate) fn prune(&mut self, universe: &[UniverseToken]) {
         let keep = |mint: &String| universe.iter().any(|t| &t.mint == mint);
         self.history.retain(|mint, _| keep(mint));
         self.risk_cache.retain(|mint, _| keep(mint));
@@ -170,7 +170,7 @@ impl ScannerState {
 
 /// One universe entry of the report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UniverseEntry {
+pub(crate) struct UniverseEntry {
     /// Mint address.
     pub mint: String,
     /// Ticker shown in the report: DexScreener's, else the configured one.
@@ -188,7 +188,7 @@ pub struct UniverseEntry {
 }
 
 /// A finished run's report, as JSON.
-pub struct ReportParts<'a> {
+pub(crate) struct ReportParts<'a> {
     /// How the run ended.
     pub status: RunStatus,
     /// When the report was written.
@@ -230,7 +230,7 @@ impl From<&Event> for EventView {
 
 impl ReportParts<'_> {
     /// The report with every named part.
-    pub fn report(&self) -> Report {
+    pub(crate) fn report(&self) -> Report {
         let universe = self
             .universe
             .iter()

@@ -6,12 +6,12 @@
 //! enters a book or the report it is cleaned here:
 //!
 //! - control, bidirectional and format characters are removed
-//!   ([`is_hidden`], the record rules' one table of them);
+//!   (`is_hidden`, the record rules' one table of them);
 //! - a symbol is kept only as 1 to [`MAX_SYMBOL_CHARS`] characters of the
 //!   identifier alphabet (`A-Z a-z 0-9 . _ : -`) and `$`, and only if the
 //!   sensitive-content guard passes it; otherwise the caller shows the
 //!   first 8 characters of the mint and says so in an event
-//!   ([`fallback_symbol`]);
+//!   (`fallback_symbol`);
 //! - a URL is kept only as an http(s) URL of printable ASCII of at most
 //!   [`MAX_URL_BYTES`];
 //! - other text (a risk's name) is cut to a given number of characters.
@@ -25,10 +25,10 @@ pub const MAX_URL_BYTES: usize = 2048;
 /// How many characters of the mint stand in for a symbol that is not kept.
 pub const FALLBACK_SYMBOL_CHARS: usize = 8;
 
-pub use crate::record::text::is_hidden;
+pub(crate) use crate::record::text::is_hidden;
 
 /// `text` without hidden characters, cut to `max` characters.
-pub fn visible(text: &str, max: usize) -> String {
+pub(crate) fn visible(text: &str, max: usize) -> String {
     text.chars().filter(|c| !is_hidden(*c)).take(max).collect()
 }
 
@@ -39,7 +39,7 @@ fn symbol_char(c: char) -> bool {
 
 /// The symbol a provider gave, cleaned, if it may stand in a public record:
 /// `None` when the caller must fall back to the mint.
-pub fn symbol(raw: &str, guard: &Guard) -> Option<String> {
+pub(crate) fn symbol(raw: &str, guard: &Guard) -> Option<String> {
     let cleaned = visible(raw, usize::MAX);
     let cleaned = cleaned.trim();
     let length = cleaned.chars().count();
@@ -51,13 +51,13 @@ pub fn symbol(raw: &str, guard: &Guard) -> Option<String> {
 
 /// What stands in for a symbol that is not kept: the mint's first
 /// [`FALLBACK_SYMBOL_CHARS`] characters (a base58 address, always fit).
-pub fn fallback_symbol(mint: &str) -> String {
+pub(crate) fn fallback_symbol(mint: &str) -> String {
     mint.chars().take(FALLBACK_SYMBOL_CHARS).collect()
 }
 
 /// A URL a provider gave, if it is an http(s) URL of printable ASCII of at
 /// most [`MAX_URL_BYTES`].
-pub fn url(raw: &str) -> Option<&str> {
+pub(crate) fn url(raw: &str) -> Option<&str> {
     let lower = raw.get(..8).unwrap_or(raw).to_ascii_lowercase();
     (raw.len() <= MAX_URL_BYTES
         && (lower.starts_with("https://") || lower.starts_with("http://"))

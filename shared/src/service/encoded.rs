@@ -48,7 +48,7 @@ pub enum Coding {
 
 impl Coding {
     /// The `Content-Encoding` token, `None` for identity.
-    pub fn token(self) -> Option<&'static str> {
+    pub(crate) fn token(self) -> Option<&'static str> {
         match self {
             Coding::Br => Some("br"),
             Coding::Gzip => Some("gzip"),
@@ -57,7 +57,7 @@ impl Coding {
     }
 
     /// What the entity tag of this representation appends inside the quotes.
-    pub fn tag_suffix(self) -> &'static str {
+    pub(crate) fn tag_suffix(self) -> &'static str {
         match self {
             Coding::Br => "-br",
             Coding::Gzip => "-gz",
@@ -89,7 +89,7 @@ impl Encoded {
 
     /// `identity`, made for one request: compressed at a bounded cost per
     /// byte ([`Effort::Once`]).
-    pub fn once(identity: impl Into<Bytes>) -> Encoded {
+    pub(crate) fn once(identity: impl Into<Bytes>) -> Encoded {
         Encoded {
             effort: Effort::Once,
             ..Encoded::new(identity)
@@ -97,12 +97,12 @@ impl Encoded {
     }
 
     /// The identity bytes.
-    pub fn identity(&self) -> &Bytes {
+    pub(crate) fn identity(&self) -> &Bytes {
         &self.identity
     }
 
     /// The body in `coding`, compressed now if this is its first use.
-    pub fn body(&self, coding: Coding) -> Bytes {
+    pub(crate) fn body(&self, coding: Coding) -> Bytes {
         match coding {
             Coding::Identity => self.identity.clone(),
             Coding::Br => self

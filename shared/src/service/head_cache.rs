@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 /// Answers for the latest head, by key (at most `capacity` of them, the
 /// oldest dropped first), each computed once.
 #[derive(Debug)]
-pub struct HeadCache<K, V> {
+pub(crate) struct HeadCache<K, V> {
     capacity: usize,
     state: Mutex<State<K, V>>,
 }
@@ -39,7 +39,7 @@ struct State<K, V> {
 
 impl<K, V> HeadCache<K, V> {
     /// A cache keeping at most `capacity` answers of the latest head.
-    pub fn new(capacity: usize) -> HeadCache<K, V> {
+    pub(crate) fn new(capacity: usize) -> HeadCache<K, V> {
         HeadCache {
             capacity: capacity.max(1),
             state: Mutex::new(State {
@@ -63,14 +63,14 @@ impl<K: Eq + Hash + Clone, V: Clone> HeadCache<K, V> {
     }
 
     /// The answer kept for `key` at the head whose root is `root`.
-    pub fn get(&self, root: &Digest, key: &K) -> Option<V> {
+    pub(crate) fn get(&self, root: &Digest, key: &K) -> Option<V> {
         let state = self.state();
         let (kept, values, _) = state.latest.as_ref()?;
         (kept == root).then(|| values.get(key).cloned()).flatten()
     }
 
     /// Keeps `value` for `key` at `root`, dropping other heads' answers.
-    pub fn put(&self, root: Digest, key: K, value: V) {
+    pub(crate) fn put(&self, root: Digest, key: K, value: V) {
         let capacity = self.capacity;
         let mut state = self.state();
         let latest = match &mut state.latest {
@@ -92,7 +92,7 @@ impl<K: Eq + Hash + Clone, V: Clone> HeadCache<K, V> {
     /// The answer for `key` at `root`: kept, or computed by `compute` once
     /// however many ask at the same time (the others wait for it). A
     /// failed computation keeps nothing; the next in turn tries again.
-    pub async fn get_or_compute<E, Fut>(
+    pub(crate) async fn get_or_compute<E, Fut>(
         &self,
         root: Digest,
         key: K,

@@ -52,7 +52,7 @@ pub struct Receipt {
 
 /// The rule that refuses a record whose canonical form is longer than a
 /// log entry can be (its length in an entry bundle is a `u16`).
-pub const ENTRY_SIZE_RULE: &str = "entry_size";
+pub(crate) const ENTRY_SIZE_RULE: &str = "entry_size";
 
 /// Why an append stored nothing.
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +114,7 @@ impl Ledger {
 
     /// The guard records pass, for text that may enter one (the scanner's
     /// provider symbols).
-    pub fn guard(&self) -> &Guard {
+    pub(crate) fn guard(&self) -> &Guard {
         &self.guard
     }
 
@@ -162,7 +162,7 @@ impl Ledger {
 
     /// The ledger's head alone (one store read): what a conditional read
     /// compares its tag with before doing anything else.
-    pub async fn head(&self) -> Result<Head, StoreError> {
+    pub(crate) async fn head(&self) -> Result<Head, StoreError> {
         self.pages.head().await
     }
 
@@ -173,7 +173,7 @@ impl Ledger {
 
     /// The newest record of one series of records (`strategy`, `kind`,
     /// `mode`): one page read.
-    pub async fn newest(
+    pub(crate) async fn newest(
         &self,
         strategy: &StrategyId,
         kind: RecordKind,
@@ -187,7 +187,7 @@ impl Ledger {
 
     /// The record `id` among one series of records (`strategy`, `kind`,
     /// `mode`), newest first, reading at most [`MAX_FIND_PAGES`] pages.
-    pub async fn find(
+    pub(crate) async fn find(
         &self,
         strategy: &StrategyId,
         kind: RecordKind,
@@ -220,7 +220,7 @@ impl Ledger {
     /// `experiment`'s registration decision as the ledger has it: its seq
     /// and the rule hash its thesis names (`none` when it names none, so it
     /// matches no rule).
-    pub async fn registration(
+    pub(crate) async fn registration(
         &self,
         experiment: &Experiment,
     ) -> Result<Option<Registration>, StoreError> {
@@ -252,7 +252,7 @@ impl Ledger {
 }
 
 /// Most pages [`Ledger::find`] reads.
-pub const MAX_FIND_PAGES: usize = 10;
+pub(crate) const MAX_FIND_PAGES: usize = 10;
 
 fn series_query(
     strategy: &StrategyId,

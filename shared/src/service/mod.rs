@@ -12,25 +12,25 @@
 //!   from monthly roll-ups.
 //! - [`exports`]: a series as CSV or JSON pages from any cursor, and the
 //!   Atom feed of decisions.
-//! - [`head_cache`]: answers kept per ledger head, each computed once
+//! - `head_cache`: answers kept per ledger head, each computed once
 //!   however many ask at the same time (single flight).
 //! - [`page`]: the public page's data (dashboard, newest entries, how to
 //!   verify), its HTML kept per head; [`contract`]: the contract view's
 //!   registrations, its JSON kept per head.
 //! - `scan` (feature `scanner`): one scanner run under the scan store's
 //!   lock, asking the providers through their ports.
-//! - [`read`]: what a read use case takes (the client's tags) and answers
-//!   (not modified, or the bytes); [`encoded`]: those bytes, compressed
+//! - `read`: what a read use case takes (the client's tags) and answers
+//!   (not modified, or the bytes); `encoded`: those bytes, compressed
 //!   at most once per coding.
 
 pub mod contract;
 pub mod dashboard;
-pub mod encoded;
+pub(crate) mod encoded;
 pub mod exports;
-pub mod head_cache;
+pub(crate) mod head_cache;
 pub mod ledger;
 pub mod log;
 pub mod page;
-pub mod read;
+pub(crate) mod read;
 #[cfg(feature = "scanner")]
 pub mod scan;

@@ -7,7 +7,7 @@
 //! once per coding.
 //!
 //! The page's tag is the head's root, or, when the log serves witnessed
-//! checkpoints, a hash of the root and the witnessed note ([`shown_head`]),
+//! checkpoints, a hash of the root and the witnessed note (`shown_head`),
 //! so new cosignatures show without a new record. A `304` costs the
 //! witnessed checkpoint (when witnessed) and the head.
 
@@ -224,7 +224,7 @@ impl Pages {
 /// What the page's cache key and ETag name: the ledger's head, or, when a
 /// witnessed checkpoint is served, a hash of the head's root and that
 /// checkpoint's note (so new cosignatures show without a new record).
-pub fn shown_head(head: &Head, witnessed: Option<&Witnessed>) -> Head {
+pub(crate) fn shown_head(head: &Head, witnessed: Option<&Witnessed>) -> Head {
     let Some(witnessed) = witnessed else {
         return *head;
     };

@@ -26,7 +26,7 @@ pub struct ClientTags {
 
 impl ClientTags {
     /// The tags named by `If-None-Match` header values (each a list).
-    pub fn parse<'a>(values: impl IntoIterator<Item = &'a str>) -> ClientTags {
+    pub(crate) fn parse<'a>(values: impl IntoIterator<Item = &'a str>) -> ClientTags {
         let mut client = ClientTags::default();
         for named in values.into_iter().flat_map(|v| v.split(',')).map(str::trim) {
             if named == "*" {
@@ -39,13 +39,13 @@ impl ClientTags {
     }
 
     /// Whether the client holds the body tagged `tag` (an opaque part).
-    pub fn holds(&self, tag: &str) -> bool {
+    pub(crate) fn holds(&self, tag: &str) -> bool {
         self.any || self.tags.iter().any(|held| held == tag)
     }
 
     /// Whether the client holds what the head `head` answers (its tag is the
     /// head's root hash).
-    pub fn holds_head(&self, head: &Head) -> bool {
+    pub(crate) fn holds_head(&self, head: &Head) -> bool {
         self.any || self.holds(&head.root_hash.to_hex())
     }
 }
@@ -85,16 +85,6 @@ pub struct Answer {
     pub head: Head,
     /// The body, with its compressed forms made at most once.
     pub body: Arc<Encoded>,
-}
-
-impl Read {
-    /// The head the answer (or the `304`) is tagged with.
-    pub fn head(&self) -> &Head {
-        match self {
-            Read::NotModified(head) => head,
-            Read::Fresh(answer) => &answer.head,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use std::sync::Arc;
 pub use crate::service::encoded::{Coding, Effort, Encoded, brotli, brotli_at, gzip, gzip_at};
 
 /// Bodies smaller than this are sent as they are.
-pub const MIN_COMPRESSED_BYTES: usize = 1024;
+pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
 /// Most bytes of an answer the layer reads to compress it (larger ones,
 /// which the service never makes, pass through as they are).
 const MAX_COMPRESSED_BYTES: usize = 64 * 1024 * 1024;
@@ -94,7 +94,7 @@ fn accepted(headers: &HeaderMap) -> Accepted {
 /// `headers`: the acceptable one of highest q (br, then gzip, then identity
 /// on a tie); identity for bodies under 1 KiB; `None` when nothing is
 /// acceptable.
-pub fn negotiate(headers: &HeaderMap, length: usize) -> Option<Coding> {
+pub(crate) fn negotiate(headers: &HeaderMap, length: usize) -> Option<Coding> {
     let accepted = accepted(headers);
     if length < MIN_COMPRESSED_BYTES {
         return Some(Coding::Identity);

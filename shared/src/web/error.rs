@@ -179,7 +179,7 @@ pub enum ApiError {
 impl ApiError {
     /// One answer of every kind the API gives, for the published tables of
     /// statuses and codes (the contract view and the OpenAPI document).
-    pub fn every_kind() -> Vec<ApiError> {
+    pub(crate) fn every_kind() -> Vec<ApiError> {
         vec![
             ApiError::BadRequest,
             ApiError::MalformedJson(String::new()),
@@ -448,7 +448,7 @@ impl ApiError {
     }
 
     /// The error body: `{"error": {"code", "message", "details"}}`.
-    pub fn body(&self) -> Value {
+    pub(crate) fn body(&self) -> Value {
         json!({"error": {"code": self.code(), "message": self.to_string(), "details": self.details()}})
     }
 

@@ -31,7 +31,7 @@ pub fn with_etag(headers: &HeaderMap, head: &Head, body: impl IntoResponse) -> R
     response
 }
 
-/// The answer to a read use case's [`Read`]: `304` with the head's tag,
+/// The answer to a read use case's `Read`: `304` with the head's tag,
 /// or the body (as `content_type`) with it.
 pub fn read_answer(headers: &HeaderMap, read: Read, content_type: &'static str) -> Response {
     match read {

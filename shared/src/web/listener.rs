@@ -22,7 +22,7 @@
 //!   finish, and whatever is left (a half-sent request) is dropped.
 //! - **Every answer is the JSON error body**, including those hyper gives by
 //!   itself for a request it cannot parse (400 for a broken request line,
-//!   431, 414): [`JsonHttpErrors`] rewrites hyper's bare, empty-bodied error
+//!   431, 414): `JsonHttpErrors` rewrites hyper's bare, empty-bodied error
 //!   answers as they are written.
 
 use super::error::ApiError;
@@ -312,7 +312,7 @@ fn hyper_error(head: &[u8]) -> Option<ApiError> {
 /// hyper writes such an answer as one head-only write just before it closes
 /// the connection; this wrapper does not forward vectored writes, so every
 /// response head reaches [`AsyncWrite::poll_write`] whole.
-pub struct JsonHttpErrors<T> {
+pub(crate) struct JsonHttpErrors<T> {
     inner: T,
     /// A rewritten answer and how much of it is written.
     pending: Option<(Vec<u8>, usize)>,
@@ -326,7 +326,7 @@ pub struct JsonHttpErrors<T> {
 
 impl<T> JsonHttpErrors<T> {
     /// Wraps a connection.
-    pub fn new(inner: T) -> JsonHttpErrors<T> {
+    pub(crate) fn new(inner: T) -> JsonHttpErrors<T> {
         JsonHttpErrors {
             inner,
             pending: None,

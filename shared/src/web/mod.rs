@@ -1,28 +1,28 @@
 //! The functions' HTTP side on axum (feature `web`): how the domain's
 //! answers and errors become HTTP, in one place for both functions.
 //!
-//! - [`error`]: [`ApiError`], every error a request can end in, and its one
+//! - `error`: [`ApiError`], every error a request can end in, and its one
 //!   mapping to a status, a stable code and the JSON error body.
-//! - [`query`]: strict query parameters ([`QueryParams`]).
-//! - [`auth`]: the bearer check of the write endpoints ([`authorize`]).
-//! - [`etag`]: the root hash as ETag, and `304` ([`with_etag`]).
+//! - `query`: strict query parameters ([`QueryParams`]).
+//! - `auth`: the bearer check of the write endpoints ([`authorize`]).
+//! - `etag`: the root hash as ETag, and `304` ([`with_etag`]).
 //! - [`encoding`]: content negotiation, bodies compressed once, a tag per
 //!   representation ([`compress_answers`]).
-//! - [`limits`]: the HTTP layer's limits ([`ServerLimits`]).
-//! - [`panics`]: a handler that panics answers `500 internal_error`
+//! - `limits`: the HTTP layer's limits ([`ServerLimits`]).
+//! - `panics`: a handler that panics answers `500 internal_error`
 //!   ([`catch_panics`]).
 //! - [`listener`] (feature `listener`): the hardened local HTTP/1.1 listener
 //!   freedom-local serves on.
 
-pub mod auth;
+pub(crate) mod auth;
 pub mod encoding;
-pub mod error;
-pub mod etag;
-pub mod limits;
+pub(crate) mod error;
+pub(crate) mod etag;
+pub(crate) mod limits;
 #[cfg(feature = "listener")]
 pub mod listener;
-pub mod panics;
-pub mod query;
+pub(crate) mod panics;
+pub(crate) mod query;
 
 pub use auth::authorize;
 pub use encoding::{Encoded, compress_answers, encoded_answer};

@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document of the whole interface, assembled from the
 //! operations table ([`super::operations`]), the views and their parameters
-//! ([`super::views`]), the record schemas the parser's constants generate,
+//! ([`crate::routes`]), the record schemas the parser's constants generate,
 //! and the response types' own schemas (schemars, from the very structs the
 //! handlers serialise).
 

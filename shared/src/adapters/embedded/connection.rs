@@ -53,7 +53,7 @@ impl SharedConnection {
     /// Opens (creating if needed) `file` in `data_dir` and runs `schema`:
     /// WAL journal, `synchronous = FULL` (a commit is on disk before it
     /// returns), a 10 s busy timeout. `store` names it in errors.
-    pub fn open(
+    pub(crate) fn open(
         data_dir: &Path,
         file: &str,
         schema: &str,
@@ -81,7 +81,7 @@ impl SharedConnection {
     }
 
     /// Runs `work` on the connection in a blocking task.
-    pub async fn run<T: Send + 'static>(
+    pub(crate) async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
@@ -105,7 +105,7 @@ impl SharedConnection {
     /// a warm dashboard's time). For a connection only such reads use, so
     /// the lock is held for microseconds; WAL readers never wait for
     /// writers, so the read does not wait on another process.
-    pub fn run_inline<T>(
+    pub(crate) fn run_inline<T>(
         &self,
         work: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -118,7 +118,7 @@ impl SharedConnection {
 
     /// Runs `work` on the connection on this thread: for work at open,
     /// before any async caller can use the store.
-    pub fn run_blocking<T>(
+    pub(crate) fn run_blocking<T>(
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {

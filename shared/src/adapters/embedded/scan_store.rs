@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// File name of the scanner's database inside the data dir.
-pub const DATABASE_FILE: &str = "scanner.sqlite3";
+pub(crate) const DATABASE_FILE: &str = "scanner.sqlite3";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS lock (
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS evidence (
 
 /// The embedded scan store.
 #[derive(Clone)]
-pub struct SqliteScanStore {
+pub(crate) struct SqliteScanStore {
     connection: SharedConnection,
     clock: Clock,
 }
@@ -57,12 +57,15 @@ fn sqlite_failed(error: rusqlite::Error) -> StoreError {
 
 impl SqliteScanStore {
     /// Opens (creating if needed) the scan store in `data_dir`.
-    pub fn open(data_dir: &Path) -> Result<SqliteScanStore, StoreError> {
+    pub(crate) fn open(data_dir: &Path) -> Result<SqliteScanStore, StoreError> {
         SqliteScanStore::open_with_clock(data_dir, system_clock())
     }
 
     /// Opens it with `clock` deciding when a lock has expired.
-    pub fn open_with_clock(data_dir: &Path, clock: Clock) -> Result<SqliteScanStore, StoreError> {
+    pub(crate) fn open_with_clock(
+        data_dir: &Path,
+        clock: Clock,
+    ) -> Result<SqliteScanStore, StoreError> {
         let connection = SharedConnection::open(data_dir, DATABASE_FILE, SCHEMA, STORE)?;
         Ok(SqliteScanStore { connection, clock })
     }

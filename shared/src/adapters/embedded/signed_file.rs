@@ -40,11 +40,6 @@ impl SignedFile {
         }
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     fn sibling(&self, suffix: &str) -> PathBuf {
         let mut path = self.path.as_os_str().to_owned();
         path.push(suffix);

@@ -11,7 +11,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 
 /// File name of the witnesses' database inside the data dir.
-pub const DATABASE_FILE: &str = "log-witnesses.sqlite3";
+pub(crate) const DATABASE_FILE: &str = "log-witnesses.sqlite3";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS witness_size (

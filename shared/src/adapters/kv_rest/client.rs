@@ -4,14 +4,14 @@
 //! - one command: `POST {url}` with a JSON array, answered `{"result": …}`;
 //! - [`KvClient::pipeline`]: `POST {url}/pipeline`, several commands in one
 //!   round trip, in order, not atomic;
-//! - [`KvClient::multi_exec`]: `POST {url}/multi-exec`, the same but atomic
+//! - `KvClient::multi_exec`: `POST {url}/multi-exec`, the same but atomic
 //!   (used for reads that must see one state);
-//! - [`Script`]: a Lua script run with `EVALSHA`, falling back to `EVAL` when
+//! - `Script`: a Lua script run with `EVALSHA`, falling back to `EVAL` when
 //!   the server answers `NOSCRIPT` (a fresh or flushed server). The first run
 //!   in a process sends `EVAL`, which also loads the script, so no run ever
 //!   costs an extra round trip for loading.
 //!
-//! Every request goes through [`crate::adapters::outbound`] with a timeout
+//! Every request goes through `crate::adapters::outbound` with a timeout
 //! and a size cap. A transport failure, a timeout or an unreadable answer is
 //! [`KvError::Unavailable`] (its cause kept as the error's source); a 5xx is
 //! [`KvError::Status`]; a 401 is [`KvError::Unauthorized`]; a command the
@@ -28,10 +28,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long one request may take, connection included, unless configured.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The largest response body the client reads (Upstash caps requests at 10 MB).
-pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why a KV request failed.
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +75,7 @@ impl Command {
     }
 
     /// Adds several arguments.
-    pub fn args<T: ToString>(mut self, arguments: impl IntoIterator<Item = T>) -> Command {
+    pub(crate) fn args<T: ToString>(mut self, arguments: impl IntoIterator<Item = T>) -> Command {
         self.0.extend(arguments.into_iter().map(|a| a.to_string()));
         self
     }
@@ -101,7 +101,7 @@ impl std::fmt::Debug for KvClient {
 }
 
 impl KvClient {
-    /// A client of the configured store with [`DEFAULT_TIMEOUT`].
+    /// A client of the configured store with `DEFAULT_TIMEOUT`.
     pub fn new(config: &KvConfig) -> KvClient {
         KvClient::with_timeout(config, DEFAULT_TIMEOUT)
     }
@@ -129,7 +129,10 @@ impl KvClient {
     }
 
     /// Runs commands in one round trip as one transaction (`MULTI`/`EXEC`).
-    pub async fn multi_exec(&self, commands: &[Command]) -> Result<Vec<CommandResult>, KvError> {
+    pub(crate) async fn multi_exec(
+        &self,
+        commands: &[Command],
+    ) -> Result<Vec<CommandResult>, KvError> {
         self.batch("/multi-exec", commands).await
     }
 
@@ -199,14 +202,14 @@ fn item_result(item: Value) -> Result<CommandResult, KvError> {
 
 /// A Lua script, identified by its SHA-1 as `EVALSHA` expects.
 #[derive(Debug)]
-pub struct Script {
+pub(crate) struct Script {
     source: &'static str,
     sha1: String,
 }
 
 impl Script {
     /// Wraps the script's source.
-    pub fn new(source: &'static str) -> Script {
+    pub(crate) fn new(source: &'static str) -> Script {
         Script {
             source,
             sha1: hex::encode(Sha1::digest(source.as_bytes())),
@@ -215,7 +218,7 @@ impl Script {
 
     /// Runs the script with `keys` and `args`: `EVALSHA` once this client has
     /// loaded it, else `EVAL` (which loads it); `NOSCRIPT` falls back to `EVAL`.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         client: &KvClient,
         keys: &[String],
@@ -267,7 +270,7 @@ pub(crate) fn as_string(value: &Value) -> Result<Option<&str>, KvError> {
 }
 
 /// Reads a result as an array.
-pub fn as_array(value: &Value) -> Result<&[Value], KvError> {
+pub(crate) fn as_array(value: &Value) -> Result<&[Value], KvError> {
     match value {
         Value::Array(items) => Ok(items),
         Value::Null => Ok(&[]),

@@ -3,20 +3,20 @@
 //!
 //! - [`client`]: the protocol's client (commands, `/pipeline`, `/multi-exec`,
 //!   Lua scripts by `EVALSHA`), on the one outbound HTTP client.
-//! - [`ledger_store`]: the ledger store ([`KvLedgerStore`]); its key layout
+//! - `ledger_store`: the ledger store ([`KvLedgerStore`]); its key layout
 //!   and round trips are in its doc. `append.lua` and `page.lua` are its
 //!   server-side scripts.
-//! - [`scan_store`]: the scanner's lock and fenced state ([`KvScanStore`]).
-//! - [`signer_memory`]: the log's largest signed checkpoint, under a key of
+//! - `scan_store`: the scanner's lock and fenced state ([`KvScanStore`]).
+//! - `signer_memory`: the log's largest signed checkpoint, under a key of
 //!   its own ([`KvSignerMemory`]).
-//! - [`witness_memory`]: the size each witness last cosigned and the newest
+//! - `witness_memory`: the size each witness last cosigned and the newest
 //!   witnessed checkpoint, in one hash ([`KvWitnessMemory`]).
 
 pub mod client;
-pub mod ledger_store;
-pub mod scan_store;
-pub mod signer_memory;
-pub mod witness_memory;
+pub(crate) mod ledger_store;
+pub(crate) mod scan_store;
+pub(crate) mod signer_memory;
+pub(crate) mod witness_memory;
 
 pub use client::{KvClient, KvError};
 pub use ledger_store::KvLedgerStore;

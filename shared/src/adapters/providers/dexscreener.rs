@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Mints per request (the endpoint's limit).
-pub const BATCH: usize = 30;
+pub(crate) const BATCH: usize = 30;
 /// Most pool addresses kept per token (a token with more pools than this
 /// has them listed by DexScreener in no useful order; the holders' check
 /// leaves these out of its count).
-pub const MAX_POOLS: usize = 30;
+pub(crate) const MAX_POOLS: usize = 30;
 
 /// The DexScreener client.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ impl DexScreener {
 
 #[async_trait]
 impl MarketData for DexScreener {
-    /// Quotes for `mints`, in batches of [`BATCH`], paced; the batches that
+    /// Quotes for `mints`, in batches of `BATCH`, paced; the batches that
     /// answer by `deadline` are kept.
     async fn quotes(&self, mints: &[String], deadline: Instant) -> MarketQuotes {
         let batches = mints.chunks(BATCH).map(|batch| async move {

@@ -4,15 +4,15 @@
 //! timeouts, a response size cap, and a limiter that keeps to the provider's
 //! documented rate (bounded concurrency plus a minimum spacing between
 //! request starts). Requests go through the shared crate's one outbound
-//! client ([`crate::adapters::outbound`]), which caps sizes and
+//! client (`crate::adapters::outbound`), which caps sizes and
 //! classifies answers for the KV store too; answers are read into typed
-//! shapes ([`wire`]) that tolerate what the providers are known to vary.
+//! shapes (`wire`) that tolerate what the providers are known to vary.
 //!
-//! - [`dexscreener::DexScreener`] ([`MarketData`](crate::ports::MarketData)):
+//! - [`dexscreener::DexScreener`] ([`MarketData`](crate::ports::providers::MarketData)):
 //!   at most 30 mints a request;
-//! - [`rugcheck::RugCheck`] ([`TokenRisk`](crate::ports::TokenRisk)): one
+//! - [`rugcheck::RugCheck`] ([`TokenRisk`](crate::ports::providers::TokenRisk)): one
 //!   mint a request, no credentials;
-//! - [`solana::SolanaRpc`] ([`ChainAccounts`](crate::ports::ChainAccounts)):
+//! - [`solana::SolanaRpc`] ([`ChainAccounts`](crate::ports::providers::ChainAccounts)):
 //!   `getMultipleAccounts`, at most 100 keys a call, and
 //!   `getTokenLargestAccounts`.
 
@@ -37,7 +37,7 @@ use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 
 /// The largest response body a provider may send.
-pub const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 
 /// `answer` as provenance records it, received now.
 fn received(provider: &'static str, request: String, answer: &Answer) -> Received {
@@ -83,13 +83,13 @@ impl Http {
     }
 
     /// The provider's base URL.
-    pub fn base_url(&self) -> &str {
+    pub(crate) fn base_url(&self) -> &str {
         &self.config.base_url
     }
 
     /// `request`'s answer if it comes before `deadline`, else
     /// [`ProviderError::Deadline`] (pacing and retries included).
-    pub async fn by<T>(
+    pub(crate) async fn by<T>(
         &self,
         deadline: std::time::Instant,
         request: impl std::future::Future<Output = Result<T, ProviderError>>,
@@ -111,7 +111,7 @@ impl Http {
     }
 
     /// GETs `url`; a successful answer, read whole.
-    pub async fn get(&self, url: &str) -> Result<Answer, ProviderError> {
+    pub(crate) async fn get(&self, url: &str) -> Result<Answer, ProviderError> {
         let answer = self.fetch(url).await?;
         match answer.class() {
             Class::Success => Ok(answer),
@@ -121,13 +121,13 @@ impl Http {
 
     /// GETs `url`; a successful answer or a refusal (a 4xx other than
     /// 429), read whole; transient failures are retried.
-    pub async fn fetch(&self, url: &str) -> Result<Answer, ProviderError> {
+    pub(crate) async fn fetch(&self, url: &str) -> Result<Answer, ProviderError> {
         let client = outbound::client()?;
         self.send(|| client.get(url)).await
     }
 
     /// POSTs `body` as JSON to `url`; a successful answer, read whole.
-    pub async fn post_json(
+    pub(crate) async fn post_json(
         &self,
         url: &str,
         body: &serde_json::Value,

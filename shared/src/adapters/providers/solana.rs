@@ -19,7 +19,7 @@ use serde_json::json;
 use std::time::Instant;
 
 /// Keys per call (the method's limit).
-pub const BATCH: usize = 100;
+pub(crate) const BATCH: usize = 100;
 
 /// The Solana RPC client.
 #[derive(Debug, Clone)]
@@ -56,7 +56,7 @@ impl SolanaRpc {
 
 #[async_trait]
 impl ChainAccounts for SolanaRpc {
-    /// The accounts of `keys`, in batches of [`BATCH`]; the batches that
+    /// The accounts of `keys`, in batches of `BATCH`; the batches that
     /// answer by `deadline` are kept.
     async fn accounts(&self, keys: &[String], deadline: Instant) -> Accounts {
         let calls = keys.chunks(BATCH).map(|batch| async move {

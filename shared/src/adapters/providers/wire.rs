@@ -70,7 +70,7 @@ pub(crate) enum PairsAnswer {
 
 impl PairsAnswer {
     /// The pairs it holds, whichever form it came in.
-    pub fn pairs(&self) -> impl Iterator<Item = &Pair> {
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = &Pair> {
         let list = match self {
             PairsAnswer::Pairs(pairs) => pairs.as_slice(),
             PairsAnswer::Envelope { pairs } => pairs.as_deref().unwrap_or_default(),

@@ -99,7 +99,7 @@ pub(super) async fn pages_are_newest_first_with_cursor_and_filters<S: LedgerStor
 }
 
 /// A decision of about 64 KB (four long fields of 4-byte characters).
-pub fn large_decision(id: &str, day: i64) -> Candidate {
+pub(crate) fn large_decision(id: &str, day: i64) -> Candidate {
     let text = "\u{1D11E}".repeat(3_990);
     candidate(json!({
         "id": id, "type": "decision", "visibility": "public", "mode": "paper",

@@ -191,7 +191,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// The store failed while doing `context`, because of `cause`.
-    pub fn unavailable(context: impl Into<String>, cause: impl Into<Cause>) -> StoreError {
+    pub(crate) fn unavailable(context: impl Into<String>, cause: impl Into<Cause>) -> StoreError {
         StoreError::Unavailable {
             context: context.into(),
             cause: Some(cause.into()),
@@ -208,7 +208,7 @@ impl StoreError {
 
     /// Whether trying again later may succeed (the store is down, slow or
     /// busy), as opposed to a fault of the service's own.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         matches!(self, StoreError::Unavailable { .. })
     }
 }

@@ -32,7 +32,7 @@ pub const PAGE_ENTRY_OVERHEAD_BYTES: usize = 128;
 
 impl Entry {
     /// The bytes this entry adds to a ledger page's body (at most).
-    pub fn page_cost(&self) -> usize {
+    pub(crate) fn page_cost(&self) -> usize {
         self.canonical
             .len()
             .saturating_add(PAGE_ENTRY_OVERHEAD_BYTES)
@@ -63,13 +63,13 @@ impl PageBuilder {
     }
 
     /// The byte budget still open for entries.
-    pub fn budget(&self) -> usize {
+    pub(crate) fn budget(&self) -> usize {
         self.budget
     }
 
     /// Offers the next older entry; `false` when the page is full (the
     /// entry is not kept, and the page continues with `next`).
-    pub fn offer(&mut self, entry: Entry) -> bool {
+    pub(crate) fn offer(&mut self, entry: Entry) -> bool {
         let cost = entry.page_cost();
         if self.entries.len() == self.limit || (!self.entries.is_empty() && cost > self.budget) {
             self.more = true;
@@ -81,7 +81,7 @@ impl PageBuilder {
     }
 
     /// Notes that older matching entries remain that were not offered.
-    pub fn more_remain(&mut self) {
+    pub(crate) fn more_remain(&mut self) {
         self.more = true;
     }
 

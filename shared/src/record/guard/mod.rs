@@ -23,7 +23,7 @@ use subtle::ConstantTimeEq;
 
 /// Why a piece of text was refused. `as_str` is the rule name in API errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SensitiveRule {
+pub(crate) enum SensitiveRule {
     /// PEM private keys; Solana keypairs as base58, hex or a JSON array of 64
     /// numbers; WIF and xprv keys; labelled 32-byte seeds in hex or base58.
     PrivateKey,
@@ -53,7 +53,7 @@ pub enum SensitiveRule {
 
 impl SensitiveRule {
     /// Every rule, in the order the guard checks them (the write token first).
-    pub const ALL: [SensitiveRule; 12] = [
+    pub(crate) const ALL: [SensitiveRule; 12] = [
         SensitiveRule::WriteToken,
         SensitiveRule::PrivateKey,
         SensitiveRule::AwsKey,
@@ -69,7 +69,7 @@ impl SensitiveRule {
     ];
 
     /// Stable rule name, used in error details.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SensitiveRule::PrivateKey => "private_key",
             SensitiveRule::SeedPhrase => "seed_phrase",
@@ -87,7 +87,7 @@ impl SensitiveRule {
     }
 
     /// A plain sentence for the error message (never containing the text).
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             SensitiveRule::PrivateKey => "looks like a private key",
             SensitiveRule::SeedPhrase => {
@@ -165,7 +165,7 @@ impl Guard {
 
     /// The same guard also refusing `secrets` (the log's signing key in its
     /// encodings) as `private_key`.
-    pub fn with_signing_secrets(mut self, secrets: Vec<String>) -> Guard {
+    pub(crate) fn with_signing_secrets(mut self, secrets: Vec<String>) -> Guard {
         self.signing_secrets = secrets
             .into_iter()
             .filter(|s| !s.is_empty())
@@ -177,7 +177,7 @@ impl Guard {
     /// The first rule `text` breaks, if any: in the text as written
     /// (without its invisible characters) and, when it holds a `%`, in its
     /// percent-decoded form too, so no rule is dodged by percent-encoding.
-    pub fn scan(&self, text: &str) -> Option<SensitiveRule> {
+    pub(crate) fn scan(&self, text: &str) -> Option<SensitiveRule> {
         let visible: String;
         let text = if text.chars().any(crate::record::text::is_invisible) {
             visible = text

@@ -107,7 +107,7 @@ pub const CHECK_NAMES: [&str; 14] = [
 
 /// Which provenance entries (indices) each provider's evidence came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Sources {
+pub(crate) struct Sources {
     /// DexScreener's answer that held (or lacked) the token.
     pub market: Vec<usize>,
     /// RugCheck's answer (fresh or cached).
@@ -121,7 +121,7 @@ pub struct Sources {
 /// What the providers said of one token. `None` at the outer level means
 /// the provider did not answer; the inner value is what it said.
 #[derive(Debug, Clone, Copy)]
-pub struct Evidence<'a> {
+pub(crate) struct Evidence<'a> {
     /// DexScreener: `Some(None)` = asked, no pairs.
     pub market: Option<Option<&'a MarketQuote>>,
     /// RugCheck (fresh or cached): `None` = no report.
@@ -152,7 +152,7 @@ fn check(
 }
 
 /// Every check, in [`CHECK_NAMES`] order.
-pub fn evaluate(evidence: &Evidence<'_>) -> Vec<Check> {
+pub(crate) fn evaluate(evidence: &Evidence<'_>) -> Vec<Check> {
     let mut checks = Vec::with_capacity(CHECK_NAMES.len());
     checks.extend(market::checks(evidence));
     checks.extend(mint::authorities(evidence));
@@ -168,12 +168,12 @@ pub fn evaluate(evidence: &Evidence<'_>) -> Vec<Check> {
 }
 
 /// Eligible exactly when every check passes.
-pub fn eligible(checks: &[Check]) -> bool {
+pub(crate) fn eligible(checks: &[Check]) -> bool {
     !checks.is_empty() && checks.iter().all(|c| c.status == CheckStatus::Pass)
 }
 
 /// The status of the check called `name`, when it is among `checks`.
-pub fn status_of(checks: &[Check], name: &str) -> Option<CheckStatus> {
+pub(crate) fn status_of(checks: &[Check], name: &str) -> Option<CheckStatus> {
     checks.iter().find(|c| c.name == name).map(|c| c.status)
 }
 

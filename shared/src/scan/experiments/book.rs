@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 /// A paper holding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Position {
+pub(crate) struct Position {
     /// Mint address.
     pub mint: String,
     /// Symbol (what the ledger shows).
@@ -35,7 +35,7 @@ pub struct Position {
 impl Position {
     /// Quantity × mark, to the cent (0 once blocked); `None` when it does
     /// not fit a decimal.
-    pub fn value(&self) -> Option<Decimal> {
+    pub(crate) fn value(&self) -> Option<Decimal> {
         self.worth().map(cents)
     }
 
@@ -63,7 +63,7 @@ pub enum Side {
 /// One paper fill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Trade {
+pub(crate) struct Trade {
     /// When the fill happened (the run's start).
     pub at: DateTime<Utc>,
     /// Which experiment.
@@ -99,7 +99,7 @@ pub struct Trade {
 /// An experiment's paper book.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Book {
+pub(crate) struct Book {
     /// Which experiment.
     pub experiment_id: String,
     /// Cash in USD (cents).
@@ -145,7 +145,7 @@ pub(crate) const MAX_BOOK_USD: Decimal = Decimal::from_parts(0x4E72_A000, 0x0918
 
 impl Book {
     /// A fresh book with the start capital.
-    pub fn new(experiment: &Experiment) -> Book {
+    pub(crate) fn new(experiment: &Experiment) -> Book {
         Book {
             experiment_id: experiment.id.to_owned(),
             cash: START_CAPITAL_USD,
@@ -157,7 +157,7 @@ impl Book {
 
     /// Cash plus every holding at its mark, to the cent; `None` when the
     /// holdings' value does not fit a decimal (the book cannot be valued).
-    pub fn equity(&self) -> Option<Decimal> {
+    pub(crate) fn equity(&self) -> Option<Decimal> {
         let holdings = self
             .positions
             .iter()
@@ -168,7 +168,7 @@ impl Book {
     /// Marks holdings to `market` (a token without a price keeps its mark);
     /// a holding whose token the evidence says can no longer be moved is
     /// blocked for good.
-    pub fn mark(&mut self, market: &[TokenMarket]) {
+    pub(crate) fn mark(&mut self, market: &[TokenMarket]) {
         for position in &mut self.positions {
             if let Some(token) = market.iter().find(|t| t.mint == position.mint) {
                 position.mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
@@ -181,7 +181,7 @@ impl Book {
     /// fills made (also kept in the book). Every step is checked arithmetic:
     /// a book that cannot be valued does not trade, and a fill whose numbers
     /// do not fit (or would not fit the ledger) is not made.
-    pub fn advance(
+    pub(crate) fn advance(
         &mut self,
         experiment: &Experiment,
         market: &[TokenMarket],
@@ -396,7 +396,7 @@ impl Book {
     /// `None` when the book cannot be valued or holds a number the ledger
     /// cannot record exactly (cash or equity of 10^13 USD or more, a
     /// quantity, cost or mark of 10^15 or more).
-    pub fn snapshot_record(
+    pub(crate) fn snapshot_record(
         &self,
         experiment: &Experiment,
         as_of: DateTime<Utc>,

@@ -1,9 +1,9 @@
 //! The fixed paper experiments. Paper only: nothing here signs, sends or
-//! copies anything; a "trade" is arithmetic on a book ([`book`]).
+//! copies anything; a "trade" is arithmetic on a book (`book`).
 //!
-//! Every experiment starts with [`START_CAPITAL_USD`] in cash and pays the
+//! Every experiment starts with `START_CAPITAL_USD` in cash and pays the
 //! same costs on every fill:
-//! - a swap fee of [`FEE_RATE`] of the traded notional (a typical DEX fee);
+//! - a swap fee of `FEE_RATE` of the traded notional (a typical DEX fee);
 //! - slippage from liquidity: `min(notional / poolLiquidityUsd, MAX_SLIPPAGE)`,
 //!   paid as a worse price (buys at `mark × (1 + s)`, sells at `mark × (1 − s)`),
 //!   the first-order price impact of a constant-product pool;
@@ -12,18 +12,18 @@
 //!
 //! A rule decides the target holdings among the eligible tokens (every
 //! check passes); the book trades toward them when a holding is off by more
-//! than [`REBALANCE_BAND`] of equity, sells first, and never spends more
+//! than `REBALANCE_BAND` of equity, sells first, and never spends more
 //! cash than it has. A token that is no longer eligible is sold, unless it
 //! can no longer be moved: a held token that turns non-transferable, frozen
 //! or paused is valued at 0 from then on and never sold.
 //!
-//! Each experiment's rule, in full ([`rule_text`]), is published as a
+//! Each experiment's rule, in full (`rule_text`), is published as a
 //! decision record before its first paper snapshot, with its SHA-256
-//! ([`rule_hash`]); changing a rule means a new experiment id. The first
+//! (`rule_hash`); changing a rule means a new experiment id. The first
 //! experiments (`-v1`) did not check what a trader relies on beyond five
-//! checks; they are retired ([`RETIRED`]) and their books stopped.
+//! checks; they are retired (`RETIRED`) and their books stopped.
 
-pub mod book;
+pub(crate) mod book;
 
 use super::checks::CHECK_NAMES;
 use super::holders::{MAX_TOP_HOLDERS_SHARE, TOP_HOLDERS};
@@ -36,20 +36,20 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
-pub use book::{Book, Position, Side, Trade};
+pub(crate) use book::{Book, Side, Trade};
 
 /// Start capital of every experiment, in USD.
-pub const START_CAPITAL_USD: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
+pub(crate) const START_CAPITAL_USD: Decimal = Decimal::from_parts(10_000, 0, 0, false, 0);
 /// Swap fee per fill: 0.25 % of notional.
-pub const FEE_RATE: Decimal = Decimal::from_parts(25, 0, 0, false, 4);
+pub(crate) const FEE_RATE: Decimal = Decimal::from_parts(25, 0, 0, false, 4);
 /// Largest slippage a fill pays: 5 %.
 pub(crate) const MAX_SLIPPAGE: Decimal = Decimal::from_parts(5, 0, 0, false, 2);
 /// A holding is traded when it is off its target by more than 2 % of equity.
-pub const REBALANCE_BAND: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
+pub(crate) const REBALANCE_BAND: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
 /// Fills below one dollar are not made.
 pub(crate) const MIN_TRADE_USD: Decimal = Decimal::ONE;
 /// The momentum rule holds at most this many tokens.
-pub const MOMENTUM_TOKENS: usize = 3;
+pub(crate) const MOMENTUM_TOKENS: usize = 3;
 /// The least share of a token's LP locked or burned for `liquidity_locked`.
 pub const MIN_LP_LOCKED_PCT: f64 = super::checks::MIN_LP_LOCKED_PCT;
 
@@ -61,7 +61,7 @@ pub enum Rule {
     /// Equal weight over every eligible token.
     EqualWeightEligible,
     /// Equal weight over the eligible tokens with the highest positive 24-hour
-    /// price change, at most [`MOMENTUM_TOKENS`].
+    /// price change, at most `MOMENTUM_TOKENS`.
     MomentumTop,
 }
 
@@ -108,14 +108,14 @@ pub const EXPERIMENTS: [Experiment; 3] = [
 /// The retired experiments: their books stopped, their last snapshot stays
 /// in the ledger. They checked only the first five checks, so their paper
 /// results could hold tokens no trader could sell.
-pub const RETIRED: [&str; 3] = [
+pub(crate) const RETIRED: [&str; 3] = [
     "scanner-control-cash-v1",
     "scanner-equal-weight-v1",
     "scanner-momentum-top3-v1",
 ];
 
 /// Why the `-v1` experiments were retired.
-pub const RETIRED_BECAUSE: &str = "eligibility is part of every rule: the v2 experiments add the checks a trader relies on (Token-2022 hazards, holders, the LP lock) and pay the transfer fee in force";
+pub(crate) const RETIRED_BECAUSE: &str = "eligibility is part of every rule: the v2 experiments add the checks a trader relies on (Token-2022 hazards, holders, the LP lock) and pay the transfer fee in force";
 
 fn percent(share: Decimal) -> Decimal {
     (share * Decimal::ONE_HUNDRED).normalize()
@@ -124,7 +124,7 @@ fn percent(share: Decimal) -> Decimal {
 /// The experiment's rule in full: eligibility (every check and its
 /// threshold), targets, rebalancing, cost model and start capital. Its
 /// SHA-256 is [`rule_hash`]; the text is the registration's thesis.
-pub fn rule_text(experiment: &Experiment) -> String {
+pub(crate) fn rule_text(experiment: &Experiment) -> String {
     format!(
         "Experiment {id}, version {version}, paper only: nothing is signed, sent or copied.\n\
 Targets: {description}.\n\
@@ -151,12 +151,12 @@ Start capital: ${capital} in cash. Each advance writes the book as a paper snaps
 }
 
 /// `sha256:<hex>` of [`rule_text`].
-pub fn rule_hash(experiment: &Experiment) -> String {
+pub(crate) fn rule_hash(experiment: &Experiment) -> String {
     format!("sha256:{}", sha256_hex(rule_text(experiment).as_bytes()))
 }
 
 /// The id of an experiment's registration decision.
-pub fn registration_id(experiment: &Experiment) -> String {
+pub(crate) fn registration_id(experiment: &Experiment) -> String {
     format!("{}-registration", experiment.id)
 }
 
@@ -184,7 +184,7 @@ pub fn registration_record(experiment: &Experiment, at: DateTime<Utc>) -> Value 
 }
 
 /// The rule hash a registration decision's thesis names, if it names one.
-pub fn registered_hash(thesis: &str) -> Option<&str> {
+pub(crate) fn registered_hash(thesis: &str) -> Option<&str> {
     thesis
         .lines()
         .rev()
@@ -229,7 +229,7 @@ pub fn declaration() -> Value {
 
 /// A token as the experiments see it in one run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TokenMarket {
+pub(crate) struct TokenMarket {
     /// Mint address.
     pub mint: String,
     /// Ticker, for trades and paper positions.

@@ -35,7 +35,7 @@ pub struct Selection {
 
 impl Selection {
     /// Whether it selects everything from the start.
-    pub fn is_everything(&self) -> bool {
+    pub(crate) fn is_everything(&self) -> bool {
         self.strategies.is_none() && self.after.is_none()
     }
 }

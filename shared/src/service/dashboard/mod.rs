@@ -25,7 +25,7 @@ mod view;
 
 pub use answer::{MAX_ANSWER_BYTES, Selection, SelectionError};
 pub use period::*;
-pub use rollup::ROLLUP_VERSION;
+pub(crate) use rollup::ROLLUP_VERSION;
 pub use view::*;
 
 pub(crate) use compute::{fold_series, keep_rollups};
@@ -59,7 +59,7 @@ impl RenderedDashboard {
     /// The answer's body for `selection`, at most [`MAX_ANSWER_BYTES`]
     /// (see the `answer` module): the whole dashboard's JSON as it is when
     /// everything is asked for and fits.
-    pub fn answer(&self, selection: &Selection) -> Result<Bytes, SelectionError> {
+    pub(crate) fn answer(&self, selection: &Selection) -> Result<Bytes, SelectionError> {
         answer::answer(&self.view, &self.json, &self.timelines, selection)
     }
 }
@@ -68,7 +68,7 @@ type Cached = (Arc<Dashboard>, Bytes, Arc<Vec<compare::Timeline>>);
 
 /// What was rendered for the latest head, by period (the dashboard's JSON
 /// and the page are kept this way), each computed once however many ask.
-pub type PeriodCache<V> = HeadCache<Period, V>;
+pub(crate) type PeriodCache<V> = HeadCache<Period, V>;
 
 /// The dashboard use case: the read model of the ledger in its store, the
 /// latest head's dashboards kept in memory by period, and the whole
@@ -141,7 +141,7 @@ impl Dashboards {
 
     /// The dashboard for `period` at `head` (just read by the caller) when it
     /// is kept in memory, with no store read; else [`Dashboards::get`].
-    pub async fn get_at(
+    pub(crate) async fn get_at(
         &self,
         head: Head,
         period: Period,

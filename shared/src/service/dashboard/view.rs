@@ -20,8 +20,7 @@ pub const MAX_DECISIONS: usize = 50;
 /// "…" when cut); the ledger view has the record whole.
 pub const MAX_DECISION_TEXT_CHARS: usize = 600;
 /// The decision fields the dashboard cuts.
-pub(crate) const CUT_DECISION_FIELDS: [&str; 4] =
-    ["summary", "thesis", "counterEvidence", "nextCheck"];
+pub const CUT_DECISION_FIELDS: [&str; 4] = ["summary", "thesis", "counterEvidence", "nextCheck"];
 /// Beyond this many points a chart series is thinned to the last point of
 /// each UTC day (with the baseline kept), beyond this many days to each ISO
 /// week's last, beyond this many weeks to each month's; the metrics never

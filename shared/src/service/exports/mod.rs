@@ -312,7 +312,7 @@ impl Exports {
     }
 
     /// The Atom feed of the latest [`FEED_ENTRIES`] decisions (see
-    /// [`atom_feed`]), and the head it was read at.
+    /// `atom_feed`), and the head it was read at.
     pub async fn feed(&self, page: &str, api: &str) -> Result<(String, Head), StoreError> {
         let latest = self
             .pages
@@ -492,7 +492,7 @@ pub(crate) fn xml_text(text: &str) -> String {
 /// `asOf`, or `fallback` when there is none. Links are relative to the
 /// service's root (`page` is the page's path, `api` the API's). (Long:
 /// the feed's template, element after element, as RFC 4287 orders them.)
-pub fn atom_feed(
+pub(crate) fn atom_feed(
     decisions: &[Entry],
     page: &str,
     api: &str,

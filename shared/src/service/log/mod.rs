@@ -263,7 +263,7 @@ impl Log {
     /// The signed checkpoint of `head`, a head `store` has (or had): signed
     /// only once the store's current head is vouched for and `head` proved
     /// a prefix of it (one tile read for both).
-    pub async fn signed_checkpoint(&self, head: Head) -> Result<Arc<str>, LogError> {
+    pub(crate) async fn signed_checkpoint(&self, head: Head) -> Result<Arc<str>, LogError> {
         let signer = self.signer()?;
         let current = self.store.head().await?;
         if head.size > current.size {

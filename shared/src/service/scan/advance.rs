@@ -19,7 +19,7 @@ use crate::service::ledger::{AppendError, AppendStatus};
 use chrono::{DateTime, Utc};
 
 /// The event of a rule in code that differs from its registration.
-pub const RULE_MISMATCH: &str = "experiment_rule_mismatch";
+pub(crate) const RULE_MISMATCH: &str = "experiment_rule_mismatch";
 
 impl ScanRunner {
     /// Each experiment's registration: as remembered, else as found in the

@@ -38,7 +38,7 @@ pub(super) struct Collected {
 
 impl Collected {
     /// The provenance entry of `received` (its body kept as evidence).
-    pub fn entry(&mut self, received: &Received) -> ProvenanceEntry {
+    pub(crate) fn entry(&mut self, received: &Received) -> ProvenanceEntry {
         entry(received, self.clocks, &mut self.bodies)
     }
 }

@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 
 /// How often an append recomputes its root because others appended first,
 /// before it answers "unavailable" (the client may retry).
-pub const MAX_APPEND_ATTEMPTS: usize = 200;
+pub(crate) const MAX_APPEND_ATTEMPTS: usize = 200;
 
 static APPEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("append.lua")));
 

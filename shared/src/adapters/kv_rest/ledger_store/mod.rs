@@ -37,7 +37,7 @@
 //!   SHA-256) from the head's frontier, read first when this process has not
 //!   seen the head yet. So: two round trips uncontended, one when the cached
 //!   head is current. If the head moved, the script answers the current
-//!   frontier and the append is retried (at most [`MAX_APPEND_ATTEMPTS`]).
+//!   frontier and the append is retried (at most `append::MAX_APPEND_ATTEMPTS`).
 //!   A retry of an append whose write took effect behind a failed answer finds
 //!   its id with the same leaf: `unchanged`, never a second leaf. The same
 //!   script appends the nodes the leaf completed to their hash tiles, so the
@@ -75,8 +75,6 @@ mod series;
 #[cfg(test)]
 mod tests;
 mod tiles;
-
-pub use append::MAX_APPEND_ATTEMPTS;
 
 /// What a read says of a head that was lost (missing while the ledger has
 /// records): the store is damaged, not empty.
