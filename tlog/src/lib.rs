@@ -22,6 +22,8 @@
 //! - `strategies` (feature `strategies`): proptest strategies for JSON
 //!   documents, for other crates' property tests.
 
+#![deny(unreachable_pub)]
+
 pub mod canonical;
 pub mod checkpoint;
 pub mod cosignature;

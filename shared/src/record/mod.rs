@@ -4,7 +4,7 @@
 //! body to a [`Record`], and it applies every rule of the contract while
 //! reading (README, "Rules a writer must follow"): required fields, constants, enums, the id
 //! format, RFC 3339 timestamps with an offset and no later than the
-//! service's clock plus [`FUTURE_TOLERANCE_SECONDS`], exact decimals of the
+//! service's clock plus `FUTURE_TOLERANCE_SECONDS`, exact decimals of the
 //! right sign, long-only positions, the $0.02 reconciliation (and, without
 //! positions, cash no larger than equity + $0.02), text free of control and
 //! bidirectional-override characters, no unknown fields, no duplicate keys,
@@ -44,25 +44,25 @@ use serde::Serialize;
 use std::sync::LazyLock;
 
 /// The reconciliation tolerance: |equity − (cash + Σ quantity × mark)| ≤ this.
-pub const RECONCILIATION_TOLERANCE: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
+pub(crate) const RECONCILIATION_TOLERANCE: Decimal = Decimal::from_parts(2, 0, 0, false, 2);
 /// Longest identifier (`id`, `strategyId`).
-pub const MAX_ID_CHARS: usize = 128;
+pub(crate) const MAX_ID_CHARS: usize = 128;
 /// Longest single-line name (`strategyName`, `source.name`, position `symbol`).
-pub const MAX_NAME_CHARS: usize = 200;
+pub(crate) const MAX_NAME_CHARS: usize = 200;
 /// Longest free text (`summary`, `thesis`, `counterEvidence`, `nextCheck`).
-pub const MAX_TEXT_CHARS: usize = 4000;
+pub(crate) const MAX_TEXT_CHARS: usize = 4000;
 /// Longest `source.url`.
-pub const MAX_URL_CHARS: usize = 2048;
+pub(crate) const MAX_URL_CHARS: usize = 2048;
 /// Most positions in one snapshot.
-pub const MAX_POSITIONS: usize = 1000;
+pub(crate) const MAX_POSITIONS: usize = 1000;
 /// Most issues one refusal lists; beyond them a last issue (rule
 /// `more_issues`) says how many more there are, so a body of thousands of
 /// broken members cannot make an answer many times its own size.
-pub const MAX_REPORTED_ISSUES: usize = 100;
+pub(crate) const MAX_REPORTED_ISSUES: usize = 100;
 /// How far past the service's clock an `asOf` may lie (5 minutes of clock
 /// skew). One mistyped year must never be able to freeze a strategy (every
 /// later snapshot would be `out_of_order`) or move the dashboard's window.
-pub const FUTURE_TOLERANCE_SECONDS: i64 = 300;
+pub(crate) const FUTURE_TOLERANCE_SECONDS: i64 = 300;
 
 /// One broken rule: where, which rule, and a plain explanation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -111,14 +111,14 @@ pub struct StrategyId(String);
 
 /// The identifier format (`id`, `strategyId`), as a regular expression that
 /// the parser runs and the JSON Schemas publish.
-pub const ID_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
+pub(crate) const ID_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
 
 pub(crate) static IDENTIFIER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(ID_PATTERN).expect("valid"));
 
 /// The years a new record's `asOf` may be written in (as written, before its
 /// offset is applied): the range the ledger indexes to the nanosecond.
-pub const YEARS: std::ops::RangeInclusive<i32> = 1970..=2200;
+pub(crate) const YEARS: std::ops::RangeInclusive<i32> = 1970..=2200;
 
 macro_rules! identifier_type {
     ($name:ident) => {

@@ -2,7 +2,7 @@
 //! constants and predicates the parser applies (`super::text`, the
 //! identifier and URL patterns, the limits), for the contract view and the
 //! OpenAPI document. The schemas state a new record's rules exactly, except
-//! the ones JSON Schema cannot express ([`INEXPRESSIBLE`]); a test in
+//! the ones JSON Schema cannot express (`INEXPRESSIBLE`); a test in
 //! `record/tests.rs` holds the parser and the schemas to the same verdict
 //! on generated records.
 //!
@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 /// The rules of a new record JSON Schema cannot state, each with why: the
 /// parser applies them on top of the schema (rule names as in error
 /// details).
-pub const INEXPRESSIBLE: &[(&str, &str)] = &[
+pub(crate) const INEXPRESSIBLE: &[(&str, &str)] = &[
     (
         "precision",
         "a number must keep its exact decimal value as the IEEE double RFC 8785 prints (at most 15 significant digits): JSON Schema compares values, not spellings",
@@ -103,7 +103,7 @@ fn prose() -> Value {
     })
 }
 
-/// The schema of an identifier (`id`, `strategyId`): [`ID_PATTERN`] and
+/// The schema of an identifier (`id`, `strategyId`): `ID_PATTERN` and
 /// its length, with `description`.
 pub fn identifier_schema(description: &str) -> Value {
     json!({
@@ -250,7 +250,7 @@ pub fn decision_schema() -> Value {
 }
 
 /// The rule names of the sensitive-content guard, as error details give them.
-pub fn sensitive_rules() -> Vec<&'static str> {
+pub(crate) fn sensitive_rules() -> Vec<&'static str> {
     SensitiveRule::ALL.iter().map(|r| r.as_str()).collect()
 }
 

@@ -11,15 +11,15 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// Solana's burn address ("incinerator"): tokens sent there are gone.
-pub const BURN_ADDRESS: &str = "1nc1nerator11111111111111111111111111111111";
+pub(crate) const BURN_ADDRESS: &str = "1nc1nerator11111111111111111111111111111111";
 /// How many of a token's largest accounts are kept (what
 /// `getTokenLargestAccounts` answers); a longer answer is cut to its largest.
 pub(crate) const MAX_LARGEST_ACCOUNTS: usize = 20;
 /// Holders the concentration counts.
-pub const TOP_HOLDERS: usize = 10;
+pub(crate) const TOP_HOLDERS: usize = 10;
 /// The largest share of supply the top holders may have for the
 /// `holders_spread` check to pass (50 %).
-pub const MAX_TOP_HOLDERS_SHARE: Decimal = Decimal::from_parts(5, 0, 0, false, 1);
+pub(crate) const MAX_TOP_HOLDERS_SHARE: Decimal = Decimal::from_parts(5, 0, 0, false, 1);
 /// The way the largest accounts are read now: holders cached by an older,
 /// looser reading (without this number) are fetched again.
 pub(crate) const HOLDERS_READING: u8 = 2;

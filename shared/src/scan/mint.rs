@@ -18,19 +18,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The SPL Token program.
-pub const SPL_TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+pub(crate) const SPL_TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 /// The Token-2022 program (SPL Token with extensions).
-pub const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+pub(crate) const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 /// Slots per epoch on Solana's mainnet (its epoch schedule has no warm-up),
 /// so a slot's epoch is `slot / SLOTS_PER_EPOCH`.
-pub const SLOTS_PER_EPOCH: u64 = 432_000;
+pub(crate) const SLOTS_PER_EPOCH: u64 = 432_000;
 /// The highest transfer fee the `transfer_fee_low` check passes, in basis
 /// points (1 %).
-pub const MAX_TRANSFER_FEE_BPS: u16 = 100;
+pub(crate) const MAX_TRANSFER_FEE_BPS: u16 = 100;
 
 /// Extensions known to change nothing a holder can do with the token:
 /// metadata, groups, display and memo rules.
-pub const HARMLESS_EXTENSIONS: [&str; 9] = [
+pub(crate) const HARMLESS_EXTENSIONS: [&str; 9] = [
     "metadataPointer",
     "tokenMetadata",
     "groupPointer",

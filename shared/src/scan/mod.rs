@@ -7,21 +7,21 @@
 //! - [`accounts`]: Solana accounts as the RPC's `jsonParsed` gives them,
 //!   and the mint, wallet and holders read from them;
 //! - [`checks`]: the checks and eligibility;
-//! - [`mint`]: the mint account, its Token-2022 extensions and transfer fee;
+//! - `mint`: the mint account, its Token-2022 extensions and transfer fee;
 //! - [`holders`]: the largest holders and their share of supply;
 //! - [`provenance`]: the provider answers a run used, by the hash of their bytes;
 //! - [`experiments`]: the fixed experiments, their cost model and paper books;
 //! - `report`: the persisted state (bounded) and the report's named parts;
-//! - [`text`]: provider text made fit for a book, a record and the report.
+//! - `text`: provider text made fit for a book, a record and the report.
 
 pub mod accounts;
 pub mod checks;
 pub mod experiments;
 pub mod holders;
-pub mod mint;
+pub(crate) mod mint;
 pub mod provenance;
 pub(crate) mod report;
-pub mod text;
+pub(crate) mod text;
 pub mod view;
 
 pub use mint::MintAccount;
@@ -37,19 +37,19 @@ use serde::{Deserialize, Serialize};
 
 /// Observations of a token closer together than this are one observation,
 /// and experiments advance at most once in it.
-pub const DEDUP_WINDOW: TimeDelta = TimeDelta::minutes(10);
+pub(crate) const DEDUP_WINDOW: TimeDelta = TimeDelta::minutes(10);
 /// The ledger grid: paper snapshots are dated at :00, :15, :30 and :45.
 pub const LEDGER_GRID: TimeDelta = TimeDelta::minutes(15);
 /// How long a RugCheck report is reused before it is fetched again.
-pub const RISK_CACHE_TTL: TimeDelta = TimeDelta::hours(6);
+pub(crate) const RISK_CACHE_TTL: TimeDelta = TimeDelta::hours(6);
 /// Observations kept per token (24 hours at the 15-minute schedule).
-pub const HISTORY_PER_TOKEN: usize = 96;
+pub(crate) const HISTORY_PER_TOKEN: usize = 96;
 /// Events kept (newest last).
-pub const MAX_EVENTS: usize = 200;
+pub(crate) const MAX_EVENTS: usize = 200;
 /// Trades kept per paper book (newest last).
-pub const TRADES_PER_BOOK: usize = 100;
+pub(crate) const TRADES_PER_BOOK: usize = 100;
 /// Liquidity a token's best pool must have for the liquidity check.
-pub const MIN_LIQUIDITY_USD: Decimal = Decimal::from_parts(50_000, 0, 0, false, 0);
+pub(crate) const MIN_LIQUIDITY_USD: Decimal = Decimal::from_parts(50_000, 0, 0, false, 0);
 
 /// `instant` floored to the 15-minute ledger grid.
 pub fn grid_slot(instant: DateTime<Utc>) -> DateTime<Utc> {
@@ -111,12 +111,12 @@ pub(crate) const DANGER_LEVEL: &str = "danger";
 
 /// Most bytes a token's cached report takes in the scanner's state, as
 /// JSON (with its provenance entry).
-pub const MAX_RISK_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_RISK_BYTES: usize = 16 * 1024;
 /// Of [`MAX_RISK_BYTES`], what the danger risks kept may take (the rest is
 /// the report's other fields and its provenance).
 const MAX_RISK_LIST_BYTES: usize = 12 * 1024;
 /// Longest risk name kept, in characters.
-pub const MAX_RISK_NAME_CHARS: usize = 200;
+pub(crate) const MAX_RISK_NAME_CHARS: usize = 200;
 
 /// A RugCheck report summary as the scanner keeps it: the score, and the
 /// risks the checks use (danger level), their names cleaned and bounded

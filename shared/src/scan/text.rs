@@ -19,11 +19,11 @@
 use crate::record::guard::Guard;
 
 /// Longest symbol kept.
-pub const MAX_SYMBOL_CHARS: usize = 32;
+pub(crate) const MAX_SYMBOL_CHARS: usize = 32;
 /// Longest URL kept, in bytes.
-pub const MAX_URL_BYTES: usize = 2048;
+pub(crate) const MAX_URL_BYTES: usize = 2048;
 /// How many characters of the mint stand in for a symbol that is not kept.
-pub const FALLBACK_SYMBOL_CHARS: usize = 8;
+pub(crate) const FALLBACK_SYMBOL_CHARS: usize = 8;
 
 pub(crate) use crate::record::text::is_hidden;
 

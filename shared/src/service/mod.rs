@@ -19,18 +19,18 @@
 //!   registrations, its JSON kept per head.
 //! - `scan` (feature `scanner`): one scanner run under the scan store's
 //!   lock, asking the providers through their ports.
-//! - `read`: what a read use case takes (the client's tags) and answers
-//!   (not modified, or the bytes); `encoded`: those bytes, compressed
+//! - [`read`]: what a read use case takes (the client's tags) and answers
+//!   (not modified, or the bytes); [`encoded`]: those bytes, compressed
 //!   at most once per coding.
 
 pub mod contract;
 pub mod dashboard;
-pub(crate) mod encoded;
+pub mod encoded;
 pub mod exports;
 pub(crate) mod head_cache;
 pub mod ledger;
 pub mod log;
 pub mod page;
-pub(crate) mod read;
+pub mod read;
 #[cfg(feature = "scanner")]
 pub mod scan;

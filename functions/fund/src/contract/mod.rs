@@ -7,7 +7,8 @@
 //!   queries with;
 //! - [`operations`]: every operation with every answer it gives (errors as
 //!   [`ApiError`]s, so statuses and codes come from the one mapping);
-//! - [`rules`]: the rules, limits and scanner declaration, from constants;
+//! - the rules, limits and scanner declaration come from the common crate
+//!   (`service::contract::rules`), written from the constants it enforces;
 //! - [`openapi`](mod@openapi): the OpenAPI document, with the response types' schemas
 //!   generated from the structs the handlers serialise.
 //!
@@ -18,16 +19,16 @@
 
 pub mod openapi;
 pub mod operations;
-pub mod rules;
 
 use crate::routes::View;
 use crate::routes::dashboard::PERIOD;
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
-use freedom_shared::service::contract::Registrations;
+use freedom_shared::service::contract::{Registrations, rules};
+use freedom_shared::service::ledger::BODY_TIMEOUT;
 use freedom_shared::service::log::Log;
 use freedom_shared::tlog::LOG_PREFIX;
-use freedom_shared::web::{ApiError, Encoded};
+use freedom_shared::web::{ApiError, Encoded, ServerLimits};
 use operations::{OPERATIONS, Operation, http_layer};
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
@@ -170,8 +171,21 @@ fn build_contract() -> Value {
             }
         },
         "rules": rules::rules(),
-        "limits": rules::limits(),
+        "limits": rules::limits(local_listener()),
         "scanner": rules::scanner()
+    })
+}
+
+/// The local listener's limits, as the contract states them.
+fn local_listener() -> Value {
+    let listener = ServerLimits::default();
+    json!({
+        "requestHeadTimeoutSeconds": listener.head_timeout.as_secs(),
+        "bodyTimeoutSeconds": BODY_TIMEOUT.as_secs(),
+        "maxHeadBytes": listener.max_head_bytes,
+        "maxUriBytes": listener.max_uri_bytes,
+        "maxConnections": listener.max_connections,
+        "shutdownGraceSeconds": listener.shutdown_grace.as_secs()
     })
 }
 

@@ -98,7 +98,11 @@ impl Entry {
     /// An entry as a store read it: its record's text must hash to its
     /// leaf hash (RFC 9162's `SHA-256(0x00 || leaf)`), else the store holds
     /// a record altered behind the ledger's back, which is never served.
-    pub fn read(seq: u64, stored_leaf: Digest, canonical: String) -> Result<Entry, StoreError> {
+    pub(crate) fn read(
+        seq: u64,
+        stored_leaf: Digest,
+        canonical: String,
+    ) -> Result<Entry, StoreError> {
         if leaf_hash(canonical.as_bytes()) != stored_leaf {
             return Err(StoreError::Corrupt(format!(
                 "record {seq} does not hash to its leaf: it was altered in the store"

@@ -53,7 +53,7 @@ pub struct PageBuilder {
 
 impl PageBuilder {
     /// A page of at most `limit` entries.
-    pub fn new(limit: usize) -> PageBuilder {
+    pub(crate) fn new(limit: usize) -> PageBuilder {
         PageBuilder {
             limit,
             budget: MAX_PAGE_BYTES - PAGE_ENVELOPE_BYTES,
@@ -86,7 +86,7 @@ impl PageBuilder {
     }
 
     /// The page, read at `head`.
-    pub fn finish(self, head: Head) -> Page {
+    pub(crate) fn finish(self, head: Head) -> Page {
         let next = if self.more {
             self.entries.last().map(|e| e.seq)
         } else {

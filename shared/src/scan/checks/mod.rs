@@ -55,37 +55,37 @@ fn check_name_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// `indexed_and_priced`: DexScreener indexes a pool with a USD price.
-pub const INDEXED_AND_PRICED: &str = "indexed_and_priced";
+pub(crate) const INDEXED_AND_PRICED: &str = "indexed_and_priced";
 /// `liquidity`: the deepest pool holds at least the minimum.
-pub const LIQUIDITY: &str = "liquidity";
+pub(crate) const LIQUIDITY: &str = "liquidity";
 /// `mint_authority_revoked`: nobody can mint more.
-pub const MINT_AUTHORITY_REVOKED: &str = "mint_authority_revoked";
+pub(crate) const MINT_AUTHORITY_REVOKED: &str = "mint_authority_revoked";
 /// `freeze_authority_revoked`: nobody can freeze holders' accounts.
-pub const FREEZE_AUTHORITY_REVOKED: &str = "freeze_authority_revoked";
+pub(crate) const FREEZE_AUTHORITY_REVOKED: &str = "freeze_authority_revoked";
 /// `no_danger_risk`: RugCheck lists no danger-level risk.
-pub const NO_DANGER_RISK: &str = "no_danger_risk";
+pub(crate) const NO_DANGER_RISK: &str = "no_danger_risk";
 /// `token_program_known`: the mint belongs to SPL Token or Token-2022.
-pub const TOKEN_PROGRAM_KNOWN: &str = "token_program_known";
+pub(crate) const TOKEN_PROGRAM_KNOWN: &str = "token_program_known";
 /// `no_permanent_delegate`: nobody can move or burn anyone's tokens.
-pub const NO_PERMANENT_DELEGATE: &str = "no_permanent_delegate";
+pub(crate) const NO_PERMANENT_DELEGATE: &str = "no_permanent_delegate";
 /// `no_transfer_hook`: no program is called on (and can refuse) transfers.
-pub const NO_TRANSFER_HOOK: &str = "no_transfer_hook";
+pub(crate) const NO_TRANSFER_HOOK: &str = "no_transfer_hook";
 /// `transfer_fee_low`: the transfer fee in force is at most 1 %.
-pub const TRANSFER_FEE_LOW: &str = "transfer_fee_low";
+pub(crate) const TRANSFER_FEE_LOW: &str = "transfer_fee_low";
 /// `transferable`: not non-transferable, not frozen by default, not paused.
-pub const TRANSFERABLE: &str = "transferable";
+pub(crate) const TRANSFERABLE: &str = "transferable";
 /// `no_mint_close_authority`: nobody can close the mint.
-pub const NO_MINT_CLOSE_AUTHORITY: &str = "no_mint_close_authority";
+pub(crate) const NO_MINT_CLOSE_AUTHORITY: &str = "no_mint_close_authority";
 /// `extensions_understood`: every extension is checked or known harmless.
-pub const EXTENSIONS_UNDERSTOOD: &str = "extensions_understood";
+pub(crate) const EXTENSIONS_UNDERSTOOD: &str = "extensions_understood";
 /// `holders_spread`: the ten largest holders have at most half the supply.
-pub const HOLDERS_SPREAD: &str = "holders_spread";
+pub(crate) const HOLDERS_SPREAD: &str = "holders_spread";
 /// `liquidity_locked`: at least 90 % of the LP is locked or burned.
-pub const LIQUIDITY_LOCKED: &str = "liquidity_locked";
+pub(crate) const LIQUIDITY_LOCKED: &str = "liquidity_locked";
 
 /// The least share of the LP that must be locked or burned for
 /// `liquidity_locked`, in percent.
-pub const MIN_LP_LOCKED_PCT: f64 = 90.0;
+pub(crate) const MIN_LP_LOCKED_PCT: f64 = 90.0;
 
 /// The checks' names, in report order.
 pub const CHECK_NAMES: [&str; 14] = [

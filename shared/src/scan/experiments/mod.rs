@@ -51,7 +51,7 @@ pub(crate) const MIN_TRADE_USD: Decimal = Decimal::ONE;
 /// The momentum rule holds at most this many tokens.
 pub(crate) const MOMENTUM_TOKENS: usize = 3;
 /// The least share of a token's LP locked or burned for `liquidity_locked`.
-pub const MIN_LP_LOCKED_PCT: f64 = super::checks::MIN_LP_LOCKED_PCT;
+pub(crate) const MIN_LP_LOCKED_PCT: f64 = super::checks::MIN_LP_LOCKED_PCT;
 
 /// What an experiment holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +196,7 @@ pub(crate) fn registered_hash(thesis: &str) -> Option<&str> {
 }
 
 /// The experiments as the contract view declares them.
-pub fn declaration() -> Value {
+pub(crate) fn declaration() -> Value {
     let experiments: Vec<Value> = EXPERIMENTS
         .iter()
         .map(|e| {

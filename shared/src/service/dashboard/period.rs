@@ -7,7 +7,7 @@ pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
 /// The period when none is asked for.
 pub const DEFAULT_PERIOD: u32 = 63;
 /// The unit of `period`: trading days.
-pub const UNIT: &str = "tradingDays";
+pub(crate) const UNIT: &str = "tradingDays";
 /// The `period` value that selects the record since inception.
 pub const ALL: &str = "all";
 

@@ -14,18 +14,19 @@ use serde_json::value::RawValue;
 /// Most decisions a dashboard lists (newest first): with every text cut
 /// to [`MAX_DECISION_TEXT_CHARS`], 50 decisions stay well under a
 /// megabyte whatever the writer sent.
-pub const MAX_DECISIONS: usize = 50;
+pub(crate) const MAX_DECISIONS: usize = 50;
 /// Longest a decision's `summary`, `thesis`, `counterEvidence` or
 /// `nextCheck` is shown on the dashboard, in characters (the last being
 /// "…" when cut); the ledger view has the record whole.
-pub const MAX_DECISION_TEXT_CHARS: usize = 600;
+pub(crate) const MAX_DECISION_TEXT_CHARS: usize = 600;
 /// The decision fields the dashboard cuts.
-pub const CUT_DECISION_FIELDS: [&str; 4] = ["summary", "thesis", "counterEvidence", "nextCheck"];
+pub(crate) const CUT_DECISION_FIELDS: [&str; 4] =
+    ["summary", "thesis", "counterEvidence", "nextCheck"];
 /// Beyond this many points a chart series is thinned to the last point of
 /// each UTC day (with the baseline kept), beyond this many days to each ISO
 /// week's last, beyond this many weeks to each month's; the metrics never
 /// are.
-pub const MAX_CHART_POINTS: usize = 500;
+pub(crate) const MAX_CHART_POINTS: usize = 500;
 
 /// The dashboard's window.
 #[derive(Debug, Clone, Serialize)]
@@ -223,7 +224,7 @@ pub struct StrategyView {
     /// Metrics over the window.
     pub metrics: MetricsView,
     /// The growth index at each snapshot from the baseline (beyond
-    /// [`MAX_CHART_POINTS`] points, the last of each UTC day, week or month).
+    /// `MAX_CHART_POINTS` points, the last of each UTC day, week or month).
     pub series: Vec<SeriesPoint>,
     /// The drawdown at the same points as `series`.
     pub underwater: Vec<DrawdownPoint>,
@@ -399,7 +400,7 @@ pub struct Dashboard {
     /// How the strategies line up.
     pub comparison: Comparison,
     /// Decisions from the window's start on, including those made after the
-    /// latest snapshot, newest first (at most [`MAX_DECISIONS`]).
+    /// latest snapshot, newest first (at most `MAX_DECISIONS`).
     pub decisions: Vec<DecisionView>,
     /// When the answer stopped before its last strategy (it would have
     /// passed [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES)): the last

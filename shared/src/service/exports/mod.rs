@@ -1,6 +1,6 @@
 //! The record taken out (README, "Since inception, and what a fund reader expects"):
 //! one series' every snapshot as CSV (RFC 4180) or JSON, in time order and
-//! in pages of at most [`MAX_EXPORT_PAGE_BYTES`]; and the Atom feed
+//! in pages of at most `MAX_EXPORT_PAGE_BYTES`; and the Atom feed
 //! (RFC 4287) of the latest decisions.
 //!
 //! A row's `index` and `drawdown` are the series' growth index since its
@@ -14,7 +14,7 @@
 //! (also to know whether the series' returns stay defined to its end). A
 //! cursor only says where a page starts, never what a figure is.
 //!
-//! At most [`MAX_CONCURRENT_EXPORTS`] pages are computed at once per
+//! At most `MAX_CONCURRENT_EXPORTS` pages are computed at once per
 //! process; beyond that the answer is "busy" (503 with `Retry-After: 1`).
 
 use crate::analytics::{Fold, Valuation, finite};
@@ -36,9 +36,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The CSV export's header line (fixed: the contract publishes it).
 pub const CSV_HEADER: &str = "asOf,equity,flowSincePrevious,cash,index,drawdown,seq,leafHash";
 /// Most bytes an export page's body holds (1 MiB, as a ledger page).
-pub const MAX_EXPORT_PAGE_BYTES: usize = MAX_PAGE_BYTES;
+pub(crate) const MAX_EXPORT_PAGE_BYTES: usize = MAX_PAGE_BYTES;
 /// How many decisions the Atom feed carries (the newest).
-pub const FEED_ENTRIES: usize = 50;
+pub(crate) const FEED_ENTRIES: usize = 50;
 /// The feed's own id.
 pub(crate) const FEED_ID: &str = "urn:freedom-fund:feed:decisions";
 
@@ -151,7 +151,7 @@ fn csv_line(row: &SeriesRow) -> String {
 const JSON_ENVELOPE_BYTES: usize = 512;
 
 /// Most pages computed at once per process: beyond, an export is busy.
-pub const MAX_CONCURRENT_EXPORTS: usize = 4;
+pub(crate) const MAX_CONCURRENT_EXPORTS: usize = 4;
 /// Snapshots read from the store at a time while a page fills.
 const READ_CHUNK: usize = 1024;
 /// Series whose month ends are kept per head.
@@ -230,7 +230,7 @@ impl PageBuilder {
 /// Why an export page was not made.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    /// [`MAX_CONCURRENT_EXPORTS`] pages are being computed already.
+    /// `MAX_CONCURRENT_EXPORTS` pages are being computed already.
     #[error("too many exports are being computed; try again in a second")]
     Busy,
     /// The store failed.
@@ -311,7 +311,7 @@ impl Exports {
         self.series.head().await
     }
 
-    /// The Atom feed of the latest [`FEED_ENTRIES`] decisions (see
+    /// The Atom feed of the latest `FEED_ENTRIES` decisions (see
     /// `atom_feed`), and the head it was read at.
     pub async fn feed(&self, page: &str, api: &str) -> Result<(String, Head), StoreError> {
         let latest = self

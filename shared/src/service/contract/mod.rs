@@ -4,6 +4,11 @@
 //! caller's: it renders the registrations into bytes, which are kept per
 //! head and compressed at most once per coding; a warm read costs the head
 //! alone.
+//!
+//! [`rules`] holds the view's rules, limits and scanner declaration,
+//! written from the constants the code enforces.
+
+pub mod rules;
 
 use crate::ports::ledger_store::StoreError;
 use crate::scan::experiments::EXPERIMENTS;

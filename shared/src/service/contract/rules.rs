@@ -1,27 +1,25 @@
 //! The contract view's rules, limits and scanner declaration, written from
-//! the constants the code enforces.
+//! the constants the code enforces: the domain states its own rules, so no
+//! other crate needs those constants.
 
-use freedom_shared::json::MAX_NESTING;
-use freedom_shared::ports::ledger_store::MAX_PAGE_BYTES;
-use freedom_shared::record::schema::{INEXPRESSIBLE, sensitive_rules};
-use freedom_shared::record::{
+use crate::json::MAX_NESTING;
+use crate::ports::ledger_store::MAX_PAGE_BYTES;
+use crate::record::schema::{INEXPRESSIBLE, sensitive_rules};
+use crate::record::{
     FUTURE_TOLERANCE_SECONDS, ID_PATTERN, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_POSITIONS,
     MAX_REPORTED_ISSUES, MAX_TEXT_CHARS, MAX_URL_CHARS, RECONCILIATION_TOLERANCE, YEARS,
     decimal_json,
 };
-use freedom_shared::scan::{self, checks::CHECK_NAMES, experiments};
-use freedom_shared::service::dashboard::{
+use crate::scan::{self, checks::CHECK_NAMES, experiments};
+use crate::service::dashboard::{
     ALL, DEFAULT_PERIOD, MAX_CHART_POINTS, MAX_DECISION_TEXT_CHARS, MAX_DECISIONS, PERIODS, UNIT,
 };
-use freedom_shared::service::exports::{
+use crate::service::exports::{
     CSV_HEADER, FEED_ENTRIES, MAX_CONCURRENT_EXPORTS, MAX_EXPORT_PAGE_BYTES,
 };
-use freedom_shared::service::ledger::{
-    BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
-};
-use freedom_shared::tlog::tiles::MAX_ENTRY_BYTES;
-use freedom_shared::web::ServerLimits;
-use freedom_shared::{SCANNER_MODE, SCANNER_VERSION};
+use crate::service::ledger::{DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT};
+use crate::tlog::tiles::MAX_ENTRY_BYTES;
+use crate::{SCANNER_MODE, SCANNER_VERSION};
 use serde_json::{Value, json};
 
 /// The rules a writer and a reader of the record rely on.
@@ -88,7 +86,7 @@ pub fn rules() -> Value {
 
 /// The dashboard's formulas, one per metric (the page links every metric
 /// to its entry here).
-pub(crate) fn dashboard_formulas() -> Value {
+pub fn dashboard_formulas() -> Value {
     json!({
         "window": "ends at the fund's latest snapshot (end); its start steps back from end one calendar day at a time, counting steps that land on a weekday, until period are counted; with period=all it starts at the fund's first snapshot and each series' baseline is its own first snapshot",
         "inception": "the asOf of the ledger's first record (seq 1); ageDays = calendar days (UTC dates) from it to end",
@@ -124,22 +122,15 @@ pub(crate) fn dashboard_formulas() -> Value {
     })
 }
 
-/// The limits a client meets.
-pub fn limits() -> Value {
-    let listener = ServerLimits::default();
+/// The limits a client meets; `local_listener` is the local HTTP
+/// listener's (its timeouts and sizes), which the edge knows.
+pub fn limits(local_listener: Value) -> Value {
     json!({
         "maxBodyBytes": MAX_BODY_BYTES,
         "maxJsonNesting": MAX_NESTING,
         "futureTimestampToleranceSeconds": FUTURE_TOLERANCE_SECONDS,
         "ledgerPage": {"default": DEFAULT_PAGE_LIMIT, "max": MAX_PAGE_LIMIT, "maxBytes": MAX_PAGE_BYTES},
-        "localListener": {
-            "requestHeadTimeoutSeconds": listener.head_timeout.as_secs(),
-            "bodyTimeoutSeconds": BODY_TIMEOUT.as_secs(),
-            "maxHeadBytes": listener.max_head_bytes,
-            "maxUriBytes": listener.max_uri_bytes,
-            "maxConnections": listener.max_connections,
-            "shutdownGraceSeconds": listener.shutdown_grace.as_secs()
-        },
+        "localListener": local_listener,
         "idLength": MAX_ID_CHARS,
         "nameLength": MAX_NAME_CHARS,
         "textLength": MAX_TEXT_CHARS,
