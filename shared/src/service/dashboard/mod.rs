@@ -1,4 +1,4 @@
-//! The dashboard read model (docs/design.md, "Reads").
+//! The dashboard read model (docs/design.md, "A read").
 //!
 //! [`Dashboards::read`] is a dashboard read in one call: the head (all a
 //! `304` or a warm read costs), then, unless that head's dashboard is
