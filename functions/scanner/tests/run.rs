@@ -367,6 +367,79 @@ async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
     );
 }
 
+/// The address of a port nothing listens on: a connection is refused.
+fn closed_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", listener.local_addr().unwrap())
+}
+
+/// With no provider reachable a run has observed nothing, so it writes
+/// nothing to the public record: no registration, no paper snapshot, however
+/// many runs; the report says why and what to check.
+#[tokio::test]
+async fn with_every_provider_unreachable_runs_leave_the_ledger_untouched() {
+    let closed = closed_port();
+    let h = Harness::with(|config| {
+        for provider in [
+            &mut config.dexscreener,
+            &mut config.rugcheck,
+            &mut config.solana,
+        ] {
+            provider.base_url = closed.clone();
+            provider.retries = 0;
+        }
+    })
+    .await;
+    let before = h.stores.ledger.head().await.unwrap();
+    for _ in 0..3 {
+        let report = h.run().await;
+        assert_eq!(report["status"], "degraded");
+        let events = report["events"].as_array().unwrap();
+        let market = events
+            .iter()
+            .find(|e| e["kind"] == "market")
+            .unwrap_or_else(|| panic!("no market event: {events:?}"));
+        let message = market["message"].as_str().unwrap();
+        assert!(
+            message.contains("nothing was written") && message.contains("FF_DEXSCREENER_URL"),
+            "{message}"
+        );
+        for experiment in report["experiments"].as_array().unwrap() {
+            assert_eq!(experiment["registeredSeq"], Value::Null, "{experiment}");
+        }
+        h.advance_clock(15);
+    }
+    assert_eq!(h.stores.ledger.head().await.unwrap(), before);
+    assert!(h.ledger_snapshots().await.is_empty());
+}
+
+/// Once the market cannot be read, registered experiments stop recording:
+/// a book is never valued at prices this run did not see.
+#[tokio::test]
+async fn a_run_that_cannot_read_the_market_appends_no_snapshot() {
+    let h = Harness::new().await;
+    h.run().await;
+    let after_first = h.stores.ledger.head().await.unwrap();
+    assert!(after_first.size > 0, "the first run registers and records");
+    h.stand_in
+        .fail_always(Provider::DexScreener, Some(Fault::Status(500)));
+    for _ in 0..2 {
+        h.advance_clock(15);
+        let report = h.run().await;
+        assert_eq!(report["status"], "degraded");
+        assert!(
+            report["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["kind"] == "market"),
+            "{}",
+            report["events"]
+        );
+    }
+    assert_eq!(h.stores.ledger.head().await.unwrap(), after_first);
+}
+
 /// A client that gives up mid-run closes its connection, and the server
 /// drops the handler's future: the run must still end and release the lock
 /// (it used to stay held until it expired, 5 minutes later, so scheduled

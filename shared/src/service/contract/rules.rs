@@ -183,6 +183,7 @@ pub fn scanner() -> Value {
         "dedup": format!("a token's observations closer than {} minutes are one; experiments advance at most once per {} minutes and once per {}-minute slot", scan::DEDUP_WINDOW.num_minutes(), scan::DEDUP_WINDOW.num_minutes(), scan::LEDGER_GRID.num_minutes()),
         "bounds": {"historyPerToken": scan::HISTORY_PER_TOKEN, "events": scan::MAX_EVENTS, "tradesPerBook": scan::TRADES_PER_BOOK},
         "riskCacheHours": scan::RISK_CACHE_TTL.num_hours(),
+        "ledgerWrites": "a run writes only what it observed: when no token of the universe has a price (the market could not be read) it appends no registration and no paper snapshot, and an experiment whose book holds a token without a price this run is neither advanced nor recorded; the report's market event says why and what to check",
         "paper": experiments::declaration()
     })
 }

@@ -17,27 +17,92 @@ use crate::scan::report::{Registration, ScannerState};
 use crate::scan::view::{ExperimentStatus, ExperimentView};
 use crate::service::ledger::{AppendError, AppendStatus};
 use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
 
 /// The event of a rule in code that differs from its registration.
 pub(crate) const RULE_MISMATCH: &str = "experiment_rule_mismatch";
+
+/// The event of a run that could not read the market, so wrote nothing.
+pub(crate) const MARKET_EVENT: &str = "market";
+
+/// What to check when the market cannot be read.
+const MARKET_FIX: &str =
+    "check the network and FF_DEXSCREENER_URL (offline, the provider stand-in's address)";
+
+/// Why this run may write nothing to the ledger (`None` when it may): no
+/// token of the universe has a price this run, so there is nothing a book
+/// could be valued at or buy, and nothing observed to register under.
+pub(crate) fn unread_market(market: &[TokenMarket]) -> Option<String> {
+    if market.iter().any(|token| token.price > Decimal::ZERO) {
+        return None;
+    }
+    Some(format!(
+        "the market could not be read (no token of the universe has a price this run), so nothing was written to the ledger: no registration, no paper snapshot; {MARKET_FIX}"
+    ))
+}
+
+/// The registered experiments whose book holds only tokens priced this
+/// run: those advance and record. A book holding a token without a price
+/// stands still (an event says which token), never valued at a price this
+/// run did not see.
+pub(crate) fn priced_books(
+    state: &mut ScannerState,
+    experiments: &[ExperimentView],
+    market: &[TokenMarket],
+    now: DateTime<Utc>,
+    degraded: &mut Vec<String>,
+) -> Vec<ExperimentView> {
+    let mut recording = Vec::with_capacity(experiments.len());
+    for view in experiments {
+        let unpriced: Vec<String> = state
+            .books
+            .iter()
+            .filter(|book| book.experiment_id == view.experiment_id)
+            .flat_map(|book| &book.positions)
+            // A blocked holding is worth 0 whatever its price.
+            .filter(|held| !held.blocked)
+            .filter(|held| {
+                !market
+                    .iter()
+                    .any(|token| token.mint == held.mint && token.price > Decimal::ZERO)
+            })
+            .map(|held| held.symbol.clone())
+            .collect();
+        if unpriced.is_empty() {
+            recording.push(view.clone());
+            continue;
+        }
+        let message = format!(
+            "{}: no price this run for {} that the book holds, so it was not advanced and no paper snapshot was written; {MARKET_FIX}",
+            view.experiment_id,
+            unpriced.join(", ")
+        );
+        state.push_event(now, MARKET_EVENT, message.clone());
+        degraded.push(message);
+    }
+    recording
+}
 
 impl ScanRunner {
     /// Each experiment's registration: as remembered, else as found in the
     /// ledger, else appended now. A rule in code that differs from the
     /// registered one, or a registration that cannot be had, leaves the
     /// experiment out of this run's advance (and the run degraded).
+    /// Without `may_append` (a run that observed nothing), a registration
+    /// is only looked up, never appended.
     pub(super) async fn register(
         &self,
         state: &mut ScannerState,
         now: DateTime<Utc>,
         degraded: &mut Vec<String>,
+        may_append: bool,
     ) -> Vec<ExperimentView> {
         let mut views = Vec::with_capacity(EXPERIMENTS.len());
         for experiment in &EXPERIMENTS {
             let hash = rule_hash(experiment);
             let registration = match state.registrations.get(experiment.id) {
                 Some(known) => Ok(Some(known.clone())),
-                None => self.registration(experiment, now).await,
+                None => self.registration(experiment, now, may_append).await,
             };
             let registration = match registration {
                 Ok(registration) => registration,
@@ -76,14 +141,18 @@ impl ScanRunner {
     }
 
     /// `experiment`'s registration in the ledger, appended when there is
-    /// none; `Err` says why it could not be had.
+    /// none and `may_append`; `Err` says why it could not be had.
     async fn registration(
         &self,
         experiment: &Experiment,
         now: DateTime<Utc>,
+        may_append: bool,
     ) -> Result<Option<Registration>, String> {
         if let Some(found) = self.find_registration(experiment).await? {
             return Ok(Some(found));
+        }
+        if !may_append {
+            return Ok(None);
         }
         let record = registration_record(experiment, now);
         match self.ledger.append(record.to_string().as_bytes()).await {
@@ -246,4 +315,70 @@ fn trade_message(experiment: &Experiment, fill: &Trade) -> String {
             format!(", transfer fee {} tokens", fill.transfer_fee)
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::experiments::Book;
+    use crate::scan::experiments::book::Position;
+
+    fn token(mint: &str, price: Decimal) -> TokenMarket {
+        TokenMarket {
+            mint: mint.to_owned(),
+            symbol: mint.to_uppercase(),
+            price,
+            liquidity: Decimal::from(100_000),
+            change_h24: None,
+            eligible: true,
+            transfer_fee: None,
+            blocked: false,
+            evidence: Vec::new(),
+        }
+    }
+
+    fn view(experiment: &Experiment) -> ExperimentView {
+        ExperimentView {
+            experiment_id: experiment.id.to_owned(),
+            rule_hash: rule_hash(experiment),
+            registered_seq: Some(1),
+            status: ExperimentStatus::Active,
+        }
+    }
+
+    #[test]
+    fn no_price_at_all_is_an_unread_market_and_one_price_is_not() {
+        assert!(unread_market(&[]).is_some());
+        assert!(unread_market(&[token("a", Decimal::ZERO)]).is_some());
+        assert!(unread_market(&[token("a", Decimal::ZERO), token("b", Decimal::ONE)]).is_none());
+    }
+
+    #[test]
+    fn only_the_book_holding_an_unpriced_token_stands_still() {
+        let [holding, other, ..] = &EXPERIMENTS;
+        let mut book = Book::new(holding);
+        book.positions.push(Position {
+            mint: "gone".to_owned(),
+            symbol: "GONE".to_owned(),
+            quantity: Decimal::ONE,
+            cost: Decimal::ONE,
+            mark: Decimal::ONE,
+            blocked: false,
+        });
+        let mut state = ScannerState {
+            books: vec![book, Book::new(other)],
+            ..ScannerState::default()
+        };
+        let mut degraded = Vec::new();
+        let recording = priced_books(
+            &mut state,
+            &[view(holding), view(other)],
+            &[token("listed", Decimal::ONE)],
+            Utc::now(),
+            &mut degraded,
+        );
+        assert_eq!(recording, vec![view(other)]);
+        assert_eq!(degraded.len(), 1);
+        assert!(degraded[0].contains("GONE"), "{}", degraded[0]);
+    }
 }

@@ -40,6 +40,7 @@ use crate::scan::provenance::{
 use crate::scan::report::{ReportParts, ScannerState, UniverseEntry};
 use crate::scan::view::{Report, RunStatus};
 use crate::service::ledger::Ledger;
+use advance::{MARKET_EVENT, priced_books, unread_market};
 use bytes::Bytes;
 use futures_util::FutureExt;
 use serde_json::json;
@@ -220,18 +221,39 @@ impl ScanRunner {
         }
         let mut degraded = std::mem::take(&mut state.carried);
         degraded.append(&mut collected.degraded);
-        let experiments = self.register(&mut state, started, &mut degraded).await;
+        // A run writes only what it observed: without prices it neither
+        // registers nor records (a book valued at prices no one saw).
+        let unread = unread_market(&market);
+        if let Some(reason) = &unread {
+            tracing::warn!(reason = %reason, "scanner run wrote nothing to the ledger");
+            state.push_event(started, MARKET_EVENT, reason.clone());
+            degraded.push(reason.clone());
+        }
+        let experiments = self
+            .register(&mut state, started, &mut degraded, unread.is_none())
+            .await;
         self.find_retired(&mut state).await;
         let mut fills = Vec::new();
-        let advancing = state.may_advance(started);
-        if advancing {
-            fills = self.advance(&mut state, &experiments, &market, started);
+        let advancing = match unread {
+            Some(_) => false,
+            None if state.may_advance(started) => true,
+            None => {
+                state.push_event(
+                    started,
+                    "experiments",
+                    "not advanced: the last advance was less than 10 minutes ago",
+                );
+                false
+            }
+        };
+        // Only the books whose holdings all have a price this run.
+        let recording = if advancing {
+            priced_books(&mut state, &experiments, &market, started, &mut degraded)
         } else {
-            state.push_event(
-                started,
-                "experiments",
-                "not advanced: the last advance was less than 10 minutes ago",
-            );
+            Vec::new()
+        };
+        if advancing {
+            fills = self.advance(&mut state, &recording, &market, started);
         }
         let wallets: Vec<_> = self
             .config
@@ -328,7 +350,7 @@ impl ScanRunner {
         }
         self.store.keep_evidence(&evidence, EVIDENCE_TTL).await?;
         if advancing {
-            self.append_snapshots(&mut state, &experiments, started, &report_hash)
+            self.append_snapshots(&mut state, &recording, started, &report_hash)
                 .await;
         }
         self.save(token, &report_text, &state).await?;
