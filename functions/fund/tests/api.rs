@@ -185,6 +185,20 @@ async fn conflicts_duplicates_and_out_of_order_snapshots_are_409_and_store_nothi
         (older.status, older.code()),
         (StatusCode::CONFLICT, "out_of_order")
     );
+    // The refusal names the latest snapshot's asOf, so the writer knows
+    // what to send after.
+    assert_eq!(
+        older.body["error"]["details"],
+        serde_json::json!([{"latestSeq": 2, "latestAsOf": "2026-05-05T16:00:00Z"}])
+    );
+    assert!(
+        older.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2026-05-05T16:00:00Z"),
+        "{}",
+        older.body
+    );
     // The old record replayed is still unchanged (id first).
     let replay = app
         .post(&snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0))
@@ -269,6 +283,15 @@ async fn writes_without_a_configured_token_are_503_writes_disabled() {
     assert_eq!(
         (answer.status, answer.code()),
         (StatusCode::SERVICE_UNAVAILABLE, "writes_disabled")
+    );
+    // The message names what turns writes on.
+    assert!(
+        answer.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("FF_AGENT_WRITE_TOKEN"),
+        "{}",
+        answer.body
     );
 }
 

@@ -637,7 +637,8 @@ impl Parser {
                         "equity",
                         "reconciliation",
                         format!(
-                            "equity must equal cash + Σ quantity × mark within 0.02; it differs by {}",
+                            "equity must equal cash + Σ quantity × mark within 0.02; cash + Σ quantity × mark is {}, which differs by {}",
+                            total.normalize(),
                             gap.normalize()
                         ),
                     );

@@ -517,6 +517,19 @@ fn reconciliation_is_exact_at_the_tolerance() {
 }
 
 #[test]
+fn a_reconciliation_refusal_gives_the_computed_total() {
+    let Err(RecordError::Invalid(list)) = parse(&with(snapshot(), &["equity"], json!(10300)))
+    else {
+        panic!("refused")
+    };
+    let message = &list[0].message;
+    assert!(
+        message.contains("10250.502") && message.contains("49.498"),
+        "{message}"
+    );
+}
+
+#[test]
 fn unknown_fields_and_duplicate_keys_are_refused() {
     assert_eq!(
         issues(&with(snapshot(), &["note"], json!("x"))),

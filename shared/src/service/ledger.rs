@@ -63,6 +63,19 @@ pub enum AppendError {
     /// The store's checks refused it.
     #[error("refused by the ledger: {0}")]
     Refused(Refusal),
+    /// A snapshot older than the latest of its series: the store's
+    /// [`Refusal::OutOfOrder`] with the latest snapshot's `asOf`, read
+    /// back so the writer knows what to send after.
+    #[error(
+        "refused by the ledger: the snapshot is older than the latest of its strategy and mode (seq {latest_seq}{})",
+        latest_as_of.as_deref().map(|at| format!(", asOf {at}")).unwrap_or_default()
+    )]
+    OutOfOrder {
+        /// Where the latest snapshot is.
+        latest_seq: u64,
+        /// Its `asOf` as written (`None` when it could not be read).
+        latest_as_of: Option<String>,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -156,6 +169,23 @@ impl Ledger {
                 entry,
                 head,
             }),
+            AppendOutcome::Refused(Refusal::OutOfOrder { latest_seq }) => {
+                let header = record.header();
+                let latest_as_of = match self
+                    .newest(&header.strategy_id, RecordKind::Snapshot, header.mode)
+                    .await
+                {
+                    Ok(Some(entry)) => Record::from_canonical(&entry.canonical)
+                        .ok()
+                        .map(|latest| latest.header().as_of.as_str().to_owned()),
+                    // The refusal stands without it.
+                    Ok(None) | Err(_) => None,
+                };
+                Err(AppendError::OutOfOrder {
+                    latest_seq,
+                    latest_as_of,
+                })
+            }
             AppendOutcome::Refused(refusal) => Err(AppendError::Refused(refusal)),
         }
     }

@@ -84,11 +84,14 @@ pub enum ApiError {
     },
     /// 409: the snapshot is older than the latest of its strategy and mode.
     #[error(
-        "this snapshot is older than the latest snapshot of its strategy and mode (seq {latest_seq}); snapshots are appended in time order"
+        "this snapshot is older than the latest snapshot of its strategy and mode (seq {latest_seq}{}); snapshots are appended in time order, so send one later than that",
+        latest_as_of.as_deref().map(|at| format!(", asOf {at}")).unwrap_or_default()
     )]
     OutOfOrder {
         /// Where the latest snapshot is.
         latest_seq: u64,
+        /// Its `asOf` as written (`None` when it could not be read).
+        latest_as_of: Option<String>,
     },
     /// 409: a scanner run is in progress.
     #[error("a scanner run is already in progress; try again after it finishes")]
@@ -146,7 +149,9 @@ pub enum ApiError {
     )]
     NotAcceptable,
     /// 503: no write token configured.
-    #[error("writes are disabled: the service has no write token configured")]
+    #[error(
+        "writes are disabled: the service has no write token configured (set FF_AGENT_WRITE_TOKEN and restart it)"
+    )]
     WritesDisabled,
     /// 503: the log has no signing key, so it cannot sign checkpoints or
     /// proofs.
@@ -201,7 +206,10 @@ impl ApiError {
             ApiError::MethodNotAllowed { allow: "" },
             ApiError::IdConflict { existing_seq: 0 },
             ApiError::DuplicateSnapshot { existing_seq: 0 },
-            ApiError::OutOfOrder { latest_seq: 0 },
+            ApiError::OutOfOrder {
+                latest_seq: 0,
+                latest_as_of: None,
+            },
             ApiError::ScannerBusy,
             ApiError::NotImplemented,
             ApiError::RequestTimeout,
@@ -442,7 +450,14 @@ impl ApiError {
             | ApiError::DuplicateSnapshot { existing_seq } => {
                 vec![json!({"existingSeq": existing_seq})]
             }
-            ApiError::OutOfOrder { latest_seq } => vec![json!({"latestSeq": latest_seq})],
+            ApiError::OutOfOrder {
+                latest_seq,
+                latest_as_of: Some(at),
+            } => vec![json!({"latestSeq": latest_seq, "latestAsOf": at})],
+            ApiError::OutOfOrder {
+                latest_seq,
+                latest_as_of: None,
+            } => vec![json!({"latestSeq": latest_seq})],
             _ => Vec::new(),
         }
     }
@@ -507,9 +522,17 @@ impl From<AppendError> for ApiError {
             AppendError::Refused(Refusal::DuplicateSnapshot { existing_seq }) => {
                 ApiError::DuplicateSnapshot { existing_seq }
             }
-            AppendError::Refused(Refusal::OutOfOrder { latest_seq }) => {
-                ApiError::OutOfOrder { latest_seq }
-            }
+            AppendError::Refused(Refusal::OutOfOrder { latest_seq }) => ApiError::OutOfOrder {
+                latest_seq,
+                latest_as_of: None,
+            },
+            AppendError::OutOfOrder {
+                latest_seq,
+                latest_as_of,
+            } => ApiError::OutOfOrder {
+                latest_seq,
+                latest_as_of,
+            },
             AppendError::Store(e) => e.into(),
         }
     }

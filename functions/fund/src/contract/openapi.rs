@@ -42,7 +42,7 @@ fn error_schema() -> Value {
                 "code": {"enum": codes, "description": "stable; see the contract view's statuses"},
                 "message": {"type": "string", "description": "plain words, never a secret or an internal"},
                 "details": {"type": "array", "items": {"type": "object"},
-                            "description": "field issues ({field, rule, message}), parameters ({parameter, message} or {allowed}), or the seq a conflict names ({existingSeq} or {latestSeq})"}
+                            "description": "field issues ({field, rule, message}), parameters ({parameter, message} or {allowed}), or the seq a conflict names ({existingSeq}, or {latestSeq, latestAsOf})"}
             }
         }}
     })

@@ -297,7 +297,10 @@ pub(crate) const OPERATIONS: &[Operation] = &[
                 ApiError::RequestTimeout,
                 ApiError::IdConflict { existing_seq: 0 },
                 ApiError::DuplicateSnapshot { existing_seq: 0 },
-                ApiError::OutOfOrder { latest_seq: 0 },
+                ApiError::OutOfOrder {
+                    latest_seq: 0,
+                    latest_as_of: None,
+                },
                 ApiError::PayloadTooLarge { limit: 0 },
                 ApiError::UnsupportedMediaType,
                 ApiError::EncodedBody,

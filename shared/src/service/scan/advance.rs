@@ -272,6 +272,11 @@ impl ScanRunner {
                     experiment.id,
                     rfc3339(slot)
                 ),
+                Err(error @ AppendError::OutOfOrder { .. }) => format!(
+                    "{}: the {} snapshot was not appended ({error})",
+                    experiment.id,
+                    rfc3339(slot)
+                ),
                 Err(AppendError::Record(error)) => {
                     format!("{}: the paper snapshot was refused: {error}", experiment.id)
                 }
