@@ -83,6 +83,18 @@ impl TestApp {
         self.post_raw(record.to_string()).await
     }
 
+    /// The append's dry run (`?dryRun=1`) of `body`.
+    async fn dry_run(&self, body: impl Into<Body>) -> Answer {
+        self.send(
+            Request::post(format!("{PATH}?dryRun=1"))
+                .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(body.into())
+                .unwrap(),
+        )
+        .await
+    }
+
     async fn get(&self, query: &str) -> Answer {
         self.send(
             Request::get(format!("{PATH}{query}"))
@@ -205,6 +217,80 @@ async fn conflicts_duplicates_and_out_of_order_snapshots_are_409_and_store_nothi
         .await;
     assert_eq!(replay.status, StatusCode::OK);
     assert_eq!(ledger_size(&app).await, 2);
+}
+
+/// A dry run answers exactly what the append would (status and body; a
+/// receipt says `"dryRun": true`), and the ledger's head does not move.
+#[tokio::test]
+async fn a_dry_run_answers_what_the_append_would_and_appends_nothing() {
+    let app = spawn_app();
+    let head = |answer: &Answer| answer.body["head"].clone();
+    let first = snapshot("s1", "core", "2026-05-04T16:00:00Z", 100.0);
+    let dry = app.dry_run(first.to_string()).await;
+    assert_eq!(dry.status, StatusCode::CREATED);
+    assert_eq!(dry.body["dryRun"], true);
+    assert_eq!(ledger_size(&app).await, 0, "nothing appended");
+    let real = app.post(&first).await;
+    assert_eq!(real.status, StatusCode::CREATED);
+    assert_eq!(real.body.get("dryRun"), None, "only a dry run says so");
+    let mut predicted = dry.body.clone();
+    predicted.as_object_mut().unwrap().remove("dryRun");
+    assert_eq!(predicted, real.body, "the dry run predicted the receipt");
+    app.post(&snapshot("s2", "core", "2026-05-05T16:00:00Z", 101.0))
+        .await;
+    let size = ledger_size(&app).await;
+
+    let cases: Vec<(String, StatusCode)> = vec![
+        (first.to_string(), StatusCode::OK),
+        (
+            snapshot("s1", "core", "2026-05-04T16:00:00Z", 999.0).to_string(),
+            StatusCode::CONFLICT,
+        ),
+        (
+            snapshot("s4", "core", "2026-05-04T18:00:00Z", 101.0).to_string(),
+            StatusCode::CONFLICT,
+        ),
+        (
+            snapshot("s5", "core", "2026-05-06T16:00:00Z", -5.0).to_string(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        ("{".to_owned(), StatusCode::BAD_REQUEST),
+    ];
+    for (body, status) in cases {
+        let dry = app.dry_run(body.clone()).await;
+        assert_eq!(ledger_size(&app).await, size, "a dry run moves no head");
+        let real = app.post_raw(body.clone()).await;
+        assert_eq!((dry.status, real.status), (status, status), "{body}");
+        if status.is_success() {
+            assert_eq!(dry.body["dryRun"], true);
+            assert_eq!(head(&dry), head(&real));
+        } else {
+            assert_eq!(dry.body, real.body, "{body}");
+        }
+    }
+    assert_eq!(ledger_size(&app).await, size);
+
+    for query in [
+        "?dryRun=0",
+        "?dryRun=true",
+        "?dryRun=1&dryRun=1",
+        "?other=1",
+    ] {
+        let answer = app
+            .send(
+                Request::post(format!("{PATH}{query}"))
+                    .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(Body::from(first.to_string()))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(
+            (answer.status, answer.code()),
+            (StatusCode::BAD_REQUEST, "invalid_query"),
+            "{query}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -111,6 +111,10 @@ impl LedgerAppend for BrokenStore {
     async fn append(&self, _candidate: Candidate) -> Result<AppendOutcome, StoreError> {
         self.fail()
     }
+
+    async fn check(&self, _candidate: Candidate) -> Result<AppendOutcome, StoreError> {
+        self.fail()
+    }
 }
 
 #[async_trait]

@@ -139,6 +139,18 @@ impl Ledger {
 
     /// Parses `body` and appends it; a new leaf is announced.
     pub async fn append(&self, body: &[u8]) -> Result<Receipt, AppendError> {
+        self.submit(body, true).await
+    }
+
+    /// A dry run of [`Ledger::append`]: the same verdict (the receipt the
+    /// append would make, or the same error), with nothing appended,
+    /// announced or moved.
+    pub async fn check(&self, body: &[u8]) -> Result<Receipt, AppendError> {
+        self.submit(body, false).await
+    }
+
+    /// An append (`write`) or its dry run: every check is the same.
+    async fn submit(&self, body: &[u8], write: bool) -> Result<Receipt, AppendError> {
         let record = Record::parse(body, &self.guard, (self.clock)())?;
         let candidate = Candidate::new(&record);
         if candidate.canonical.len() > MAX_ENTRY_BYTES {
@@ -152,9 +164,14 @@ impl Ledger {
             }])
             .into());
         }
-        match self.appends.append(candidate).await? {
+        let outcome = if write {
+            self.appends.append(candidate).await?
+        } else {
+            self.appends.check(candidate).await?
+        };
+        match outcome {
             AppendOutcome::Created { entry, head } => {
-                if self.events.is_enabled() {
+                if write && self.events.is_enabled() {
                     let event = appended(&record, &entry, head);
                     self.events.publish(vec![event]).await;
                 }

@@ -22,6 +22,7 @@ pub mod operations;
 
 use crate::routes::View;
 use crate::routes::dashboard::PERIOD;
+use crate::routes::ledger::DRY_RUN;
 use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::schema::{decision_schema, snapshot_schema};
 use freedom_shared::service::contract::{Registrations, rules};
@@ -150,6 +151,7 @@ fn endpoint(operation: &Operation) -> Value {
     if operation.id == "appendRecord" {
         entry["body"] =
             json!("one snapshot or decision record (records), Content-Type: application/json");
+        entry["parameters"] = json!({DRY_RUN.name: {"description": DRY_RUN.description, "required": DRY_RUN.required, "schema": (DRY_RUN.schema)()}});
     }
     entry
 }

@@ -6,7 +6,7 @@
 
 use super::operations::{Body, OPERATIONS, Operation, http_layer};
 use crate::routes::dashboard::PERIOD;
-use crate::routes::ledger::{AppendBody, LedgerView};
+use crate::routes::ledger::{AppendBody, DRY_RUN, LedgerView};
 use crate::routes::log::{ConsistencyView, ProofView};
 use crate::routes::{Param, View};
 use freedom_shared::SCHEMA_VERSION;
@@ -245,6 +245,7 @@ fn parameters(operation: &Operation) -> Vec<Value> {
     let mut parameters = match (operation.method, operation.path) {
         ("GET", "/api/freedom-fund") => vec![fund_query()],
         ("GET", "/") => vec![query_param(&PERIOD)],
+        ("POST", "/api/freedom-fund") => vec![query_param(&DRY_RUN)],
         ("GET", "/api/freedom-scanner") => vec![scanner_query()],
         ("GET", "/log/checkpoint") => vec![json!({
             "name": "head", "in": "query", "required": false,

@@ -272,13 +272,13 @@ pub(crate) const OPERATIONS: &[Operation] = &[
         method: "POST",
         path: "/api/freedom-fund",
         id: "appendRecord",
-        summary: "Append one snapshot or decision (append-only, idempotent by id); executes and approves nothing",
+        summary: "Append one snapshot or decision (append-only, idempotent by id); executes and approves nothing. With dryRun=1 the same checks answer the same status and body (a receipt marked \"dryRun\": true) and nothing is appended",
         bearer: true,
         html_errors: false,
         successes: &[
             Success {
                 status: 201,
-                description: "appended",
+                description: "appended (with dryRun=1: would be appended; nothing was)",
                 body: Body::Json("AppendReceipt"),
                 etag: false,
             },

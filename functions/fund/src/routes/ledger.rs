@@ -1,6 +1,6 @@
 //! The ledger: a page of it (`GET /api/freedom-fund?view=ledger`, newest
 //! first) and the append (`POST`: writes enabled → bearer token → no query
-//! → JSON content type → no content coding → size → the ledger's own
+//! but `dryRun=1` → JSON content type → no content coding → size → the ledger's own
 //! checks). Its parameters, typed query, handlers and answer types; the
 //! work is [`freedom_shared::service::ledger`]'s.
 
@@ -190,7 +190,28 @@ async fn read_body(body: Body, headers: &HeaderMap) -> Result<axum::body::Bytes,
     }
 }
 
-/// `POST /api/freedom-fund`: appends one record.
+/// `dryRun=1` on the append: the verdict without the write.
+pub(crate) const DRY_RUN: Param = Param {
+    name: "dryRun",
+    required: false,
+    repeatable: false,
+    description: "1: a dry run: the status and body the append would answer now (its receipt with \"dryRun\": true, or the same error), with nothing appended and no head moved",
+    schema: || json!({"type": "string", "enum": ["1"]}),
+};
+
+/// Whether the append's query asks for a dry run (only `dryRun=1`).
+fn dry_run(params: &QueryParams) -> Result<bool, ApiError> {
+    match params.get(DRY_RUN.name) {
+        None => Ok(false),
+        Some("1") => Ok(true),
+        Some(_) => Err(ApiError::invalid_query(
+            DRY_RUN.name,
+            "dryRun takes exactly 1 (or leave it out to append)",
+        )),
+    }
+}
+
+/// `POST /api/freedom-fund`: appends one record (`dryRun=1`: checks it only).
 #[instrument(skip_all, fields(seq = tracing::field::Empty))]
 pub(crate) async fn append(
     State(state): State<AppState>,
@@ -199,7 +220,7 @@ pub(crate) async fn append(
     let (parts, body) = request.into_parts();
     let query = parts.uri.query();
     authorize(&parts.headers, query, state.write_token.as_ref())?;
-    QueryParams::parse(query, &[])?;
+    let dry = dry_run(&QueryParams::parse(query, &[DRY_RUN.name])?)?;
     if !is_json_content_type(&parts.headers) {
         return Err(ApiError::UnsupportedMediaType);
     }
@@ -208,14 +229,18 @@ pub(crate) async fn append(
         return Err(ApiError::EncodedBody);
     }
     let bytes = read_body(body, &parts.headers).await?;
-    let receipt = state.ledger.append(&bytes).await?;
+    let receipt = if dry {
+        state.ledger.check(&bytes).await?
+    } else {
+        state.ledger.append(&bytes).await?
+    };
     let status = match receipt.status {
         AppendStatus::Created => StatusCode::CREATED,
         AppendStatus::Unchanged => StatusCode::OK,
     };
-    let body = AppendBody::new(receipt)?;
+    let body = AppendBody::new(receipt, dry)?;
     tracing::Span::current().record("seq", body.seq());
-    tracing::info!(status = body.status(), "append");
+    tracing::info!(status = body.status(), dry_run = dry, "append");
     Ok((status, axum::Json(body)).into_response())
 }
 
@@ -298,6 +323,11 @@ pub(crate) struct AppendBody {
     /// The record as stored (its canonical form).
     #[schemars(schema_with = "freedom_shared::record::schema::record_ref")]
     record: Box<RawValue>,
+    /// Present (true) only on a dry run's answer: nothing was appended,
+    /// and `seq` and `head` are what the append would make now.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(default)]
+    dry_run: bool,
 }
 
 /// The words an append answers with, by outcome.
@@ -309,8 +339,9 @@ fn append_status(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl AppendBody {
-    /// The answer to an append that ended in `receipt`.
-    pub(crate) fn new(receipt: Receipt) -> Result<AppendBody, ApiError> {
+    /// The answer to an append (or, `dry_run`, its dry run) that ended in
+    /// `receipt`.
+    pub(crate) fn new(receipt: Receipt, dry_run: bool) -> Result<AppendBody, ApiError> {
         let entry = EntryView::new(receipt.entry)?;
         Ok(AppendBody {
             status: match receipt.status {
@@ -321,6 +352,7 @@ impl AppendBody {
             leaf_hash: entry.leaf_hash,
             head: receipt.head,
             record: entry.record,
+            dry_run,
         })
     }
 

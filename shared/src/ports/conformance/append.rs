@@ -216,3 +216,57 @@ pub(super) async fn concurrent_appends_are_serialised<S: LedgerStore>(store: S) 
     assert_eq!(page.head.root_hash, root_of(&leaves));
     assert_tiles_match_the_leaves(store.as_ref()).await;
 }
+
+pub(super) async fn a_check_answers_as_the_append_would_and_writes_nothing<S: LedgerStore>(
+    store: S,
+) {
+    // On the empty ledger: the receipt an append would make, nothing kept.
+    let first = snapshot("a", "s", "live", 1, 100);
+    let checked = store.check(first.clone()).await.unwrap();
+    assert_eq!(store.head().await.unwrap(), Head::empty());
+    let appended = store.append(first.clone()).await.unwrap();
+    assert_eq!(checked, appended, "the check predicts the append exactly");
+    let head = store.head().await.unwrap();
+    let verdict = |outcome: &AppendOutcome| match outcome {
+        AppendOutcome::Created { entry, .. } => format!("created {}", entry.seq),
+        AppendOutcome::Unchanged { entry, .. } => format!("unchanged {}", entry.seq),
+        AppendOutcome::Refused(refusal) => format!("{refusal:?}"),
+    };
+    let cases = [
+        (first.clone(), "unchanged 1"),
+        (
+            snapshot("a", "s", "live", 1, 999),
+            "IdConflict { existing_seq: 1 }",
+        ),
+        (
+            snapshot("b", "s", "live", 1, 101),
+            "DuplicateSnapshot { existing_seq: 1 }",
+        ),
+        (
+            snapshot("c", "s", "live", 0, 101),
+            "OutOfOrder { latest_seq: 1 }",
+        ),
+        (snapshot("d", "s", "live", 2, 102), "created 2"),
+        (decision("e", "s", 3), "created 2"),
+    ];
+    for (candidate, expected) in cases {
+        let checked = store.check(candidate).await.unwrap();
+        assert_eq!(verdict(&checked), expected);
+        assert_eq!(store.head().await.unwrap(), head, "a check moves no head");
+        assert_eq!(
+            store.page(&all(10)).await.unwrap().entries.len(),
+            1,
+            "a check stores no record"
+        );
+    }
+    // Each verdict is what the append then answers, one after another.
+    for candidate in [
+        snapshot("d", "s", "live", 2, 102),
+        snapshot("c", "s", "live", 0, 101),
+        decision("e", "s", 3),
+    ] {
+        let checked = store.check(candidate.clone()).await.unwrap();
+        let appended = store.append(candidate).await.unwrap();
+        assert_eq!(checked, appended);
+    }
+}

@@ -124,6 +124,7 @@ where
     append::duplicate_and_out_of_order_snapshots_are_refused(make_store().await).await;
     append::strategies_and_modes_are_independent(make_store().await).await;
     append::head_matches_a_full_recomputation(make_store().await).await;
+    append::a_check_answers_as_the_append_would_and_writes_nothing(make_store().await).await;
     pages::pages_are_newest_first_with_cursor_and_filters(make_store().await).await;
     pages::pages_stop_at_the_byte_budget_and_next_reaches_every_entry(make_store().await).await;
     series::series_starts_at_the_baseline(make_store().await).await;

@@ -22,7 +22,7 @@ impl SqliteLedgerStore {
         candidates: Vec<Candidate>,
     ) -> Result<Vec<AppendOutcome>, StoreError> {
         self.writer
-            .run(move |conn| append_in_transaction(conn, &candidates))
+            .run(move |conn| append_in_transaction(conn, &candidates, Keep::Commit))
             .await
     }
 }
@@ -32,10 +32,26 @@ impl LedgerAppend for SqliteLedgerStore {
     async fn append(&self, candidate: Candidate) -> Result<AppendOutcome, StoreError> {
         let mut outcomes = self
             .writer
-            .run(move |conn| append_in_transaction(conn, &[candidate]))
+            .run(move |conn| append_in_transaction(conn, &[candidate], Keep::Commit))
             .await?;
         Ok(outcomes.pop().expect("one outcome per candidate"))
     }
+
+    async fn check(&self, candidate: Candidate) -> Result<AppendOutcome, StoreError> {
+        let mut outcomes = self
+            .writer
+            .run(move |conn| append_in_transaction(conn, &[candidate], Keep::RollBack))
+            .await?;
+        Ok(outcomes.pop().expect("one outcome per candidate"))
+    }
+}
+
+/// What becomes of an append's transaction: kept, or (a dry run) rolled
+/// back after the very same checks and writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Commit,
+    RollBack,
 }
 
 pub(super) fn read_frontier(conn: &Connection) -> Result<Frontier, StoreError> {
@@ -57,6 +73,7 @@ pub(super) fn read_frontier(conn: &Connection) -> Result<Frontier, StoreError> {
 fn append_in_transaction(
     conn: &mut Connection,
     candidates: &[Candidate],
+    keep: Keep,
 ) -> Result<Vec<AppendOutcome>, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -67,7 +84,7 @@ fn append_in_transaction(
         .iter()
         .map(|c| apply(&tx, c, &mut frontier))
         .collect::<Result<Vec<_>, _>>()?;
-    if frontier.size() != before {
+    if frontier.size() != before && keep == Keep::Commit {
         let head = frontier.head();
         tx.execute(
             "INSERT INTO head (singleton, size, root, frontier) VALUES (1, ?1, ?2, ?3)

@@ -12,6 +12,7 @@
 --       13 the key prefix as a SCAN pattern (glob characters escaped)
 --       14 the prefix's length
 --       15... per tile in KEYS[9...]: "<its length before this append>:<the new node's hash>"
+--       then "dry" for a dry run (every check, then nothing written) or "write"
 --
 -- The head's `tiles` field is how many leaves the tiles cover. The nodes
 -- are appended to the tiles only when they cover the whole tree (always,
@@ -139,6 +140,10 @@ if extend_tiles then
       return damaged('a hash tile does not end where the new node goes')
     end
   end
+end
+
+if ARGV[#KEYS + 7] == 'dry' then
+  return {'created'}
 end
 
 redis.call('SET', KEYS[3], ARGV[8] .. ARGV[9])

@@ -53,6 +53,24 @@ impl KvLedgerStore {
 #[async_trait]
 impl LedgerAppend for KvLedgerStore {
     async fn append(&self, c: Candidate) -> Result<AppendOutcome, StoreError> {
+        self.submit(c, Submit::Write).await
+    }
+
+    async fn check(&self, c: Candidate) -> Result<AppendOutcome, StoreError> {
+        self.submit(c, Submit::Dry).await
+    }
+}
+
+/// An append that writes, or a dry run: the same script and checks, which
+/// stops before its first write.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Submit {
+    Write,
+    Dry,
+}
+
+impl KvLedgerStore {
+    async fn submit(&self, c: Candidate, submit: Submit) -> Result<AppendOutcome, StoreError> {
         let cached = self.cache().clone();
         let mut frontier = match cached {
             Some(frontier) => frontier,
@@ -65,7 +83,14 @@ impl LedgerAppend for KvLedgerStore {
         };
         let mut tiles_rebuilt = false;
         for _ in 0..MAX_APPEND_ATTEMPTS {
-            let (next, keys, args) = self.append_call(&c, &frontier, &time_index);
+            let (next, keys, mut args) = self.append_call(&c, &frontier, &time_index);
+            args.push(
+                match submit {
+                    Submit::Write => "write",
+                    Submit::Dry => "dry",
+                }
+                .to_owned(),
+            );
             let new_head = next.head();
             let seq = new_head.size;
             let reply = match APPEND_SCRIPT.run(&self.client, &keys, &args).await {
@@ -90,7 +115,9 @@ impl LedgerAppend for KvLedgerStore {
             let parts = script_strings(&reply)?;
             match required(&parts, 0)? {
                 "created" => {
-                    *self.cache() = Some(next);
+                    if submit == Submit::Write {
+                        *self.cache() = Some(next);
+                    }
                     let entry = Entry {
                         seq,
                         leaf_hash: c.leaf_hash,
