@@ -181,7 +181,14 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         ..ServerLimits::default()
     }
     .fitted_to_descriptors();
-    let socket = tokio::net::TcpListener::bind(options.addr).await?;
+    let socket = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|error| {
+            format!(
+                "cannot listen on {}: {error} (another process may hold it; choose another address with --addr)",
+                options.addr
+            )
+        })?;
     tracing::info!(
         addr = %socket.local_addr()?,
         store = %stores.description,

@@ -209,6 +209,26 @@ fn a_half_kv_pair_stops_start_up_naming_the_missing_variable() {
     assert!(stderr.contains("FF_KV_REST_API_TOKEN"), "{stderr}");
 }
 
+/// A port another process holds stops start-up with a sentence naming the
+/// address and the option that changes it.
+#[test]
+fn a_taken_port_names_the_address_and_the_option() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let output = local_command()
+        .args(["--addr", &addr, "--data-dir"])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&addr) && stderr.contains("--addr"),
+        "{stderr}"
+    );
+}
+
 /// Without the `eventbridge` feature a named bus stops start-up: events
 /// are never dropped unseen.
 #[cfg(not(feature = "eventbridge"))]

@@ -285,11 +285,16 @@ impl ReportParts<'_> {
             events: self.state.events.iter().map(EventView::from).collect(),
             wallets: self.wallets.to_vec(),
             experiments: self.experiments.to_vec(),
+            // Only those this ledger holds a snapshot of: a fresh ledger
+            // lists none.
             retired: RETIRED
                 .iter()
-                .map(|id| RetiredView {
-                    experiment_id: (*id).to_owned(),
-                    last_snapshot_seq: self.state.retired.get(*id).copied(),
+                .filter_map(|id| {
+                    let seq = self.state.retired.get(*id).copied()?;
+                    Some(RetiredView {
+                        experiment_id: (*id).to_owned(),
+                        last_snapshot_seq: Some(seq),
+                    })
                 })
                 .collect(),
             provenance: self.provenance.to_vec(),

@@ -121,7 +121,8 @@ pub struct Report {
     pub wallets: Vec<WalletView>,
     /// Each experiment's pre-registered rule and where its registration is.
     pub experiments: Vec<ExperimentView>,
-    /// The retired experiments, with their last paper snapshot.
+    /// The retired experiments this ledger holds snapshots of, with their
+    /// last paper snapshot (none on a fresh ledger).
     pub retired: Vec<RetiredView>,
     /// Every provider answer the run used, each named by the SHA-256 of the
     /// exact bytes received (served as evidence for seven days); checks
@@ -166,8 +167,8 @@ pub struct ExperimentView {
 pub struct RetiredView {
     /// Its id.
     pub experiment_id: String,
-    /// The seq of its last paper snapshot in the ledger (null when it has
-    /// none, or it was not found).
+    /// The seq of its last paper snapshot in the ledger (a retired
+    /// experiment is listed only once that is found, so never null).
     pub last_snapshot_seq: Option<u64>,
 }
 
