@@ -3,7 +3,7 @@
 //! ```text
 //! freedom-local [--addr 127.0.0.1:3000] [--data-dir ./data] [--key-file <data-dir>.key]
 //!               [--new-log] [--no-schedule] [--max-connections N] [--head-timeout-secs S]
-//!               [--shutdown-grace-secs S] [--cosign-interval-secs S]
+//!               [--shutdown-grace-secs S] [--cosign-interval-secs S] [--policy-file F]
 //! ```
 //!
 //! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
@@ -25,7 +25,7 @@
 //! start-up ([`custody`]). With no memory at all (a key from the
 //! environment on a fresh data dir), a non-empty ledger is signed only once
 //! the witnesses or `--new-log` say so; start-up says which. With a witness
-//! policy (`FF_LOG_POLICY`), a cosigning round runs at start and every
+//! policy (`FF_LOG_POLICY`, or a file: `FF_LOG_POLICY_FILE`, `--policy-file`), a cosigning round runs at start and every
 //! `--cosign-interval-secs` (60 by default, like the fund's schedule under
 //! Lambda), and `/log/checkpoint` serves the newest witnessed checkpoint.
 
@@ -73,6 +73,10 @@ struct Options {
     /// Do not run the scanner every 15 minutes.
     #[arg(long)]
     no_schedule: bool,
+    /// The witness policy's file (c2sp.org/tlog-policy text), as
+    /// FF_LOG_POLICY_FILE; instead of FF_LOG_POLICY, never with it.
+    #[arg(long)]
+    policy_file: Option<PathBuf>,
     /// Seconds between cosigning rounds, when FF_LOG_POLICY names witnesses.
     #[arg(long, default_value_t = 60)]
     cosign_interval_secs: u64,
@@ -139,7 +143,17 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         new_log,
     };
     let verifier = log_config.signing_key.as_ref().map(|key| key.verifier());
-    let policy = config::log_policy(lookup, verifier.as_ref())?;
+    let policy_file = options
+        .policy_file
+        .as_ref()
+        .map(|path| path.to_string_lossy().into_owned());
+    let policy = config::log_policy(
+        |name: &str| match (name, &policy_file) {
+            ("FF_LOG_POLICY_FILE", Some(path)) => Some(path.clone()),
+            _ => lookup(name),
+        },
+        verifier.as_ref(),
+    )?;
     if let Some(policy) = &policy {
         tracing::info!(
             witnesses = policy.witnesses().len(),

@@ -97,11 +97,17 @@ async fn a_two_of_three_policy_through_freedom_local() {
         w3.url()
     );
     let private = log_key().to_private_text();
-    let env = [
-        ("FF_LOG_SIGNING_KEY", private.as_str()),
-        ("FF_LOG_POLICY", policy.as_str()),
+    // The policy from a file (--policy-file, as FF_LOG_POLICY_FILE).
+    let policy_dir = tempfile::tempdir().unwrap();
+    let policy_file = policy_dir.path().join("policy.txt");
+    std::fs::write(&policy_file, &policy).unwrap();
+    let env = [("FF_LOG_SIGNING_KEY", private.as_str())];
+    let args = [
+        "--cosign-interval-secs",
+        "3600",
+        "--policy-file",
+        policy_file.to_str().unwrap(),
     ];
-    let args = ["--cosign-interval-secs", "3600"];
     let (server, _) = support::start_with_args(dirs[0].path(), &env, &args);
     let base = server.base.clone();
 

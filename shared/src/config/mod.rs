@@ -124,6 +124,27 @@ pub enum ConfigError {
     /// The witness policy cannot be read (the sentence names the line).
     #[error("FF_LOG_POLICY {0}; the policy is in the c2sp.org/tlog-policy text form")]
     BadLogPolicy(crate::tlog::policy::PolicyError),
+    /// The witness policy file cannot be read (the sentence names the line).
+    #[error(
+        "FF_LOG_POLICY_FILE {path}: {error}; the policy is in the c2sp.org/tlog-policy text form"
+    )]
+    BadLogPolicyFile {
+        /// The file.
+        path: String,
+        /// What is wrong, and on which line.
+        error: crate::tlog::policy::PolicyError,
+    },
+    /// The witness policy file cannot be opened or read.
+    #[error("FF_LOG_POLICY_FILE {path} cannot be read: {reason}")]
+    PolicyFileUnreadable {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The witness policy is given twice.
+    #[error("FF_LOG_POLICY and FF_LOG_POLICY_FILE are both set: keep one of them")]
+    PolicyTwice,
     /// The witness policy lists logs, and this log's key is not one of them.
     #[error(
         "FF_LOG_POLICY lists logs but not this log's verifier key {0}: add a line log {0}, or list no log"
@@ -208,17 +229,31 @@ pub fn log_config(lookup: impl Fn(&str) -> Option<String>) -> Result<LogConfig, 
     })
 }
 
-/// Reads `FF_LOG_POLICY`, the witness policy (c2sp.org/tlog-policy), when
-/// set. A policy that lists logs must list `verifier` (this log's key, when
-/// it signs).
+/// Largest witness policy file read.
+const MAX_POLICY_FILE_BYTES: u64 = 64 * 1024;
+
+/// Reads the witness policy (c2sp.org/tlog-policy), when set: its text in
+/// `FF_LOG_POLICY`, or a file holding it named by `FF_LOG_POLICY_FILE`
+/// (a regular file of at most 64 KiB), not both. A policy that lists logs
+/// must list `verifier` (this log's key, when it signs).
 pub fn log_policy(
     lookup: impl Fn(&str) -> Option<String>,
     verifier: Option<&crate::tlog::note::VerifierKey>,
 ) -> Result<Option<crate::tlog::policy::Policy>, ConfigError> {
-    let Some(text) = lookup("FF_LOG_POLICY").filter(|p| !p.trim().is_empty()) else {
-        return Ok(None);
+    let text = lookup("FF_LOG_POLICY").filter(|p| !p.trim().is_empty());
+    let file = lookup("FF_LOG_POLICY_FILE").filter(|p| !p.trim().is_empty());
+    let policy = match (text, file) {
+        (None, None) => return Ok(None),
+        (Some(_), Some(_)) => return Err(ConfigError::PolicyTwice),
+        (Some(text), None) => {
+            crate::tlog::policy::Policy::parse(&text).map_err(ConfigError::BadLogPolicy)?
+        }
+        (None, Some(path)) => {
+            let text = read_policy_file(&path)?;
+            crate::tlog::policy::Policy::parse(&text)
+                .map_err(|error| ConfigError::BadLogPolicyFile { path, error })?
+        }
     };
-    let policy = crate::tlog::policy::Policy::parse(&text).map_err(ConfigError::BadLogPolicy)?;
     if let Some(verifier) = verifier
         && !policy.logs().is_empty()
         && !policy.logs().contains(verifier)
@@ -226,6 +261,30 @@ pub fn log_policy(
         return Err(ConfigError::PolicyForAnotherLog(verifier.to_text()));
     }
     Ok(Some(policy))
+}
+
+/// The text of the policy file at `path`: a regular file (a FIFO would
+/// hang start-up) of at most [`MAX_POLICY_FILE_BYTES`], in UTF-8.
+fn read_policy_file(path: &str) -> Result<String, ConfigError> {
+    use std::io::Read as _;
+    let unreadable = |reason: String| ConfigError::PolicyFileUnreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+    if !metadata.is_file() {
+        return Err(unreadable("it is not a regular file".into()));
+    }
+    if metadata.len() > MAX_POLICY_FILE_BYTES {
+        return Err(unreadable(format!(
+            "it is larger than {MAX_POLICY_FILE_BYTES} bytes"
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_POLICY_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| unreadable(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))
 }
 
 /// Whether `origin` can name a log: printable ASCII without spaces or `+`
@@ -395,6 +454,59 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         move |name| map.get(name).cloned()
+    }
+
+    fn witness_line() -> String {
+        let key = crate::tlog::cosignature::CosignerKey::from_seed("w1.example", [1; 32])
+            .unwrap()
+            .witness_key()
+            .to_text();
+        format!("witness W1 {key} http://127.0.0.1:1\nquorum W1\n")
+    }
+
+    #[test]
+    fn the_policy_comes_from_the_variable_or_a_file_never_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("policy.txt");
+        std::fs::write(&file, witness_line()).unwrap();
+        let path = file.to_str().unwrap();
+        let from_file = log_policy(env(&[("FF_LOG_POLICY_FILE", path)]), None)
+            .unwrap()
+            .expect("a policy");
+        let text = witness_line();
+        let from_text = log_policy(env(&[("FF_LOG_POLICY", &text)]), None)
+            .unwrap()
+            .expect("a policy");
+        assert_eq!(from_file.witnesses().len(), from_text.witnesses().len());
+
+        let both = log_policy(
+            env(&[("FF_LOG_POLICY", &text), ("FF_LOG_POLICY_FILE", path)]),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            both.contains("FF_LOG_POLICY") && both.contains("FF_LOG_POLICY_FILE"),
+            "{both}"
+        );
+
+        let missing = dir.path().join("absent.txt");
+        let missing = log_policy(
+            env(&[("FF_LOG_POLICY_FILE", missing.to_str().unwrap())]),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(missing.contains("absent.txt"), "{missing}");
+
+        std::fs::write(&file, "witness W1 notakey\nquorum W1\n").unwrap();
+        let bad = log_policy(env(&[("FF_LOG_POLICY_FILE", path)]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            bad.contains("policy.txt") && bad.contains("line 1"),
+            "{bad}"
+        );
     }
 
     #[test]
