@@ -8,7 +8,7 @@ with the providers' stand-in answering the scanner's calls and a write
 token, so the POSTs run for real (appends, scanner runs). The OpenAPI
 document under test is the one the running service serves. The exceptions
 are in scripts/schemathesis.toml (each a rule JSON Schema cannot express;
-README lists them). Then scripts/check-client.py generates a client from
+docs/api.md lists them). Then scripts/check-client.py generates a client from
 the same document and appends and reads a record with it. Exits non-zero
 on the first failure.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the linters do not check in template.yaml: the shape README
+"""What the linters do not check in template.yaml: the shape docs/operating.md
 ("Deploying to AWS (SAM)") describes. Exits 1 with one line per problem.
 
 Run by scripts/test after cfn-lint and `sam validate --lint`. Uses

@@ -9,7 +9,7 @@ they are not generated.
 Two rules relate one parameter to another, which JSON Schema cannot state
 for query parameters: a proof's `seq` is at most its `size`, and a
 consistency proof's `from` is at most its `to` (both 400 `invalid_query`,
-README, "The log to the C2SP standard"). Positive cases that break them are not generated either;
+docs/log.md). Positive cases that break them are not generated either;
 the fund's own tests cover those answers. A size beyond the log's head is a
 state of the log, not of the request: it answers 404, which the check
 accepts.

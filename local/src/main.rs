@@ -8,7 +8,7 @@
 //!
 //! Serves `/api/freedom-fund` and `/api/freedom-scanner` on one port, on the
 //! embedded store in the data dir, or on the KV REST store when its variables
-//! are set (README, "Configuration"; the data dir is then unused). It logs
+//! are set (docs/operating.md, "Configuration"; the data dir is then unused). It logs
 //! where it listens and which store it uses. The listener is
 //! [`freedom_shared::web::listener`]: request-head and body timeouts, a connection
 //! cap below the descriptor limit, JSON errors from the HTTP layer too. On

@@ -1,6 +1,6 @@
 // Checks the public page in headless Chromium (Debian's /usr/bin/chromium,
 // driven by playwright-core), audits it with axe-core, and takes the
-// README's screenshots.
+// docs/page.md's screenshots.
 //
 //   node page-check.mjs <sample-url> <empty-url> <year-url> <careless-url> <screenshot-dir>
 //
@@ -15,7 +15,7 @@
 // scheme differs from light; the content is there with JavaScript
 // disabled; a formula link opens the folded formulas. And, at 320, 375
 // and 1280 px in the light and dark schemes, with scripts off (the
-// narrow-screen rules, README "On a phone"): nothing overflows sideways
+// narrow-screen rules, docs/page.md, "On a phone"): nothing overflows sideways
 // outside a scroll box, whose first column stays in view when scrolled;
 // every number, date, table heading and badge renders on one line and no
 // word breaks inside; the long parts (journal, ledger entries, formulas,

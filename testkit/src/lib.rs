@@ -17,7 +17,7 @@
 //!   real shapes, with injectable latency and failures (also a program).
 //! - [`python`]: checks by Python's validators (OpenAPI, JSON Schema).
 //! - [`sample_ledger`]: a small, realistic ledger for page tests and the
-//!   README screenshot.
+//!   docs/page.md screenshot.
 //! - [`spec_witness`]: a c2sp.org/tlog-witness written from the specifications
 //!   alone (no code shared with `freedom-witness` or the service's `tlog`).
 //! - [`stoppable`]: an in-process server that really goes down (listener and

@@ -1,4 +1,4 @@
-//! A small, realistic ledger for page and browser tests and the README
+//! A small, realistic ledger for page and browser tests and docs/page.md's
 //! screenshot: two live accounts and three paper experiments over the
 //! weekdays of April and May 2026, with one deposit, positions, decisions,
 //! a stale strategy, a misaligned one and a baseline-only one.

@@ -1,7 +1,7 @@
 //! # freedom-verify
 //!
 //! Checks Freedom Fund's public record the way a sceptical reader would,
-//! trusting nothing but the log's verifier key (README, "The log to
+//! trusting nothing but the log's verifier key (docs/log.md, "The log to
 //! the C2SP standard", and its trust model).
 //!
 //! **Online** ([`verify_log`]): fetch the checkpoint and check its

@@ -199,6 +199,7 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
     let time = (witness.clock)();
     let cosignature = witness.key.cosign(&checkpoint_text, time);
     let note = format!("{}{cosignature}", request.checkpoint);
+    let origin = checkpoint.origin.clone();
     let outcome = witness
         .state
         .check_and_update(
@@ -209,7 +210,10 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
         )
         .await;
     match outcome {
-        Ok(Cosigned::Yes) => plain(StatusCode::OK, cosignature),
+        Ok(Cosigned::Yes) => {
+            tracing::info!(origin = %origin, size = new.size, "cosigned");
+            plain(StatusCode::OK, cosignature)
+        }
         Ok(Cosigned::Conflict(size)) => (
             StatusCode::CONFLICT,
             [(header::CONTENT_TYPE, SIZE_HINT_TYPE)],
@@ -217,6 +221,7 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
         )
             .into_response(),
         Ok(Cosigned::Refused(reason)) => {
+            tracing::warn!(origin = %origin, size = new.size, reason, "refused to cosign");
             plain(StatusCode::UNPROCESSABLE_ENTITY, format!("{reason}\n"))
         }
         Err(error) => {

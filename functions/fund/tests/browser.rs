@@ -3,10 +3,10 @@
 //! on a loopback port, over the sample ledger. `scripts/test` installs
 //! Chromium and the npm package when missing.
 //!
-//! The screenshots go to `$FF_SCREENSHOT_DIR` when set (the README's come
+//! The screenshots go to `$FF_SCREENSHOT_DIR` when set (docs/page.md's come
 //! from `scripts/screenshots`, which sets it to `docs`), else to a
 //! temporary directory, with the hash of the HTML they show; the test fails
-//! when that hash is not the one beside README's screenshots (the page
+//! when that hash is not the one beside docs/page.md's screenshots (the page
 //! changed and they were not regenerated).
 
 use freedom_shared::adapters::embedded::SqliteLedgerStore;
@@ -76,7 +76,7 @@ async fn the_page_works_in_headless_chromium() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(screenshot_dir.join("page.png").exists());
-    // README's screenshots show the page as it is built: the HTML they were
+    // docs/page.md's screenshots show the page as it is built: the HTML they were
     // taken of is the HTML served now (renderer and fonts aside).
     let shown = |dir: &Path| {
         std::fs::read_to_string(dir.join("page-screenshots.sha256"))
@@ -86,6 +86,6 @@ async fn the_page_works_in_headless_chromium() {
     assert_eq!(
         shown(&screenshot_dir),
         shown(&workspace_root().join("docs")),
-        "the page changed since README's screenshots were taken: run scripts/screenshots"
+        "the page changed since docs/page.md's screenshots were taken: run scripts/screenshots"
     );
 }

@@ -251,7 +251,7 @@ async fn a_matching_conditional_read_costs_one_round_trip_and_no_computation() {
 /// A dashboard read through its HTTP route, counted at the KV REST
 /// bridge: cold, the head, then the latest snapshots, then the window (3);
 /// warm, the head alone (1); a matching conditional read, the head alone
-/// (1). docs/design.md and README state the same figures.
+/// (1). docs/design.md and docs/performance.md state the same figures.
 #[tokio::test]
 async fn a_dashboard_read_costs_three_round_trips_cold_and_one_warm_or_not_modified() {
     let (_server, bridge, router) = sample_on_kv().await;

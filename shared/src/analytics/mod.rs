@@ -1,5 +1,5 @@
-//! The dashboard's analytics as pure functions (no I/O), per README,
-//! "Dashboard", and the contract's formulas. Each rule answers a mistake well-known trackers make:
+//! The dashboard's analytics as pure functions (no I/O), per
+//! docs/track-record.md, and the contract's formulas. Each rule answers a mistake well-known trackers make:
 //!
 //! - flows land at interval end and are removed from the gain:
 //!   r_i = (E_i − F_i) / E_{i−1} − 1, so deposits are never counted as returns;

@@ -1,4 +1,4 @@
-//! Configuration from the environment (README, "Configuration").
+//! Configuration from the environment (docs/operating.md, "Configuration").
 //!
 //! Secrets are wrapped so they never print: [`WriteToken`] and the KV token
 //! show as `[redacted]` in `Debug`, and errors name variables, never values.

@@ -1,4 +1,4 @@
-//! The scanner's configuration from the environment (README,
+//! The scanner's configuration from the environment (docs/operating.md,
 //! "Configuration"): provider base URLs, the universe, the observed wallets,
 //! and the run's time budget. Provider rates follow docs/providers.md.
 

@@ -2,7 +2,7 @@
 //!
 //! Parse, don't validate: [`Record::parse`] is the only way from a request
 //! body to a [`Record`], and it applies every rule of the contract while
-//! reading (README, "Rules a writer must follow"): required fields, constants, enums, the id
+//! reading (docs/api.md, "Rules a writer must follow"): required fields, constants, enums, the id
 //! format, RFC 3339 timestamps with an offset and no later than the
 //! service's clock plus `FUTURE_TOLERANCE_SECONDS`, exact decimals of the
 //! right sign, long-only positions, the $0.02 reconciliation (and, without

@@ -1,7 +1,7 @@
 //! The API's error, [`ApiError`], and its one mapping to HTTP.
 //!
 //! Every error body is `{"error": {"code", "message", "details"}}` with the
-//! status and code of the contract (README, "API"). The client sees a stable code and a
+//! status and code of the contract (docs/api.md). The client sees a stable code and a
 //! plain message; causes (store errors) go to the log, never to the client.
 
 use crate::errors::ErrorChain;

@@ -14,7 +14,7 @@
 //!    timeout) and measures the memory after;
 //! 4. opens them again and sends SIGTERM: the time until the process exits.
 //!
-//! Prints a Markdown table for README "Performance"; exits non-zero if a
+//! Prints a Markdown table for docs/performance.md; exits non-zero if a
 //! normal GET fails or the memory passes 100 MB. `scripts/bench-slow-clients`
 //! builds freedom-local in release and runs this.
 
@@ -117,7 +117,7 @@ fn mb(kib: u64) -> String {
     format!("{:.1} MB", kib as f64 / 1024.0)
 }
 
-// Long: the measurement as one script, step after step, as README reports it.
+// Long: the measurement as one script, step after step, as docs/performance.md reports it.
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -273,7 +273,7 @@ fn parameters(operation: &Operation) -> Vec<Value> {
     parameters
 }
 
-/// A snapshot as a writer sends it (README's example).
+/// A snapshot as a writer sends it (docs/api.md's example).
 fn example_snapshot() -> Value {
     json!({
         "id": "core-2026-05-04", "type": "snapshot", "visibility": "public", "mode": "live",
@@ -285,7 +285,7 @@ fn example_snapshot() -> Value {
     })
 }
 
-/// A decision as a writer sends it (README's example).
+/// A decision as a writer sends it (docs/api.md's example).
 fn example_decision() -> Value {
     json!({
         "id": "core-dec-1", "type": "decision", "visibility": "public", "mode": "live",

@@ -1,4 +1,4 @@
-//! The public page, `GET /` (README, "The public page"): the dashboard as
+//! The public page, `GET /` (docs/page.md): the dashboard as
 //! server-rendered HTML that reads fully with scripts off (there are none).
 //!
 //! It shows the strategies' growth indices as an inline SVG chart (live solid,
@@ -24,7 +24,7 @@
 //! as for the data it shows. Colours follow the
 //! reader's light or dark scheme; the layout is one column at phone width.
 //!
-//! On a phone (README, "On a phone"), with no script: numbers, dates,
+//! On a phone (docs/page.md, "On a phone"), with no script: numbers, dates,
 //! badges and every table cell never break inside (`white-space: nowrap`;
 //! only a prose cell, `td.text`, wraps); long labels are abbreviated with
 //! `<abbr title>` ("Max DD"); every table sits in its own scroll box (a

@@ -1,4 +1,4 @@
-//! The record taken out (README, "Since inception, and what a fund reader expects"):
+//! The record taken out (docs/track-record.md, "Since inception, and what a fund reader expects"):
 //! one series' every snapshot as CSV (RFC 4180) or JSON, in time order and
 //! in pages of at most `MAX_EXPORT_PAGE_BYTES`; and the Atom feed
 //! (RFC 4287) of the latest decisions.
