@@ -24,7 +24,7 @@ pub mod events;
 #[cfg(feature = "kv")]
 pub mod kv_rest;
 #[cfg(feature = "outbound")]
-pub(crate) mod outbound;
+pub mod outbound;
 #[cfg(feature = "providers")]
 pub mod providers;
 pub mod stores;
