@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Runs the shell examples that talk to a local server, as written, against
+freedom-local: README's quick start (the dry run, the append, the verifier
+key and freedom-verify) and docs/api.md's examples. Each example block runs
+with `bash -euo pipefail` (a file's blocks in one shell, in order) and every `curl` fails on an HTTP error (`-f`),
+so an example that no longer works fails here. Only what a local server
+needs is changed: its address (a free port), the token (the server's), and
+`cargo run ... -p freedom-verify --` (the binary already built).
+
+Usage: check-examples.py <target dir> (holds debug/freedom-local and
+debug/freedom-verify). Exits non-zero naming the first example that failed.
+"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOKEN = "examples-check-token-0123456789"
+# (file, the text that marks each block to run)
+SOURCES = [
+    ("README.md", ["dryRun=1", "freedom-verify"]),
+    ("docs/api.md", ["TOKEN=choose-a-long-random-token"]),
+]
+
+
+def blocks(path, markers):
+    """The ```sh blocks of `path` that hold one of `markers`."""
+    text = open(os.path.join(ROOT, path), encoding="utf-8").read()
+    found = re.findall(r"```sh\n(.*?)```", text, re.S)
+    chosen = [b for b in found if any(m in b for m in markers)]
+    if len(chosen) < len(markers) and path == "README.md":
+        raise SystemExit(f"{path}: expected a block for each of {markers}")
+    return chosen
+
+
+def adapted(block, base, target):
+    block = block.replace("http://127.0.0.1:3000", base)
+    block = re.sub(r"^TOKEN=.*$", f"TOKEN={TOKEN}", block, flags=re.M)
+    block = re.sub(r"cargo run [^\n]*-p freedom-verify --",
+                   os.path.join(target, "debug", "freedom-verify"), block)
+    block = re.sub(r"\bcurl -s\b", "curl -sS --fail-with-body", block)
+    return block
+
+
+def main():
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    target = sys.argv[1]
+    spec = importlib.util.spec_from_file_location("check_openapi", os.path.join(HERE, "check-openapi.py"))
+    check_openapi = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_openapi)
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if "KV_REST" not in k and "REDIS_REST" not in k}
+        env.pop("FF_EVENT_BUS_NAME", None)
+        env["FF_AGENT_WRITE_TOKEN"] = TOKEN
+        env["RUST_LOG"] = "info"
+        local, match, _ = check_openapi.start(
+            [os.path.join(target, "debug", "freedom-local"), "--addr", "127.0.0.1:0",
+             "--data-dir", os.path.join(home, "try"), "--no-schedule"],
+            env, r"freedom-local listening addr=(\S+)", "stderr",
+        )
+        subprocess.Popen(["cat"], stdin=local.stderr, stdout=subprocess.DEVNULL)
+        base = f"http://{match.group(1)}"
+        try:
+            count = 0
+            for path, markers in SOURCES:
+                # A file's blocks run in one shell, in order, as a reader
+                # types them in one terminal.
+                chosen = blocks(path, markers)
+                script = "\n".join(adapted(block, base, target) for block in chosen)
+                run = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=home,
+                                     env=env, capture_output=True, text=True)
+                if run.returncode != 0:
+                    raise SystemExit(
+                        f"{path}: an example failed (exit {run.returncode}):\n{script}\n"
+                        f"stdout: {run.stdout[-2000:]}\nstderr: {run.stderr[-2000:]}")
+                count += len(chosen)
+            print(f"OK {count} example blocks ran as written against freedom-local")
+        finally:
+            local.terminate()
+            local.wait()
+
+
+if __name__ == "__main__":
+    main()
