@@ -142,6 +142,17 @@ impl Harness {
     }
 }
 
+/// The message of the report's first event of `kind` whose message holds
+/// `text` (any event of that kind for an empty `text`).
+fn event<'a>(report: &'a Value, kind: &str, text: &str) -> Option<&'a str> {
+    report["events"]
+        .as_array()?
+        .iter()
+        .filter(|e| e["kind"] == kind)
+        .filter_map(|e| e["message"].as_str())
+        .find(|message| message.contains(text))
+}
+
 fn entry<'a>(report: &'a Value, mint: &str) -> &'a Value {
     report["universe"]
         .as_array()
@@ -277,13 +288,7 @@ async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
         "within 10 minutes: one observation"
     );
     assert_eq!(h.ledger_snapshots().await.len(), 3, "no second advance");
-    assert!(
-        second["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["kind"] == "experiments")
-    );
+    assert!(event(&second, "experiments", "").is_some());
 
     h.advance_clock(10); // 12:22: 15 minutes after the first run, next grid slot 12:15
     let third = h.run().await;
@@ -348,13 +353,10 @@ async fn a_failing_provider_degrades_the_run_and_releases_the_lock() {
         "liquidity=unknown".to_owned()
     ]));
     assert_eq!(entry(&report, DELTA)["eligible"], false);
-    let events = report["events"].as_array().unwrap();
     assert!(
-        events
-            .iter()
-            .any(|e| e["kind"] == "provider"
-                && e["message"].as_str().unwrap().contains("DexScreener")),
-        "{events:?}"
+        event(&report, "provider", "DexScreener").is_some(),
+        "{}",
+        report["events"]
     );
     assert!(
         h.stores
@@ -394,12 +396,8 @@ async fn with_every_provider_unreachable_runs_leave_the_ledger_untouched() {
     for _ in 0..3 {
         let report = h.run().await;
         assert_eq!(report["status"], "degraded");
-        let events = report["events"].as_array().unwrap();
-        let market = events
-            .iter()
-            .find(|e| e["kind"] == "market")
-            .unwrap_or_else(|| panic!("no market event: {events:?}"));
-        let message = market["message"].as_str().unwrap();
+        let message = event(&report, "market", "")
+            .unwrap_or_else(|| panic!("no market event: {}", report["events"]));
         assert!(
             message.contains("nothing was written") && message.contains("FF_DEXSCREENER_URL"),
             "{message}"
@@ -428,11 +426,7 @@ async fn a_run_that_cannot_read_the_market_appends_no_snapshot() {
         let report = h.run().await;
         assert_eq!(report["status"], "degraded");
         assert!(
-            report["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["kind"] == "market"),
+            event(&report, "market", "").is_some(),
             "{}",
             report["events"]
         );
@@ -1010,13 +1004,7 @@ async fn a_rule_that_differs_from_its_registration_is_not_advanced() {
     let report = h.run().await;
     assert_eq!(report["status"], "degraded");
     assert_eq!(report["experiments"][1]["status"], "rule_mismatch");
-    assert!(
-        report["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["kind"] == "experiment_rule_mismatch")
-    );
+    assert!(event(&report, "experiment_rule_mismatch", "").is_some());
     let snapshots = h.ledger_snapshots().await;
     assert_eq!(snapshots.len(), 2);
     assert!(

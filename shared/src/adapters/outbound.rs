@@ -2,14 +2,14 @@
 //! through (the KV REST store, the scanner's three providers), so sizes are
 //! capped and answers classified the same way everywhere.
 //!
-//! - [`client`]: the process's one `reqwest` client (one connection pool, one
+//! - `client`: the process's one `reqwest` client (one connection pool, one
 //!   TLS stack: rustls on *ring* with the operating system's root
 //!   certificates, the same provider and roots the EventBridge adapter gives
 //!   the AWS SDK), built on first use.
-//! - [`send`]: sends a request with a timeout and reads its answer whole, up
-//!   to a size limit, into an [`Answer`]: status, `Retry-After`, body.
-//! - [`Answer::class`]: what the status means to a caller ([`Class`]), and
-//!   [`OutboundError::is_transient`] / [`Class::Transient`]: what is worth a
+//! - `send`: sends a request with a timeout and reads its answer whole, up
+//!   to a size limit, into an `Answer`: status, `Retry-After`, body.
+//! - `Answer::class`: what the status means to a caller (`Class`), and
+//!   `OutboundError::is_transient` / `Class::Transient`: what is worth a
 //!   retry (429, 5xx, timeouts, broken connections).
 
 use bytes::Bytes;
