@@ -428,6 +428,12 @@ pub fn verify_proof_file(
     policy: Option<&Policy>,
 ) -> Result<Verified, Failure> {
     check_policy_trusts(policy, key)?;
+    // Another kind of file is not a failing proof: it cannot be checked.
+    if proof.trim_start().starts_with('{') {
+        return Err(Failure::CannotCheck(
+            "the proof file is a JSON document, not a .tlog-proof: fetch the proof with ?view=proof&seq=N&format=tlog-proof".into(),
+        ));
+    }
     let proof = TlogProof::parse(proof).map_err(|e| discrepancy(e.to_string()))?;
     // A member named twice is two readings of one file (a reader sees the
     // first value, a JSON library keeps the last): not one record.
@@ -440,6 +446,11 @@ pub fn verify_proof_file(
     }
     let value: serde_json::Value = serde_json::from_slice(record)
         .map_err(|e| Failure::CannotCheck(format!("the record file is not JSON: {e}")))?;
+    if value.get("record").is_some() && value.get("leafHash").is_some() {
+        return Err(Failure::CannotCheck(
+            "the record file is a ledger entry ({seq, leafHash, record}), not the record: save its record member alone".into(),
+        ));
+    }
     let leaf = canonical_json(&value);
     let checkpoint = proof
         .verify(key, leaf.as_bytes())

@@ -270,6 +270,27 @@ async fn a_tlog_proof_verifies_offline_for_its_record_only() {
         other => panic!("a record file with a duplicate key must be refused: {other:?}"),
     }
 
+    // Files of another shape are not failing proofs: a ledger entry given
+    // as the record, or the JSON proof view given as the .tlog-proof, cannot
+    // be checked (exit 2) and the hint names the right file.
+    let entry = format!(
+        "{{\"seq\":9,\"leafHash\":\"00\",\"record\":{}}}",
+        candidates[8].canonical
+    );
+    match verify_proof_file(&proof, &key(1).verifier(), entry.as_bytes(), None) {
+        Err(Failure::CannotCheck(message)) => {
+            assert!(message.contains("ledger entry"), "{message}")
+        }
+        other => panic!("a ledger entry is not the record: {other:?}"),
+    }
+    let json_view = format!("{{\"seq\":9,\"proof\":{:?}}}", proof);
+    match verify_proof_file(&json_view, &key(1).verifier(), &pretty, None) {
+        Err(Failure::CannotCheck(message)) => {
+            assert!(message.contains("format=tlog-proof"), "{message}")
+        }
+        other => panic!("a JSON document is not a .tlog-proof: {other:?}"),
+    }
+
     // The binary: one line, and the exit code says which.
     let dir = tempfile::tempdir().unwrap();
     let proof_file = dir.path().join("9.tlog-proof");
