@@ -40,7 +40,7 @@ pub fn rules() -> Value {
         },
         "text": "text fields carry no control characters (C0, C1; prose may hold line breaks and tabs), no bidirectional embedding, override or isolate controls (U+202A-U+202E, U+2066-U+2069) or directional marks (U+200E, U+200F, U+061C), no line or paragraph separators (U+2028, U+2029), no interlinear annotation characters (U+FFF9-U+FFFB) and no noncharacters (U+FDD0-U+FDEF, U+FFFE, U+FFFF), rule control_character; nor tag characters (U+E0000-U+E007F) or noncharacters beyond the BMP, rule hidden_character; source.url is an absolute http(s) URL of printable ASCII (no spaces or controls; percent-encode anything else), stored exactly as sent",
         "json": format!("bodies are RFC 8259 JSON in UTF-8, nested at most {MAX_NESTING} levels deep (400 malformed_json beyond)"),
-        "refusals": format!("a refused record lists each broken rule with its field path, at most {MAX_REPORTED_ISSUES}; a last more_issues entry counts the rest; values are never echoed"),
+        "refusals": format!("a refused record lists each broken rule with its field path, at most {MAX_REPORTED_ISSUES}; a last more_issues entry counts the rest; a value sent is never echoed (a reconciliation refusal gives the computed cash + sum(quantity * mark), an out_of_order refusal the latest stored snapshot's asOf, both to name the fix)"),
         "notInSchema": {
             "note": "the record schemas state every rule of a new record except these, which JSON Schema cannot express; the service applies them too",
             "rules": not_in_schema
