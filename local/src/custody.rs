@@ -16,8 +16,8 @@
 //! answer 500) while appends and reads go on.
 
 use crate::signing_key::memory_file;
-use freedom_shared::adapters::embedded::SignedFile;
-use freedom_shared::adapters::embedded::ledger_store::{LedgerFile, SqliteLedgerStore};
+use freedom_shared::adapters::SignedFile;
+use freedom_shared::adapters::{LedgerFile, SqliteLedgerStore};
 use freedom_shared::config::KvConfig;
 use freedom_shared::ports::{LedgerStore, SignerMemory, StoreError};
 use freedom_shared::tlog::checkpoint::Checkpoint;

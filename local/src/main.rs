@@ -10,7 +10,7 @@
 //! embedded store in the data dir, or on the KV REST store when its variables
 //! are set (docs/operating.md, "Configuration"; the data dir is then unused). It logs
 //! where it listens and which store it uses. The listener is
-//! [`freedom_shared::web::listener`]: request-head and body timeouts, a connection
+//! the hardened listener ([`freedom_shared::web::serve`]): request-head and body timeouts, a connection
 //! cap below the descriptor limit, JSON errors from the HTTP layer too. On
 //! SIGINT or SIGTERM it stops accepting, gives in-flight requests a bounded
 //! grace period, and exits (every acknowledged append is already on disk).
@@ -33,13 +33,13 @@ mod custody;
 mod signing_key;
 
 use clap::Parser;
-use freedom_shared::adapters::stores::Stores;
-use freedom_shared::config::scanner::ScannerConfig;
+use freedom_shared::adapters::Stores;
+use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::{self, LogConfig};
 use freedom_shared::errors::fatal;
-use freedom_shared::service::log::{CustodyStatus, Log};
-use freedom_shared::service::scan::ScanRunner;
-use freedom_shared::web::listener::{self, ServerLimits};
+use freedom_shared::service::ScanRunner;
+use freedom_shared::service::{CustodyStatus, Log};
+use freedom_shared::web::{self, ServerLimits};
 use fund::compose::LogParts;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -222,7 +222,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             Duration::from_secs(options.cosign_interval_secs.max(1)),
         ));
     }
-    listener::serve(socket, app, limits, listener::shutdown_signal()).await?;
+    web::serve(socket, app, limits, web::shutdown_signal()).await?;
     // A run still under way is cut off when the process exits: its lock is
     // given back first, so the next start can run at once.
     schedule.release_held().await;
@@ -236,7 +236,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
 async fn events_from_env(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<freedom_shared::ports::Events, config::ConfigError> {
-    Ok(freedom_shared::adapters::events::from_env(lookup).await)
+    Ok(freedom_shared::adapters::from_env(lookup).await)
 }
 
 /// Where events go: nowhere; a bus named for this build (without the
@@ -247,7 +247,7 @@ async fn events_from_env(
 ) -> Result<freedom_shared::ports::Events, config::ConfigError> {
     match lookup("FF_EVENT_BUS_NAME") {
         Some(bus) if !bus.trim().is_empty() => Err(config::ConfigError::NoEventBridge),
-        _ => Ok(freedom_shared::ports::event_sink::no_events()),
+        _ => Ok(freedom_shared::ports::no_events()),
     }
 }
 

@@ -363,7 +363,7 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
         let hash = entry["bodySha256"].as_str().unwrap().to_owned();
         assert!(sent.contains(&hash), "{entry}");
         let bytes = evidence(hash.clone()).await;
-        assert_eq!(freedom_shared::scan::provenance::sha256_hex(&bytes), hash);
+        assert_eq!(freedom_shared::scan::sha256_hex(&bytes), hash);
     }
     // The ledger: each experiment's registration precedes its first
     // snapshot, which names this very report.
@@ -377,7 +377,7 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
     .await
     .unwrap();
     let entries = ledger["entries"].as_array().unwrap();
-    let report_hash = freedom_shared::scan::provenance::sha256_hex(report_text.as_bytes());
+    let report_hash = freedom_shared::scan::sha256_hex(report_text.as_bytes());
     assert_eq!(evidence(report_hash.clone()).await, report_text.as_bytes());
     let contract: Value = reqwest::get(format!("{}/api/freedom-fund?view=contract", server.base))
         .await

@@ -29,7 +29,7 @@
 mod support;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use freedom_shared::service::dashboard::{Dashboards, Period};
+use freedom_shared::service::{Dashboards, Period};
 use std::sync::Arc;
 use support::bench_ledger;
 

@@ -10,7 +10,7 @@
 //! Run: `cargo bench -p
 //! freedom-shared --bench encoding --features web`.
 
-use freedom_shared::web::encoding::{Effort, brotli_at, gzip_at};
+use freedom_shared::web::{Effort, brotli_at, gzip_at};
 use std::time::{Duration, Instant};
 
 /// About 3.8 MB of dashboard-shaped JSON: strategies with series points.

@@ -24,9 +24,9 @@
 #[allow(dead_code)]
 mod support;
 
-use freedom_shared::ports::ledger_store::HeadReads;
+use freedom_shared::ports::HeadReads;
 use freedom_shared::record::{Mode, StrategyId};
-use freedom_shared::service::exports::{ExportError, ExportFormat, Exports, SeriesExport};
+use freedom_shared::service::{ExportError, ExportFormat, Exports, SeriesExport};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -13,11 +13,11 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use freedom_shared::adapters::kv_rest::KvLedgerStore;
-use freedom_shared::adapters::kv_rest::client::KvClient;
-use freedom_shared::ports::ledger_store::{Candidate, PageQuery};
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages};
-use freedom_shared::record::guard::Guard;
+use freedom_shared::adapters::KvClient;
+use freedom_shared::adapters::KvLedgerStore;
+use freedom_shared::ports::{Candidate, PageQuery};
+use freedom_shared::ports::{LedgerAppend, LedgerPages};
+use freedom_shared::record::Guard;
 use freedom_shared::record::{Record, StrategyId};
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;

@@ -11,11 +11,11 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented function.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
-use freedom_shared::ports::ledger_store::{Candidate, PageQuery};
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerPages};
+use freedom_shared::adapters::SqliteLedgerStore;
+use freedom_shared::ports::{Candidate, PageQuery};
+use freedom_shared::ports::{LedgerAppend, LedgerPages};
+use freedom_shared::record::Guard;
 use freedom_shared::record::Record;
-use freedom_shared::record::guard::Guard;
 use serde_json::json;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

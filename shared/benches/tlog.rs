@@ -25,7 +25,7 @@ mod support;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use freedom_shared::merkle::{Digest, Head, leaf_hash};
-use freedom_shared::service::log::Log;
+use freedom_shared::service::Log;
 use freedom_shared::tlog::checkpoint::CheckpointSigner;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::proof::{self, TileHashes, TilePlan, TlogProof};

@@ -14,7 +14,7 @@
 //!   kept, numbers as text), RFC 8785 canonical JSON (the ledger's leaf
 //!   bytes), the RFC 9162 Merkle Tree Hash and the append frontier.
 //! - [`record`]: snapshot and decision records, parsed with every contract
-//!   rule, and the sensitive-content guard ([`record::guard`]).
+//!   rule, and the sensitive-content guard (`record::guard`).
 //! - [`tlog`]: the same tree as a C2SP transparency log: the formats of
 //!   signed notes, checkpoints, tiles, inclusion and consistency proofs
 //!   (from [`freedom_tlog`]), the default origin and the log's URL prefix.
@@ -36,15 +36,15 @@
 //! what it uses:
 //!
 //! - `adapters::outbound` (`outbound`): the one outbound HTTP client.
-//! - [`adapters::kv_rest`] (`kv`): the KV REST store (Upstash protocol):
+//! - `adapters::kv_rest` (`kv`): the KV REST store (Upstash protocol):
 //!   client, ledger store, scan store.
-//! - [`adapters::embedded`] (`embedded`): the embedded store (SQLite):
+//! - `adapters::embedded` (`embedded`): the embedded store (SQLite):
 //!   ledger store, scan store.
-//! - [`adapters::eventbridge`] (`eventbridge`): the event sink on EventBridge.
-//! - [`adapters::stores`]: choosing the stores from configuration.
+//! - `adapters::eventbridge` (`eventbridge`): the event sink on EventBridge.
+//! - `adapters::stores`: choosing the stores from configuration.
 //! - [`web`] (`web`): the functions' HTTP side on axum: the API error and
 //!   its one mapping to HTTP, query parameters, the bearer check, ETags; and
-//!   [`web::listener`] (`listener`), the hardened local HTTP listener.
+//!   `web::listener` (`listener`), the hardened local HTTP listener.
 
 #![deny(unreachable_pub)]
 // Each adapter and use case is behind a feature; with only some features on,

@@ -3,7 +3,7 @@
 //! (what a verifier and a witness use alone); this module names them where
 //! the service's code has always found them, and holds what belongs to the
 //! service: its default origin and where it serves the log. Nothing here
-//! reads a store (the log use case is [`crate::service::log`]).
+//! reads a store (the log use case is `crate::service::log`).
 
 pub use freedom_tlog::{checkpoint, cosignature, note, policy, proof, subtree, tiles, witness};
 

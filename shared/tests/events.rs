@@ -4,8 +4,8 @@
 
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_eventbridge::config::Credentials;
-use freedom_shared::adapters::eventbridge::{EventBridgeSink, sdk_config};
-use freedom_shared::ports::event_sink::{EventSink, NoEvents, OutsideEvent};
+use freedom_shared::adapters::{EventBridgeSink, sdk_config};
+use freedom_shared::ports::{EventSink, NoEvents, OutsideEvent};
 use freedom_testkit::moto::MotoServer;
 use serde_json::json;
 

@@ -5,13 +5,13 @@
 //! a series whose returns become undefined. Run on the embedded store.
 
 use chrono::{DateTime, Duration, Utc};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::analytics::{self, Valuation};
-use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::ports::ledger_store::{HeadReads, SeriesReads};
-use freedom_shared::record::guard::Guard;
+use freedom_shared::ports::Candidate;
+use freedom_shared::ports::{HeadReads, SeriesReads};
+use freedom_shared::record::Guard;
 use freedom_shared::record::{Mode, Record, StrategyId, decimal_json};
-use freedom_shared::service::exports::{ExportFormat, Exports, SeriesExport};
+use freedom_shared::service::{ExportFormat, Exports, SeriesExport};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 

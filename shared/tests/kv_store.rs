@@ -2,17 +2,15 @@
 //! Upstash-protocol bridge, against a real `redis-server` started for these
 //! tests on a free loopback port.
 
-use freedom_shared::adapters::kv_rest::KvLedgerStore;
-use freedom_shared::adapters::kv_rest::KvScanStore;
-use freedom_shared::adapters::kv_rest::KvWitnessMemory;
-use freedom_shared::adapters::kv_rest::client::{Command, KvClient, KvError};
+use freedom_shared::adapters::KvLedgerStore;
+use freedom_shared::adapters::KvScanStore;
+use freedom_shared::adapters::KvWitnessMemory;
+use freedom_shared::adapters::{Command, KvClient, KvError};
 use freedom_shared::merkle::{Head, root_of};
+use freedom_shared::ports::ScanStore;
 use freedom_shared::ports::conformance::{self, decision, snapshot};
-use freedom_shared::ports::ledger_store::{AppendOutcome, PageQuery, StoreError};
-use freedom_shared::ports::ledger_store::{
-    HeadReads, LedgerAppend, LedgerPages, SeriesReads, TileReads,
-};
-use freedom_shared::ports::scan_store::ScanStore;
+use freedom_shared::ports::{AppendOutcome, PageQuery, StoreError};
+use freedom_shared::ports::{HeadReads, LedgerAppend, LedgerPages, SeriesReads, TileReads};
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};
 use redis::AsyncCommands;
@@ -99,8 +97,8 @@ async fn evidence_is_kept_with_an_expiry_and_checked_on_read() {
     let (_server, bridge) = bridge().await;
     let store = KvScanStore::new(KvClient::new(&bridge.kv_config("ff:")), "ff:");
     let body = bytes::Bytes::from_static(b"[1,2,3]");
-    let hash = freedom_shared::scan::provenance::sha256_hex(&body);
-    let week = freedom_shared::scan::provenance::EVIDENCE_TTL;
+    let hash = freedom_shared::scan::sha256_hex(&body);
+    let week = freedom_shared::scan::EVIDENCE_TTL;
     store
         .keep_evidence(&[(hash.clone(), body.clone())], week)
         .await
@@ -179,14 +177,14 @@ async fn since_inception_keeps_roll_ups_in_one_more_round_trip_and_answers_the_s
                 .unwrap();
         }
     }
-    let all = freedom_shared::service::dashboard::Period::All;
+    let all = freedom_shared::service::Period::All;
     let reader = Arc::new(store(&bridge, "ff:"));
     let since_inception = |expected_round_trips: u64, why: &'static str| {
         let reader = Arc::clone(&reader);
         let bridge = &bridge;
         async move {
             let before = bridge.requests();
-            let dashboard = freedom_shared::service::dashboard::Dashboards::new(reader)
+            let dashboard = freedom_shared::service::Dashboards::new(reader)
                 .get(all)
                 .await
                 .unwrap();
@@ -283,10 +281,10 @@ async fn appends_take_two_round_trips_cold_one_warm_and_reads_one() {
     // A cold dashboard (a new process): the latest snapshots with the head
     // and the first record, then the window; every period the same.
     for period in ["21", "all"] {
-        let dashboards = freedom_shared::service::dashboard::Dashboards::new(fresh.clone());
+        let dashboards = freedom_shared::service::Dashboards::new(fresh.clone());
         let before = bridge.requests();
         let dashboard = dashboards
-            .get(freedom_shared::service::dashboard::Period::parse(Some(period)).unwrap())
+            .get(freedom_shared::service::Period::parse(Some(period)).unwrap())
             .await
             .unwrap();
         assert_eq!(
@@ -504,7 +502,7 @@ async fn a_ledger_without_tiles_gets_them_built_once_then_appends_keep_them() {
 
 #[tokio::test]
 async fn tiles_take_one_round_trip_and_a_proof_two() {
-    use freedom_shared::service::log::Log;
+    use freedom_shared::service::Log;
     use freedom_shared::tlog::note::SigningKey;
     use freedom_shared::tlog::tiles::TilePath;
     let (_server, bridge) = bridge().await;
@@ -560,12 +558,10 @@ async fn concurrent_cold_dashboards_share_one_computation() {
         }
     }
     let reader = Arc::new(store(&bridge, "ff:"));
-    let dashboards = Arc::new(freedom_shared::service::dashboard::Dashboards::new(
-        reader.clone(),
-    ));
+    let dashboards = Arc::new(freedom_shared::service::Dashboards::new(reader.clone()));
     // Warm the scripts and the connection, then move the head.
     dashboards
-        .get(freedom_shared::service::dashboard::Period::All)
+        .get(freedom_shared::service::Period::All)
         .await
         .unwrap();
     writer.append(decision("new-head", "s", 31)).await.unwrap();
@@ -575,7 +571,7 @@ async fn concurrent_cold_dashboards_share_one_computation() {
             let dashboards = Arc::clone(&dashboards);
             tokio::spawn(async move {
                 dashboards
-                    .get(freedom_shared::service::dashboard::Period::TradingDays(63))
+                    .get(freedom_shared::service::Period::TradingDays(63))
                     .await
                     .unwrap()
                     .json
@@ -602,7 +598,7 @@ async fn concurrent_cold_dashboards_share_one_computation() {
 /// record is refused wherever it would be served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_tile_is_rebuilt_and_an_altered_record_is_never_served() {
-    use freedom_shared::service::log::Log;
+    use freedom_shared::service::Log;
     use freedom_shared::tlog::note::SigningKey;
     use freedom_shared::tlog::tiles::TilePath;
     let (_server, bridge) = bridge().await;

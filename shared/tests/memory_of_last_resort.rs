@@ -7,15 +7,15 @@
 //! stops the log signing. The witness is the test kit's, written from the
 //! specification alone, reached over HTTP like any witness.
 
-use freedom_shared::adapters::embedded::{SqliteLedgerStore, SqliteSignerMemory};
-use freedom_shared::adapters::kv_rest::{KvClient, KvLedgerStore, KvSignerMemory};
-use freedom_shared::adapters::witness_http::HttpWitnesses;
+use freedom_shared::adapters::HttpWitnesses;
+use freedom_shared::adapters::{KvClient, KvLedgerStore, KvSignerMemory};
+use freedom_shared::adapters::{SqliteLedgerStore, SqliteSignerMemory};
+use freedom_shared::ports::InProcessWitnesses;
+use freedom_shared::ports::Recorded;
 use freedom_shared::ports::conformance::{decision, snapshot};
-use freedom_shared::ports::event_sink::Recorded;
-use freedom_shared::ports::ledger_store::{AppendOutcome, Candidate, LedgerStore};
-use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
-use freedom_shared::ports::witness_memory::InProcessWitnesses;
-use freedom_shared::service::log::{CustodyStatus, Log, LogError, REFUSED_TO_SIGN, WITNESS_ALARM};
+use freedom_shared::ports::{AppendOutcome, Candidate, LedgerStore};
+use freedom_shared::ports::{InProcess, SignerMemory};
+use freedom_shared::service::{CustodyStatus, Log, LogError, REFUSED_TO_SIGN, WITNESS_ALARM};
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::policy::Policy;
 use freedom_testkit::redis_server::RedisServer;

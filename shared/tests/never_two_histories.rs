@@ -6,15 +6,15 @@
 //! against a private `redis-server`; the SQLite cases use real database
 //! files in a temporary data dir.
 
-use freedom_shared::adapters::embedded::{SignedFile, SqliteLedgerStore};
-use freedom_shared::adapters::kv_rest::{KvClient, KvLedgerStore, KvSignerMemory};
+use freedom_shared::adapters::{KvClient, KvLedgerStore, KvSignerMemory};
+use freedom_shared::adapters::{SignedFile, SqliteLedgerStore};
 use freedom_shared::merkle::{Digest, Head, root_of};
+use freedom_shared::ports::Recorded;
 use freedom_shared::ports::conformance::{self, decision, snapshot};
-use freedom_shared::ports::event_sink::Recorded;
-use freedom_shared::ports::ledger_store::{AppendOutcome, Candidate, LedgerStore, StoreError};
-use freedom_shared::ports::ledger_store::{HeadReads, LedgerAppend, LedgerPages};
-use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
-use freedom_shared::service::log::{Log, LogError, REFUSED_TO_SIGN};
+use freedom_shared::ports::{AppendOutcome, Candidate, LedgerStore, StoreError};
+use freedom_shared::ports::{HeadReads, LedgerAppend, LedgerPages};
+use freedom_shared::ports::{InProcess, SignerMemory};
+use freedom_shared::service::{Log, LogError, REFUSED_TO_SIGN};
 use freedom_shared::tlog::note::SigningKey;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;

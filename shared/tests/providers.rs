@@ -4,15 +4,13 @@
 //! either side of a pair, not-indexed and missing tokens, no credentials
 //! sent to RugCheck.
 
-use freedom_shared::adapters::providers::dexscreener::DexScreener;
-use freedom_shared::adapters::providers::rugcheck::RugCheck;
-use freedom_shared::adapters::providers::solana::SolanaRpc;
-use freedom_shared::adapters::providers::{Http, ProviderConfig};
-use freedom_shared::ports::providers::{
-    ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk,
-};
+use freedom_shared::adapters::DexScreener;
+use freedom_shared::adapters::RugCheck;
+use freedom_shared::adapters::SolanaRpc;
+use freedom_shared::adapters::{Http, ProviderConfig};
+use freedom_shared::ports::{ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk};
 use freedom_shared::scan::MintAccount;
-use freedom_shared::scan::accounts::{AccountSlot, mint_account, wallet_view};
+use freedom_shared::scan::{AccountSlot, mint_account, wallet_view};
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, fixture_tokens, synthetic_tokens,
 };

@@ -7,7 +7,7 @@
 
 use axum::Router;
 use axum::routing::get;
-use freedom_shared::web::listener::{ServerLimits, serve};
+use freedom_shared::web::{ServerLimits, serve};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -4,10 +4,10 @@
 //! it runs is `Corrupt` (a 500), never `Unavailable` (a 503 "try again
 //! later" that would never pass).
 
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
+use freedom_shared::ports::StoreError;
 use freedom_shared::ports::conformance::{decision, snapshot};
-use freedom_shared::ports::ledger_store::StoreError;
-use freedom_shared::ports::ledger_store::{LedgerAppend, SeriesReads};
+use freedom_shared::ports::{LedgerAppend, SeriesReads};
 use std::io::{Seek, SeekFrom, Write};
 
 const PAGE: u64 = 4096;

@@ -7,13 +7,13 @@
 //! holds (an `add-checkpoint` of the empty tree: `old 0`, size 0).
 
 use async_trait::async_trait;
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
+use freedom_shared::ports::Recorded;
 use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::event_sink::Recorded;
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerStore};
-use freedom_shared::ports::witness_client::{WitnessClient, WitnessReply};
-use freedom_shared::ports::witness_memory::{InProcessWitnesses, WitnessMemory};
-use freedom_shared::service::log::{Log, LogError, WITNESS_ALARM};
+use freedom_shared::ports::{InProcessWitnesses, WitnessMemory};
+use freedom_shared::ports::{LedgerAppend, LedgerStore};
+use freedom_shared::ports::{WitnessClient, WitnessReply};
+use freedom_shared::service::{Log, LogError, WITNESS_ALARM};
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::policy::Policy;

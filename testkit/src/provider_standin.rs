@@ -454,7 +454,7 @@ impl Shared {
         self.sent
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(freedom_shared::scan::provenance::sha256_hex(&body));
+            .push(freedom_shared::scan::sha256_hex(&body));
         (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
     }
 

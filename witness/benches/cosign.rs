@@ -18,11 +18,11 @@
 #![allow(missing_docs)] // The benchmark macros generate undocumented functions.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use freedom_shared::adapters::embedded::{SqliteLedgerStore, SqliteWitnessMemory};
-use freedom_shared::adapters::witness_http::HttpWitnesses;
+use freedom_shared::adapters::HttpWitnesses;
+use freedom_shared::adapters::{SqliteLedgerStore, SqliteWitnessMemory};
 use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::ledger_store::{LedgerAppend, LedgerStore};
-use freedom_shared::service::log::Log;
+use freedom_shared::ports::{LedgerAppend, LedgerStore};
+use freedom_shared::service::Log;
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::policy::Policy;

@@ -9,12 +9,12 @@
 //! Lambda), and what start-up checks before serving.
 
 use crate::state::AppState;
-use freedom_shared::adapters::stores::Stores;
-use freedom_shared::adapters::witness_http::HttpWitnesses;
+use freedom_shared::adapters::HttpWitnesses;
+use freedom_shared::adapters::Stores;
 use freedom_shared::config::{LogConfig, WriteToken};
+use freedom_shared::ports::Events;
 use freedom_shared::ports::SignerMemory;
-use freedom_shared::ports::event_sink::Events;
-use freedom_shared::service::log::Log;
+use freedom_shared::service::Log;
 use freedom_shared::tlog::policy::Policy;
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@ use freedom_shared::config;
 use freedom_shared::lambda::{
     self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled,
 };
-use freedom_shared::service::log::Log;
+use freedom_shared::service::Log;
 use freedom_shared::web::store_not_configured_app;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -2,15 +2,15 @@
 //! bytes (each read use case keeps its own answers per head).
 
 use freedom_shared::config::WriteToken;
-use freedom_shared::ports::event_sink::Events;
-use freedom_shared::ports::ledger_store::{LedgerStore, SeriesReads};
-use freedom_shared::record::guard::Guard;
-use freedom_shared::service::contract::Contracts;
-use freedom_shared::service::dashboard::Dashboards;
-use freedom_shared::service::exports::Exports;
-use freedom_shared::service::ledger::Ledger;
-use freedom_shared::service::log::Log;
-use freedom_shared::service::page::Pages;
+use freedom_shared::ports::Events;
+use freedom_shared::ports::{LedgerStore, SeriesReads};
+use freedom_shared::record::Guard;
+use freedom_shared::service::Contracts;
+use freedom_shared::service::Dashboards;
+use freedom_shared::service::Exports;
+use freedom_shared::service::Ledger;
+use freedom_shared::service::Log;
+use freedom_shared::service::Pages;
 use freedom_shared::tlog::DEFAULT_ORIGIN;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::canonical::canonical_json;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::{Digest, leaf_hash, root_of};

@@ -9,7 +9,7 @@
 //! when that hash is not the one beside docs/page.md's screenshots (the page
 //! changed and they were not regenerated).
 
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_testkit::sample_ledger;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};

@@ -6,11 +6,11 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::conformance::{candidate, decision};
-use freedom_shared::ports::ledger_store::{Candidate, LedgerAppend, LedgerStore};
-use freedom_shared::service::dashboard::MAX_ANSWER_BYTES;
+use freedom_shared::ports::{Candidate, LedgerAppend, LedgerStore};
+use freedom_shared::service::MAX_ANSWER_BYTES;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;

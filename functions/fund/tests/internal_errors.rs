@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_shared::merkle::Head;
-use freedom_shared::ports::ledger_store::{
+use freedom_shared::ports::{
     AppendOutcome, Candidate, Entry, EntryRun, HeadReads, LatestSnapshots, LedgerAppend,
     LedgerPages, Page, PageQuery, SeriesReads, StoreError, TileRead, TileReads,
 };

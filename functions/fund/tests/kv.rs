@@ -8,10 +8,10 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use freedom_shared::adapters::kv_rest::KvLedgerStore;
-use freedom_shared::adapters::kv_rest::client::KvClient;
+use freedom_shared::adapters::KvClient;
+use freedom_shared::adapters::KvLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::ports::ledger_store::LedgerStore;
+use freedom_shared::ports::LedgerStore;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::{Fault, UpstashBridge};
 use http_body_util::BodyExt;
@@ -199,9 +199,9 @@ async fn stored_data_the_service_cannot_read_is_500_not_503() {
 /// sign, once in the log and once as a `log.refused_to_sign` event.
 #[tokio::test]
 async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
-    use freedom_shared::adapters::kv_rest::KvSignerMemory;
-    use freedom_shared::ports::event_sink::Recorded;
-    use freedom_shared::service::log::Log;
+    use freedom_shared::adapters::KvSignerMemory;
+    use freedom_shared::ports::Recorded;
+    use freedom_shared::service::Log;
     use freedom_shared::tlog::note::SigningKey;
     let server = RedisServer::start().unwrap();
     let bridge = UpstashBridge::start(&server.url(), KV_TOKEN).await.unwrap();
@@ -279,7 +279,7 @@ async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     let kinds: Vec<_> = events.events().iter().map(|e| e.detail_type).collect();
     assert!(
-        kinds.contains(&freedom_shared::service::log::REFUSED_TO_SIGN),
+        kinds.contains(&freedom_shared::service::REFUSED_TO_SIGN),
         "{kinds:?}"
     );
 }

@@ -4,7 +4,7 @@
 //! KV store is configured.
 
 use axum::Router;
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use http_body_util::BodyExt;
 use serde_json::Value;

@@ -5,9 +5,9 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
-use freedom_shared::ports::ledger_store::LedgerStore;
+use freedom_shared::ports::LedgerStore;
 use freedom_testkit::sample_ledger;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -339,7 +339,7 @@ async fn an_empty_ledger_and_bad_input_get_clear_pages() {
 
 #[tokio::test]
 async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
-    use freedom_shared::service::log::Log;
+    use freedom_shared::service::Log;
     use freedom_shared::tlog::note::SigningKey;
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn LedgerStore> = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());

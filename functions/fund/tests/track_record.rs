@@ -5,7 +5,7 @@
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_testkit::sample_ledger;
 use http_body_util::BodyExt;

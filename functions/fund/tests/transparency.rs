@@ -8,14 +8,14 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
-use freedom_shared::adapters::kv_rest::KvLedgerStore;
-use freedom_shared::adapters::kv_rest::client::KvClient;
+use freedom_shared::adapters::KvClient;
+use freedom_shared::adapters::KvLedgerStore;
+use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::ledger_store::{Candidate, HeadReads, LedgerAppend, LedgerStore};
-use freedom_shared::ports::signer_memory::{InProcess, SignerMemory};
-use freedom_shared::service::log::Log;
+use freedom_shared::ports::{Candidate, HeadReads, LedgerAppend, LedgerStore};
+use freedom_shared::ports::{InProcess, SignerMemory};
+use freedom_shared::service::Log;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::tiles::split_bundle;
 use freedom_testkit::redis_server::RedisServer;
@@ -553,7 +553,7 @@ async fn one_log_over_a_replaced_store_proves_each_history_from_its_own_tiles() 
     for seq in [1, 150] {
         assert!(matches!(
             replaced.inclusion(seq, None).await,
-            Err(freedom_shared::service::log::LogError::RefusedToSign(_))
+            Err(freedom_shared::service::LogError::RefusedToSign(_))
         ));
     }
     let fresh: Arc<dyn SignerMemory> = Arc::new(InProcess::default());

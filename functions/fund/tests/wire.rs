@@ -7,8 +7,8 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use freedom_shared::adapters::kv_rest::KvLedgerStore;
-use freedom_shared::adapters::kv_rest::client::KvClient;
+use freedom_shared::adapters::KvClient;
+use freedom_shared::adapters::KvLedgerStore;
 use freedom_shared::config::WriteToken;
 use freedom_testkit::redis_server::RedisServer;
 use freedom_testkit::upstash_bridge::UpstashBridge;
@@ -81,15 +81,12 @@ fn decode(answer: &Answer) -> Vec<u8> {
     out
 }
 
-async fn sample(store: Arc<dyn freedom_shared::ports::ledger_store::LedgerStore>) -> Router {
+async fn sample(store: Arc<dyn freedom_shared::ports::LedgerStore>) -> Router {
     let key =
         freedom_shared::tlog::note::SigningKey::from_seed("wire.example/log", [3; 32]).unwrap();
-    let log = freedom_shared::service::log::Log::new(
-        Arc::clone(&store) as _,
-        "wire.example/log",
-        Some(key),
-    )
-    .unwrap();
+    let log =
+        freedom_shared::service::Log::new(Arc::clone(&store) as _, "wire.example/log", Some(key))
+            .unwrap();
     let state = fund::AppState::new(store, WriteToken::new(TOKEN)).with_log(log);
     let router = fund::app(state);
     freedom_testkit::sample_ledger::post_all(&router, TOKEN).await;
@@ -99,8 +96,7 @@ async fn sample(store: Arc<dyn freedom_shared::ports::ledger_store::LedgerStore>
 #[tokio::test]
 async fn every_compressible_answer_is_negotiated_and_decodes_to_the_identity_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(freedom_shared::adapters::embedded::SqliteLedgerStore::open(dir.path()).unwrap());
+    let store = Arc::new(freedom_shared::adapters::SqliteLedgerStore::open(dir.path()).unwrap());
     let router = sample(store).await;
     for path in [
         "/api/freedom-fund?period=63",
@@ -159,8 +155,7 @@ async fn every_compressible_answer_is_negotiated_and_decodes_to_the_identity_byt
 #[tokio::test]
 async fn tags_differ_by_representation_and_each_one_matches() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(freedom_shared::adapters::embedded::SqliteLedgerStore::open(dir.path()).unwrap());
+    let store = Arc::new(freedom_shared::adapters::SqliteLedgerStore::open(dir.path()).unwrap());
     let router = sample(store).await;
     for path in ["/api/freedom-fund?period=63", "/"] {
         let identity = get(&router, path, None, None).await.etag.unwrap();
@@ -198,8 +193,7 @@ async fn tags_differ_by_representation_and_each_one_matches() {
 #[tokio::test]
 async fn tiles_checkpoints_and_tlog_proofs_are_never_compressed() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(freedom_shared::adapters::embedded::SqliteLedgerStore::open(dir.path()).unwrap());
+    let store = Arc::new(freedom_shared::adapters::SqliteLedgerStore::open(dir.path()).unwrap());
     let router = sample(store).await;
     for path in [
         "/log/tile/0/000.p/24",
@@ -308,10 +302,9 @@ async fn the_contract_and_openapi_document_are_made_once_and_served_from_memory(
 /// the whole dashboard, made once per head, keeps the best ratio.
 #[tokio::test]
 async fn an_answer_made_for_one_request_is_compressed_at_a_bounded_effort() {
-    use freedom_shared::web::encoding::{Effort, brotli_at, gzip_at};
+    use freedom_shared::web::{Effort, brotli_at, gzip_at};
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(freedom_shared::adapters::embedded::SqliteLedgerStore::open(dir.path()).unwrap());
+    let store = Arc::new(freedom_shared::adapters::SqliteLedgerStore::open(dir.path()).unwrap());
     let router = sample(store).await;
     let filtered = "/api/freedom-fund?period=63&strategyId=core";
     let identity = get(&router, filtered, None, None).await;

@@ -21,10 +21,10 @@
 //! --bench run`.
 #![allow(missing_docs)]
 
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::Stores;
+use freedom_shared::config::ProviderConfig;
+use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::WriteToken;
-use freedom_shared::config::scanner::ProviderConfig;
-use freedom_shared::config::scanner::ScannerConfig;
 use freedom_testkit::provider_standin::{ProviderStandIn, synthetic_tokens};
 use std::time::{Duration, Instant};
 
@@ -62,7 +62,7 @@ fn main() {
             .unwrap();
     let dex = finish(TOKENS.div_ceil(30), &config.dexscreener);
     let rug = finish(TOKENS.min(config.max_risk_fetches), &config.rugcheck);
-    let holders = TOKENS.min(freedom_shared::scan::holders::MAX_HOLDER_FETCHES);
+    let holders = TOKENS.min(freedom_shared::scan::MAX_HOLDER_FETCHES);
     let rpc = finish(
         (TOKENS + config.wallets.len()).div_ceil(100) + holders + (holders * 20).div_ceil(100),
         &config.solana,

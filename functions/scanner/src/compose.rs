@@ -5,17 +5,17 @@
 //! scan store.
 
 use crate::state::AppState;
-use freedom_shared::adapters::providers::Http;
-use freedom_shared::adapters::providers::dexscreener::DexScreener;
-use freedom_shared::adapters::providers::rugcheck::RugCheck;
-use freedom_shared::adapters::providers::solana::SolanaRpc;
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::DexScreener;
+use freedom_shared::adapters::Http;
+use freedom_shared::adapters::RugCheck;
+use freedom_shared::adapters::SolanaRpc;
+use freedom_shared::adapters::Stores;
 use freedom_shared::clock::{Clock, system_clock};
+use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::WriteToken;
-use freedom_shared::config::scanner::ScannerConfig;
-use freedom_shared::record::guard::Guard;
-use freedom_shared::service::ledger::Ledger;
-use freedom_shared::service::scan::{Providers, ScanRunner};
+use freedom_shared::record::Guard;
+use freedom_shared::service::Ledger;
+use freedom_shared::service::{Providers, ScanRunner};
 use std::sync::Arc;
 
 /// The providers over HTTP, each at its configured base URL and pace.

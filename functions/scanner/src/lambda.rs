@@ -14,9 +14,9 @@
 use crate::router::routes;
 use crate::state::AppState;
 use axum::Router;
-use freedom_shared::config::scanner::ScannerConfig;
+use freedom_shared::config::ScannerConfig;
 use freedom_shared::lambda::{self, Invocations, LambdaEvent, answer_http};
-use freedom_shared::service::scan::{RunError, ScanRunner};
+use freedom_shared::service::{RunError, ScanRunner};
 use freedom_shared::web::{not_found, store_not_configured_app};
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! and never starts a run. `POST` (with the write token) runs the scanner
 //! once and answers the new report, or `409 scanner_busy` while another run
 //! holds the lock. The schedule (EventBridge, or freedom-local's timer)
-//! calls the same [`ScanRunner::run`](freedom_shared::service::scan::ScanRunner::run).
+//! calls the same [`ScanRunner::run`](freedom_shared::service::ScanRunner::run).
 //! The crate is the scanner's edge only, read top-down:
 //!
 //! - `lambda` (feature `lambda`, the default): the Lambda runtime loop
@@ -17,10 +17,10 @@
 //! - [`state`]: what the handlers share.
 //!
 //! The run is a use case of the common crate
-//! ([`freedom_shared::service::scan`]), asking its providers through ports
-//! ([`freedom_shared::ports::providers`]) whose HTTP adapters are
+//! (`freedom_shared::service::scan`), asking its providers through ports
+//! (`freedom_shared::ports::providers`) whose HTTP adapters are
 //! `freedom_shared::adapters::providers`; the configuration is
-//! [`freedom_shared::config::scanner`]; the checks, experiments, state and
+//! `freedom_shared::config::scanner`; the checks, experiments, state and
 //! report are [`freedom_shared::scan`].
 
 pub mod compose;

@@ -9,8 +9,8 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use freedom_shared::scan::provenance::is_sha256_hex;
-use freedom_shared::scan::view::Report;
+use freedom_shared::scan::Report;
+use freedom_shared::scan::is_sha256_hex;
 use freedom_shared::web::{ApiError, QueryParams, authorize};
 
 /// The scanner API's path.

@@ -2,8 +2,8 @@
 //! and the write token. [`crate::compose`] builds it.
 
 use freedom_shared::config::WriteToken;
-use freedom_shared::ports::event_sink::Events;
-use freedom_shared::service::scan::ScanRunner;
+use freedom_shared::ports::Events;
+use freedom_shared::service::ScanRunner;
 use std::sync::Arc;
 
 /// What the scanner handlers share.

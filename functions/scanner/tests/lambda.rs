@@ -2,9 +2,9 @@
 //! `events/` through its one dispatch, and the binary driven through the
 //! Lambda Runtime API (a fake one in the test).
 
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::Stores;
+use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::WriteToken;
-use freedom_shared::config::scanner::ScannerConfig;
 use freedom_testkit::lambda_runtime_api::FakeRuntimeApi;
 use freedom_testkit::provider_standin::{ProviderStandIn, fixture_tokens};
 use freedom_testkit::redis_server::RedisServer;

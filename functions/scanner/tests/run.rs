@@ -7,12 +7,12 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, TimeDelta, Utc};
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::Stores;
+use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::WriteToken;
-use freedom_shared::config::scanner::ScannerConfig;
-use freedom_shared::ports::ledger_store::PageQuery;
-use freedom_shared::scan::checks::CHECK_NAMES;
-use freedom_shared::service::scan::{RunError, ScanRunner};
+use freedom_shared::ports::PageQuery;
+use freedom_shared::scan::CHECK_NAMES;
+use freedom_shared::service::{RunError, ScanRunner};
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, StandInToken, fixture_tokens,
 };
@@ -21,7 +21,7 @@ use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
 /// A report as the JSON the route answers (its stored text).
-fn as_json(report: &freedom_shared::scan::view::Report) -> Value {
+fn as_json(report: &freedom_shared::scan::Report) -> Value {
     serde_json::from_str(&report.to_json_text()).unwrap()
 }
 use std::time::Duration;
@@ -109,7 +109,7 @@ impl Harness {
     }
 
     /// Takes the lock as another run would.
-    async fn hold_lock(&self) -> freedom_shared::ports::scan_store::LockToken {
+    async fn hold_lock(&self) -> freedom_shared::ports::LockToken {
         self.stores
             .scan
             .acquire(Duration::from_secs(60))
@@ -447,10 +447,10 @@ async fn a_client_that_disconnects_mid_run_does_not_leave_the_lock_held() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = scanner::app(h.state.clone());
-    tokio::spawn(freedom_shared::web::listener::serve(
+    tokio::spawn(freedom_shared::web::serve(
         listener,
         app,
-        freedom_shared::web::listener::ServerLimits::default(),
+        freedom_shared::web::ServerLimits::default(),
         std::future::pending(),
     ));
     let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -652,10 +652,10 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
         "asOf": "2026-05-04T12:05:00Z", "source": {"name": "test", "url": "https://example.com/t"},
         "currency": "USD", "equity": 10000, "flowSincePrevious": 0
     });
-    let ledger = freedom_shared::service::ledger::Ledger::new(
+    let ledger = freedom_shared::service::Ledger::new(
         std::sync::Arc::clone(&h.stores.ledger) as _,
         std::sync::Arc::clone(&h.stores.ledger) as _,
-        freedom_shared::record::guard::Guard::default(),
+        freedom_shared::record::Guard::default(),
     );
     ledger.append(record.to_string().as_bytes()).await.unwrap();
     // The snapshot is appended after the report it names is built, so the
@@ -798,7 +798,7 @@ async fn ledger_records(h: &Harness) -> Vec<(u64, Value)> {
 }
 
 fn sha256(bytes: &[u8]) -> String {
-    freedom_shared::scan::provenance::sha256_hex(bytes)
+    freedom_shared::scan::sha256_hex(bytes)
 }
 
 async fn get_raw(state: &scanner::AppState, uri: &str) -> (StatusCode, Vec<u8>) {
@@ -987,13 +987,13 @@ async fn a_hooked_token_is_never_bought_and_a_fee_token_pays_its_fee() {
 #[tokio::test]
 async fn a_rule_that_differs_from_its_registration_is_not_advanced() {
     let h = Harness::new().await;
-    let ledger = freedom_shared::service::ledger::Ledger::new(
+    let ledger = freedom_shared::service::Ledger::new(
         Arc::clone(&h.stores.ledger) as _,
         Arc::clone(&h.stores.ledger) as _,
-        freedom_shared::record::guard::Guard::default(),
+        freedom_shared::record::Guard::default(),
     );
-    let mut other = freedom_shared::scan::experiments::registration_record(
-        &freedom_shared::scan::experiments::EXPERIMENTS[1],
+    let mut other = freedom_shared::scan::registration_record(
+        &freedom_shared::scan::EXPERIMENTS[1],
         DateTime::from_timestamp(1_777_896_000, 0).unwrap(),
     );
     other["thesis"] = serde_json::json!(format!(
@@ -1041,10 +1041,10 @@ async fn retired_experiments_are_listed_with_their_last_snapshot() {
     let fresh = Harness::new().await;
     assert_eq!(fresh.run().await["retired"], serde_json::json!([]));
     let h = Harness::new().await;
-    let ledger = freedom_shared::service::ledger::Ledger::new(
+    let ledger = freedom_shared::service::Ledger::new(
         Arc::clone(&h.stores.ledger) as _,
         Arc::clone(&h.stores.ledger) as _,
-        freedom_shared::record::guard::Guard::default(),
+        freedom_shared::record::Guard::default(),
     );
     let old = serde_json::json!({
         "id": "scanner-control-cash-v1-20260504T1145Z", "type": "snapshot", "visibility": "public",
@@ -1083,7 +1083,7 @@ async fn retired_experiments_are_listed_with_their_last_snapshot() {
 /// total at once.
 #[tokio::test]
 async fn evidence_is_bounded_by_bytes_a_run_and_in_all() {
-    use freedom_shared::scan::provenance::{
+    use freedom_shared::scan::{
         EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, bodies_to_keep, evidence_room, pack_evidence,
     };
     let harness = Harness::with_tokens(

@@ -7,10 +7,10 @@
 //! 63-day window shows); the rest of its history is hourly before 2026.
 
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
-use freedom_shared::adapters::embedded::SqliteLedgerStore;
-use freedom_shared::ports::ledger_store::Candidate;
-use freedom_shared::ports::ledger_store::HeadReads;
-use freedom_shared::record::guard::Guard;
+use freedom_shared::adapters::SqliteLedgerStore;
+use freedom_shared::ports::Candidate;
+use freedom_shared::ports::HeadReads;
+use freedom_shared::record::Guard;
 use freedom_shared::record::{Record, decimal_json};
 use rust_decimal::Decimal;
 use serde_json::json;
@@ -75,8 +75,7 @@ fn ledger_dir(total: usize) -> PathBuf {
 /// `total` snapshots, as on a ledger no reader has asked for them yet.
 #[allow(dead_code)] // Only the dashboard bench uses it.
 pub fn forget_rollups(total: usize) {
-    let path =
-        ledger_dir(total).join(freedom_shared::adapters::embedded::ledger_store::DATABASE_FILE);
+    let path = ledger_dir(total).join(freedom_shared::adapters::DATABASE_FILE);
     rusqlite::Connection::open(path)
         .and_then(|db| db.execute("DELETE FROM rollups", []))
         .expect("delete the roll-ups");

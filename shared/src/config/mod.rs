@@ -3,10 +3,11 @@
 //! Secrets are wrapped so they never print: [`WriteToken`] and the KV token
 //! show as `[redacted]` in `Debug`, and errors name variables, never values.
 //! Every reader takes a lookup function so tests do not touch the process
-//! environment. [`scanner`]: the scanner's universe, wallets, providers
+//! environment. `scanner`: the scanner's universe, wallets, providers
 //! and time budget.
 
-pub mod scanner;
+pub(crate) mod scanner;
+pub use scanner::{ProviderConfig, ScannerConfig, ScannerConfigError};
 
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;

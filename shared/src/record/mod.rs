@@ -18,15 +18,16 @@
 //! - `parse`: the parser that applies every rule;
 //! - `number`: exact decimals that keep their value through RFC 8785;
 //! - `serialize`: the record back as JSON, and its canonical text;
-//! - [`guard`]: the sensitive-content guard;
+//! - `guard`: the sensitive-content guard;
 //! - `text`: what text fields may hold (predicates the schemas' patterns
 //!   are generated from);
-//! - [`schema`]: the records' JSON Schemas.
+//! - `schema`: the records' JSON Schemas.
 
-pub mod guard;
+pub(crate) mod guard;
 mod number;
 mod parse;
-pub mod schema;
+pub(crate) mod schema;
+pub use schema::*;
 mod serialize;
 pub(crate) mod text;
 
@@ -37,7 +38,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 use crate::json::MalformedJson;
 use chrono::{DateTime, FixedOffset, Utc};
-use guard::Guard;
+pub use guard::Guard;
 use regex::Regex;
 use rust_decimal::Decimal;
 use serde::Serialize;

@@ -1,28 +1,37 @@
 //! The scanner's domain (docs/design.md, "The scanner"): what was collected, the checks
 //! per universe entry, the fixed paper experiments and their books, the
 //! persisted state and the report. Everything here is pure; the providers'
-//! ports are in [`crate::ports::providers`], their HTTP clients in
+//! ports are in `crate::ports::providers`, their HTTP clients in
 //! `adapters::providers`, and the run is a use case (`service::scan`).
 //!
-//! - [`accounts`]: Solana accounts as the RPC's `jsonParsed` gives them,
+//! - `accounts`: Solana accounts as the RPC's `jsonParsed` gives them,
 //!   and the mint, wallet and holders read from them;
-//! - [`checks`]: the checks and eligibility;
+//! - `checks`: the checks and eligibility;
 //! - `mint`: the mint account, its Token-2022 extensions and transfer fee;
-//! - [`holders`]: the largest holders and their share of supply;
-//! - [`provenance`]: the provider answers a run used, by the hash of their bytes;
-//! - [`experiments`]: the fixed experiments, their cost model and paper books;
+//! - `holders`: the largest holders and their share of supply;
+//! - `provenance`: the provider answers a run used, by the hash of their bytes;
+//! - `experiments`: the fixed experiments, their cost model and paper books;
 //! - `report`: the persisted state (bounded) and the report's named parts;
 //! - `text`: provider text made fit for a book, a record and the report.
 
-pub mod accounts;
-pub mod checks;
-pub mod experiments;
-pub mod holders;
+pub(crate) mod accounts;
+pub use accounts::{Account, AccountSlot, Loose, Parsed, ParsedData, mint_account, wallet_view};
+pub(crate) mod checks;
+pub use checks::*;
+pub(crate) mod experiments;
+pub use experiments::{EXPERIMENTS, Experiment, Rule, registration_record};
+pub(crate) mod holders;
+pub use holders::MAX_HOLDER_FETCHES;
 pub(crate) mod mint;
-pub mod provenance;
+pub(crate) mod provenance;
+pub use provenance::{
+    EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, EVIDENCE_TTL, ProvenanceEntry, bodies_to_keep,
+    evidence_room, is_sha256_hex, pack_evidence, sha256_hex,
+};
 pub(crate) mod report;
 pub(crate) mod text;
-pub mod view;
+pub(crate) mod view;
+pub use view::*;
 
 pub use mint::MintAccount;
 

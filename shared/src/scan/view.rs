@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 /// A decimal amount, written as a JSON number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Amount(pub Decimal);
+pub(crate) struct Amount(pub Decimal);
 
 impl Serialize for Amount {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -108,33 +108,33 @@ pub struct Report {
     /// When its data was observed (the run's start); null before the first run.
     pub observed_at: Option<Instant>,
     /// The tokens watched, with their checks.
-    pub universe: Vec<UniverseView>,
+    pub(crate) universe: Vec<UniverseView>,
     /// The providers' pages of each token, by mint.
-    pub links: BTreeMap<String, Vec<LinkView>>,
+    pub(crate) links: BTreeMap<String, Vec<LinkView>>,
     /// One paper book per experiment, in the experiments' order.
-    pub books: Vec<BookView>,
+    pub(crate) books: Vec<BookView>,
     /// Each token's observations, oldest first, by mint.
-    pub history: BTreeMap<String, Vec<ObservationView>>,
+    pub(crate) history: BTreeMap<String, Vec<ObservationView>>,
     /// The latest events, oldest first.
-    pub events: Vec<EventView>,
+    pub(crate) events: Vec<EventView>,
     /// The public accounts observed (read-only, never copied).
-    pub wallets: Vec<WalletView>,
+    pub(crate) wallets: Vec<WalletView>,
     /// Each experiment's pre-registered rule and where its registration is.
-    pub experiments: Vec<ExperimentView>,
+    pub(crate) experiments: Vec<ExperimentView>,
     /// The retired experiments this ledger holds snapshots of, with their
     /// last paper snapshot (none on a fresh ledger).
-    pub retired: Vec<RetiredView>,
+    pub(crate) retired: Vec<RetiredView>,
     /// Every provider answer the run used, each named by the SHA-256 of the
     /// exact bytes received (served as evidence for seven days); checks
     /// name these by index, fills by `bodySha256`.
-    pub provenance: Vec<ProvenanceEntry>,
+    pub(crate) provenance: Vec<ProvenanceEntry>,
 }
 
 /// Where an experiment stands this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
-pub enum ExperimentStatus {
+pub(crate) enum ExperimentStatus {
     /// Registered under the rule in code: it advances.
     Active,
     /// Not registered yet (the ledger could not be read or written): it
@@ -149,7 +149,7 @@ pub enum ExperimentStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct ExperimentView {
+pub(crate) struct ExperimentView {
     /// Its id (its `strategyId` in the ledger).
     pub experiment_id: String,
     /// `sha256:<hex>` of its rule text, as the code has it.
@@ -164,7 +164,7 @@ pub struct ExperimentView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct RetiredView {
+pub(crate) struct RetiredView {
     /// Its id.
     pub experiment_id: String,
     /// The seq of its last paper snapshot in the ledger (a retired
@@ -217,7 +217,7 @@ impl Report {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct UniverseView {
+pub(crate) struct UniverseView {
     /// Mint address.
     pub mint: String,
     /// Ticker: DexScreener's, else the configured one.
@@ -235,7 +235,7 @@ pub struct UniverseView {
 /// A provider's page of a token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct LinkView {
+pub(crate) struct LinkView {
     /// The provider.
     pub provider: String,
     /// Its page of the token.
@@ -246,7 +246,7 @@ pub struct LinkView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct ObservationView {
+pub(crate) struct ObservationView {
     /// When the run observed it.
     pub observed_at: Instant,
     /// USD price, when known.
@@ -258,7 +258,7 @@ pub struct ObservationView {
 /// Something a run did or met.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct EventView {
+pub(crate) struct EventView {
     /// When it happened.
     pub at: Instant,
     /// e.g. `run`, `provider`, `trade`, `ledger`.
@@ -271,7 +271,7 @@ pub struct EventView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct BookView {
+pub(crate) struct BookView {
     /// Which experiment.
     pub experiment_id: String,
     /// Cash in USD.
@@ -292,7 +292,7 @@ pub struct BookView {
 /// A paper holding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct PositionView {
+pub(crate) struct PositionView {
     /// Mint address.
     pub mint: String,
     /// Ticker.
@@ -315,7 +315,7 @@ pub struct PositionView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct TradeView {
+pub(crate) struct TradeView {
     /// When it happened.
     pub at: Instant,
     /// Mint address.

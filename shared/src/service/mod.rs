@@ -4,33 +4,49 @@
 //! store it reads through a port and does its own side effects; handlers
 //! hold use cases, never stores, and only translate HTTP to calls and back.
 //!
-//! - [`ledger`]: append a record from a request body (and publish its
+//! - `ledger`: append a record from a request body (and publish its
 //!   event); read ledger pages.
-//! - [`log`]: the ledger as a C2SP transparency log: the checkpoint, tiles,
+//! - `log`: the ledger as a C2SP transparency log: the checkpoint, tiles,
 //!   proofs, and never signing two histories.
-//! - [`dashboard`]: the dashboard read model by period, since inception
+//! - `dashboard`: the dashboard read model by period, since inception
 //!   from monthly roll-ups.
-//! - [`exports`]: a series as CSV or JSON pages from any cursor, and the
+//! - `exports`: a series as CSV or JSON pages from any cursor, and the
 //!   Atom feed of decisions.
 //! - `head_cache`: answers kept per ledger head, each computed once
 //!   however many ask at the same time (single flight).
-//! - [`page`]: the public page's data (dashboard, newest entries, how to
-//!   verify), its HTML kept per head; [`contract`]: the contract view's
+//! - `page`: the public page's data (dashboard, newest entries, how to
+//!   verify), its HTML kept per head; `contract`: the contract view's
 //!   registrations, its JSON kept per head.
 //! - `scan` (feature `scanner`): one scanner run under the scan store's
 //!   lock, asking the providers through their ports.
-//! - [`read`]: what a read use case takes (the client's tags) and answers
-//!   (not modified, or the bytes); [`encoded`]: those bytes, compressed
+//! - `read`: what a read use case takes (the client's tags) and answers
+//!   (not modified, or the bytes); `encoded`: those bytes, compressed
 //!   at most once per coding.
 
-pub mod contract;
-pub mod dashboard;
-pub mod encoded;
-pub mod exports;
+pub(crate) mod contract;
+pub use contract::*;
+pub(crate) mod dashboard;
+pub use dashboard::*;
+pub(crate) mod encoded;
+pub use encoded::{Coding, Effort, Encoded, brotli, brotli_at, gzip, gzip_at};
+pub(crate) mod exports;
+pub use exports::*;
 pub(crate) mod head_cache;
-pub mod ledger;
-pub mod log;
-pub mod page;
-pub mod read;
+pub(crate) mod ledger;
+pub use ledger::{
+    AppendError, AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, Ledger, MAX_BODY_BYTES,
+    MAX_PAGE_LIMIT, Receipt,
+};
+pub(crate) mod log;
+pub use log::{
+    CosignRound, CustodyStatus, Log, LogError, REFUSED_TO_SIGN, SignedCheckpoint, TileBody,
+    WITNESS_ALARM, WITNESS_TIMEOUT, WitnessOutcome, WitnessSignature, Witnessed,
+};
+pub(crate) mod page;
+pub use page::{LATEST_ENTRIES, LatestEntry, PageData, Pages, Verification, Witnesses};
+pub(crate) mod read;
+pub use read::{Answer, ClientTags, Read};
 #[cfg(feature = "scanner")]
-pub mod scan;
+pub(crate) mod scan;
+#[cfg(feature = "scanner")]
+pub use scan::{Providers, RunError, ScanRunner};

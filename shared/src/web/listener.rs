@@ -26,7 +26,7 @@
 //!   answers as they are written.
 
 use super::error::ApiError;
-pub use super::limits::ServerLimits;
+use super::limits::ServerLimits;
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};

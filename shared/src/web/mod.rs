@@ -6,26 +6,30 @@
 //! - `query`: strict query parameters ([`QueryParams`]).
 //! - `auth`: the bearer check of the write endpoints ([`authorize`]).
 //! - `etag`: the root hash as ETag, and `304` ([`with_etag`]).
-//! - [`encoding`]: content negotiation, bodies compressed once, a tag per
+//! - `encoding`: content negotiation, bodies compressed once, a tag per
 //!   representation ([`compress_answers`]).
 //! - `limits`: the HTTP layer's limits ([`ServerLimits`]).
 //! - `panics`: a handler that panics answers `500 internal_error`
 //!   ([`catch_panics`]).
-//! - [`listener`] (feature `listener`): the hardened local HTTP/1.1 listener
+//! - `listener` (feature `listener`): the hardened local HTTP/1.1 listener
 //!   freedom-local serves on.
 
 pub(crate) mod auth;
-pub mod encoding;
+pub(crate) mod encoding;
+pub use encoding::{
+    Coding, Effort, Encoded, brotli, brotli_at, compress_answers, encoded_answer, gzip, gzip_at,
+};
 pub(crate) mod error;
 pub(crate) mod etag;
 pub(crate) mod limits;
 #[cfg(feature = "listener")]
-pub mod listener;
+pub(crate) mod listener;
+#[cfg(feature = "listener")]
+pub use listener::{serve, shutdown_signal};
 pub(crate) mod panics;
 pub(crate) mod query;
 
 pub use auth::authorize;
-pub use encoding::{Encoded, compress_answers, encoded_answer};
 pub use error::{ApiError, not_found, store_not_configured_app};
 pub use etag::{client_has, client_tags, read_answer, with_content_etag, with_etag};
 pub use limits::ServerLimits;

@@ -9,7 +9,7 @@
 //! standard input to close, makes a fenced write (`written` or `fenced-out`)
 //! and releases (`released` or `not-held`).
 
-use freedom_shared::adapters::stores::Stores;
+use freedom_shared::adapters::Stores;
 use freedom_shared::config;
 use std::io::{Read, Write};
 use std::time::Duration;

@@ -24,10 +24,10 @@ use crate::routes::View;
 use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::DRY_RUN;
 use freedom_shared::SCHEMA_VERSION;
-use freedom_shared::record::schema::{decision_schema, snapshot_schema};
-use freedom_shared::service::contract::{Registrations, rules};
-use freedom_shared::service::ledger::BODY_TIMEOUT;
-use freedom_shared::service::log::Log;
+use freedom_shared::record::{decision_schema, snapshot_schema};
+use freedom_shared::service::BODY_TIMEOUT;
+use freedom_shared::service::Log;
+use freedom_shared::service::{Registrations, contract_limits, record_rules, scanner_rules};
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::{ApiError, Encoded, ServerLimits};
 use operations::{OPERATIONS, Operation, http_layer};
@@ -79,10 +79,10 @@ pub(crate) fn contract_with_log(log: &Log) -> Value {
         "checkpoint": format!("{LOG_PREFIX}/checkpoint"),
         "tiles": format!("{LOG_PREFIX}/tile/<L>/<N>[.p/<W>] and {LOG_PREFIX}/tile/entries/<N>[.p/<W>] (c2sp.org/tlog-tiles, height 8)"),
         "entries": "each entry is a big-endian uint16 length followed by the record's leaf bytes (its RFC 8785 canonical JSON)",
-        "neverTwoHistories": format!("the log remembers the largest checkpoint it has signed apart from the ledger ({}; freedom-local keeps one memory beside its key file, outside the data dir, and one in the store); before signing anything of a new head it checks that head extends every checkpoint remembered (not smaller, the same root at the same size, a consistency proof from it that verifies); with no memory of what its key signed (a key from the environment on a fresh store, or the memory beside the key lost), it signs a non-empty ledger only once its witnesses say they hold no larger or other tree of the log, or once started with --new-log (FF_LOG_NEW_LOG=true); otherwise it signs nothing: checkpoint (?head=1) and proofs answer 500 internal_error, the reason is logged and a {} event published, and every other read and append goes on", log.memory(), freedom_shared::service::log::REFUSED_TO_SIGN),
-        "witnessesRemember": format!("with a policy, the witnesses are the signer's memory of last resort: before signing a new head for the first time in a process, the log asks each witness what it holds of this log (GET <url>/<hex SHA-256 of the origin>/checkpoint, else the size a 409 names to an add-checkpoint of the empty tree); a larger tree, or another root at its size, stops it signing anything (500 on every signing view, an error line and a {} event), and a larger checkpoint the witness holds is written into the log's memories; during a round, a 409 or 422 that reveals such a tree stops it the same way", freedom_shared::service::log::WITNESS_ALARM),
+        "neverTwoHistories": format!("the log remembers the largest checkpoint it has signed apart from the ledger ({}; freedom-local keeps one memory beside its key file, outside the data dir, and one in the store); before signing anything of a new head it checks that head extends every checkpoint remembered (not smaller, the same root at the same size, a consistency proof from it that verifies); with no memory of what its key signed (a key from the environment on a fresh store, or the memory beside the key lost), it signs a non-empty ledger only once its witnesses say they hold no larger or other tree of the log, or once started with --new-log (FF_LOG_NEW_LOG=true); otherwise it signs nothing: checkpoint (?head=1) and proofs answer 500 internal_error, the reason is logged and a {} event published, and every other read and append goes on", log.memory(), freedom_shared::service::REFUSED_TO_SIGN),
+        "witnessesRemember": format!("with a policy, the witnesses are the signer's memory of last resort: before signing a new head for the first time in a process, the log asks each witness what it holds of this log (GET <url>/<hex SHA-256 of the origin>/checkpoint, else the size a 409 names to an add-checkpoint of the empty tree); a larger tree, or another root at its size, stops it signing anything (500 on every signing view, an error line and a {} event), and a larger checkpoint the witness holds is written into the log's memories; during a round, a 409 or 422 that reveals such a tree stops it the same way", freedom_shared::service::WITNESS_ALARM),
         "policy": log.policy().map(|policy| policy.text()),
-        "witnessing": format!("with a policy (FF_LOG_POLICY, c2sp.org/tlog-policy; also at {LOG_PREFIX}/policy), a cosigning round brings the newest checkpoint to every witness at most once a minute when the head moved (or at once: POST {LOG_PREFIX}/cosign with the write token), each with the consistency proof from the size it last cosigned; {LOG_PREFIX}/checkpoint then serves the newest checkpoint whose verified cosignatures meet the quorum (503 not_witnessed before any; ?head=1 the log-signed head), and proofs default to it and embed it; a witness that reports a fork or a bad proof raises an alarm (an error log line and a {} event) and the log signs nothing more; cosignatures dated more than 10 minutes ahead of the log's clock are not kept, and the round says so with the skew (an alarm too)", freedom_shared::service::log::WITNESS_ALARM),
+        "witnessing": format!("with a policy (FF_LOG_POLICY, c2sp.org/tlog-policy; also at {LOG_PREFIX}/policy), a cosigning round brings the newest checkpoint to every witness at most once a minute when the head moved (or at once: POST {LOG_PREFIX}/cosign with the write token), each with the consistency proof from the size it last cosigned; {LOG_PREFIX}/checkpoint then serves the newest checkpoint whose verified cosignatures meet the quorum (503 not_witnessed before any; ?head=1 the log-signed head), and proofs default to it and embed it; a witness that reports a fork or a bad proof raises an alarm (an error log line and a {} event) and the log signs nothing more; cosignatures dated more than 10 minutes ahead of the log's clock are not kept, and the round says so with the skew (an alarm too)", freedom_shared::service::WITNESS_ALARM),
         "standards": ["c2sp.org/signed-note", "c2sp.org/tlog-checkpoint", "c2sp.org/tlog-tiles", "c2sp.org/tlog-proof", "c2sp.org/tlog-witness", "c2sp.org/tlog-cosignature", "c2sp.org/tlog-policy", "RFC 9162 §2.1.3-2.1.4"]
     });
     contract
@@ -172,9 +172,9 @@ fn build_contract() -> Value {
                 "statuses": http_layer().iter().map(status_entry).collect::<Vec<_>>()
             }
         },
-        "rules": rules::rules(),
-        "limits": rules::limits(local_listener()),
-        "scanner": rules::scanner()
+        "rules": record_rules(),
+        "limits": contract_limits(local_listener()),
+        "scanner": scanner_rules()
     })
 }
 
@@ -192,14 +192,14 @@ fn local_listener() -> Value {
 }
 
 /// The scanner report's JSON Schema, generated from the scanner's own
-/// types ([`freedom_shared::scan::view::Report`]) with every subschema
+/// types ([`freedom_shared::scan::Report`]) with every subschema
 /// inline, so it validates a report on its own.
 pub(crate) fn scanner_report_schema() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| settings.inline_subschemas = true)
         .for_serialize()
         .into_generator();
-    let mut schema = generator.into_root_schema_for::<freedom_shared::scan::view::Report>();
+    let mut schema = generator.into_root_schema_for::<freedom_shared::scan::Report>();
     schema.remove("$schema");
     schema.remove("title");
     schema.into()

@@ -10,8 +10,8 @@ use crate::routes::ledger::{AppendBody, DRY_RUN, LedgerView};
 use crate::routes::log::{ConsistencyView, ProofView};
 use crate::routes::{Param, View};
 use freedom_shared::SCHEMA_VERSION;
-use freedom_shared::record::schema::{COMPONENTS, decision_schema, snapshot_schema};
-use freedom_shared::service::dashboard::Dashboard;
+use freedom_shared::record::{COMPONENTS, decision_schema, snapshot_schema};
+use freedom_shared::service::Dashboard;
 use freedom_shared::web::ApiError;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
@@ -126,7 +126,7 @@ fn success_content(body: Body) -> Option<Value> {
                 "text/plain": {"schema": {"type": "string",
                     "description": "view=proof&format=tlog-proof: a c2sp.org/tlog-proof file"}},
                 "text/csv": {"schema": {"type": "string",
-                    "description": format!("view=series&format=csv: RFC 4180, CRLF line ends, header {}", freedom_shared::service::exports::CSV_HEADER)}}
+                    "description": format!("view=series&format=csv: RFC 4180, CRLF line ends, header {}", freedom_shared::service::CSV_HEADER)}}
             }));
         }
         Body::Atom => {
@@ -307,8 +307,8 @@ pub fn openapi() -> Value {
     generator.subschema_for::<AppendBody>();
     generator.subschema_for::<ProofView>();
     generator.subschema_for::<ConsistencyView>();
-    generator.subschema_for::<freedom_shared::service::log::CosignRound>();
-    let series_row = generator.subschema_for::<freedom_shared::service::exports::SeriesRow>();
+    generator.subschema_for::<freedom_shared::service::CosignRound>();
+    let series_row = generator.subschema_for::<freedom_shared::service::SeriesRow>();
     let head = generator.subschema_for::<freedom_shared::merkle::Head>();
     let mut schemas = generator.take_definitions(true);
     schemas.insert("Snapshot".into(), component(snapshot_schema()));

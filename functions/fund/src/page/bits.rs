@@ -4,7 +4,7 @@
 use super::{MAX_PROSE_CHARS, MAX_STRATEGIES};
 use chrono::{DateTime, Utc};
 use freedom_shared::record::Mode;
-use freedom_shared::service::dashboard::{Dashboard, Period, StrategyView};
+use freedom_shared::service::{Dashboard, Period, StrategyView};
 use maud::{Markup, html};
 use serde_json::Value;
 

@@ -7,8 +7,8 @@ use crate::routes::ledger::TYPE;
 use crate::routes::log::{SEQ, TLOG_PROOF};
 use crate::routes::{FORMAT, STRATEGY_ID, View, link};
 use freedom_shared::record::RecordKind;
-use freedom_shared::service::dashboard::{Dashboard, DecisionView, SeriesPoint};
-use freedom_shared::service::page::LatestEntry;
+use freedom_shared::service::LatestEntry;
+use freedom_shared::service::{Dashboard, DecisionView, SeriesPoint};
 use maud::{Markup, html};
 
 pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {

@@ -56,9 +56,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use bits::period_label;
-use freedom_shared::ports::ledger_store::StoreError;
-use freedom_shared::service::dashboard::Period;
-use freedom_shared::service::page::{PageData, Verification, Witnesses};
+use freedom_shared::ports::StoreError;
+use freedom_shared::service::Period;
+use freedom_shared::service::{PageData, Verification, Witnesses};
 use freedom_shared::web::{ApiError, QueryParams, client_tags, read_answer};
 use journal::{journal_section, ledger_section};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -68,7 +68,7 @@ use std::sync::LazyLock;
 use strategies::strategies_section;
 
 /// How many of the newest ledger entries the page lists.
-pub use freedom_shared::service::page::LATEST_ENTRIES;
+pub use freedom_shared::service::LATEST_ENTRIES;
 /// Most strategies the page shows (the JSON dashboard lists them all).
 pub const MAX_STRATEGIES: usize = 50;
 /// Most positions a strategy's card lists.

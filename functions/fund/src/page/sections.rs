@@ -5,7 +5,7 @@
 
 use super::bits::*;
 use super::chart::{self, COLOURS, Curve, Point};
-use freedom_shared::service::dashboard::{Dashboard, Period, StrategyView};
+use freedom_shared::service::{Dashboard, Period, StrategyView};
 use maud::{Markup, html};
 use std::sync::LazyLock;
 
@@ -241,7 +241,7 @@ pub(super) static FORMULAS_SECTION: LazyLock<String> =
     LazyLock::new(|| formulas_section().into_string());
 
 pub(super) fn formulas_section() -> Markup {
-    let formulas = freedom_shared::service::contract::rules::dashboard_formulas()
+    let formulas = freedom_shared::service::dashboard_formulas()
         .as_object()
         .cloned()
         .unwrap_or_default();

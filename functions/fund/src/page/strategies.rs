@@ -9,7 +9,7 @@ use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::{LIMIT, TYPE};
 use crate::routes::{FORMAT, MODE, STRATEGY_ID, View, link};
 use freedom_shared::record::RecordKind;
-use freedom_shared::service::dashboard::{Dashboard, StrategyView};
+use freedom_shared::service::{Dashboard, StrategyView};
 use maud::{Markup, html};
 
 pub(super) fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {

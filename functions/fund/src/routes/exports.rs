@@ -14,8 +14,8 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use freedom_shared::record::Mode;
-use freedom_shared::record::schema::identifier_schema;
-use freedom_shared::service::exports::{ExportFormat, SeriesExport};
+use freedom_shared::record::identifier_schema;
+use freedom_shared::service::{ExportFormat, SeriesExport};
 use freedom_shared::web::{ApiError, QueryParams, client_has, with_etag};
 use serde_json::json;
 
@@ -114,7 +114,7 @@ pub(crate) async fn series(
     Ok(response)
 }
 
-/// `GET /feed.atom`: the latest [`freedom_shared::service::exports::FEED_ENTRIES`]
+/// `GET /feed.atom`: the latest [`freedom_shared::service::FEED_ENTRIES`]
 /// decisions, newest first.
 pub(crate) async fn feed(
     State(state): State<AppState>,

@@ -11,10 +11,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use freedom_shared::merkle::{Digest, Head};
-use freedom_shared::ports::ledger_store::{Entry, PageQuery, StoreError};
-use freedom_shared::record::schema::identifier_schema;
+use freedom_shared::ports::{Entry, PageQuery, StoreError};
+use freedom_shared::record::identifier_schema;
 use freedom_shared::record::{Mode, RecordKind, SCHEMA_VERSION};
-use freedom_shared::service::ledger::{
+use freedom_shared::service::{
     AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT, Receipt,
 };
 use freedom_shared::web::{ApiError, QueryParams, authorize, with_etag};
@@ -286,7 +286,7 @@ pub(crate) struct EntryView {
     /// `SHA-256(0x00 || canonical record)`.
     leaf_hash: Digest,
     /// The record, in its canonical form (the leaf bytes).
-    #[schemars(schema_with = "freedom_shared::record::schema::record_ref")]
+    #[schemars(schema_with = "freedom_shared::record::record_ref")]
     record: Box<RawValue>,
 }
 
@@ -321,7 +321,7 @@ pub(crate) struct AppendBody {
     /// The head after the append.
     head: Head,
     /// The record as stored (its canonical form).
-    #[schemars(schema_with = "freedom_shared::record::schema::record_ref")]
+    #[schemars(schema_with = "freedom_shared::record::record_ref")]
     record: Box<RawValue>,
     /// Present (true) only on a dry run's answer: nothing was appended,
     /// and `seq` and `head` are what the append would make now.

@@ -2,7 +2,7 @@
 //! (`view=proof`, `view=consistency`), with their parameters, typed
 //! queries and answer types, and `GET /log/checkpoint`, `GET /log/tile/...`,
 //! `GET /log/policy`, `POST /log/cosign`. The work is
-//! [`freedom_shared::service::log::Log`]'s; these handlers only translate
+//! [`freedom_shared::service::Log`]'s; these handlers only translate
 //! HTTP.
 
 use super::{FORMAT, Param, positive, whole};

@@ -16,13 +16,13 @@
 //!   ([`SqliteWitnessMemory`]) in `log-witnesses.sqlite3`.
 
 pub(crate) mod connection;
-pub mod ledger_store;
+pub(crate) mod ledger_store;
+pub use ledger_store::{DATABASE_FILE, LedgerFile, SqliteLedgerStore};
 pub(crate) mod scan_store;
 pub(crate) mod signed_file;
 pub(crate) mod signer_memory;
 pub(crate) mod witness_memory;
 
-pub use ledger_store::SqliteLedgerStore;
 pub(crate) use scan_store::SqliteScanStore;
 pub use signed_file::SignedFile;
 pub use signer_memory::SqliteSignerMemory;

@@ -12,13 +12,13 @@
 //! - `witness_memory`: the size each witness last cosigned and the newest
 //!   witnessed checkpoint, in one hash ([`KvWitnessMemory`]).
 
-pub mod client;
+pub(crate) mod client;
+pub use client::{Command, KvClient, KvError};
 pub(crate) mod ledger_store;
 pub(crate) mod scan_store;
 pub(crate) mod signer_memory;
 pub(crate) mod witness_memory;
 
-pub use client::{KvClient, KvError};
 pub use ledger_store::KvLedgerStore;
 pub use scan_store::KvScanStore;
 pub use signer_memory::KvSignerMemory;

@@ -16,9 +16,12 @@
 //!   `getMultipleAccounts`, at most 100 keys a call, and
 //!   `getTokenLargestAccounts`.
 
-pub mod dexscreener;
-pub mod rugcheck;
-pub mod solana;
+pub(crate) mod dexscreener;
+pub use dexscreener::DexScreener;
+pub(crate) mod rugcheck;
+pub use rugcheck::RugCheck;
+pub(crate) mod solana;
+pub use solana::SolanaRpc;
 pub(crate) mod wire;
 
 #[cfg(test)]

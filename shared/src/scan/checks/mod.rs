@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
-pub enum CheckStatus {
+pub(crate) enum CheckStatus {
     /// The evidence says yes.
     Pass,
     /// The evidence says no.
@@ -35,7 +35,7 @@ pub enum CheckStatus {
 /// One check with a sentence saying why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Check {
+pub(crate) struct Check {
     /// The check's fixed name.
     #[cfg_attr(feature = "schema", schemars(schema_with = "check_name_schema"))]
     pub name: &'static str,

@@ -53,7 +53,7 @@ impl Position {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
-pub enum Side {
+pub(crate) enum Side {
     /// Cash into the token.
     Buy,
     /// The token into cash.

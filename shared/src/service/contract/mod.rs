@@ -8,7 +8,8 @@
 //! [`rules`] holds the view's rules, limits and scanner declaration,
 //! written from the constants the code enforces.
 
-pub mod rules;
+pub(crate) mod rules;
+pub use rules::{contract_limits, dashboard_formulas, record_rules, scanner_rules};
 
 use crate::ports::ledger_store::StoreError;
 use crate::scan::experiments::EXPERIMENTS;

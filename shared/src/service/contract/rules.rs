@@ -23,7 +23,7 @@ use crate::{SCANNER_MODE, SCANNER_VERSION};
 use serde_json::{Value, json};
 
 /// The rules a writer and a reader of the record rely on.
-pub fn rules() -> Value {
+pub fn record_rules() -> Value {
     let tolerance = RECONCILIATION_TOLERANCE.normalize();
     let not_in_schema: serde_json::Map<String, Value> = INEXPRESSIBLE
         .iter()
@@ -124,7 +124,7 @@ pub fn dashboard_formulas() -> Value {
 
 /// The limits a client meets; `local_listener` is the local HTTP
 /// listener's (its timeouts and sizes), which the edge knows.
-pub fn limits(local_listener: Value) -> Value {
+pub fn contract_limits(local_listener: Value) -> Value {
     json!({
         "maxBodyBytes": MAX_BODY_BYTES,
         "maxJsonNesting": MAX_NESTING,
@@ -168,7 +168,7 @@ fn check_rules() -> Value {
 
 /// The scanner's declaration: version, checks, bounds and the fixed paper
 /// experiments.
-pub fn scanner() -> Value {
+pub fn scanner_rules() -> Value {
     json!({
         "version": SCANNER_VERSION, "mode": SCANNER_MODE, "path": "/api/freedom-scanner",
         "checks": CHECK_NAMES,

@@ -24,7 +24,8 @@ pub(crate) mod rollup;
 mod view;
 
 pub use answer::{MAX_ANSWER_BYTES, Selection, SelectionError};
-pub use period::*;
+pub(crate) use period::UNIT;
+pub use period::{ALL, DEFAULT_PERIOD, InvalidPeriod, PERIODS, Period};
 pub(crate) use rollup::ROLLUP_VERSION;
 pub use view::*;
 
