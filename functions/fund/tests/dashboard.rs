@@ -237,6 +237,17 @@ async fn stale_baseline_only_and_misaligned_strategies_are_shown_as_such() {
         json!([]),
         "every series values at the times most others use, within its own span"
     );
+    let emptied: Vec<&str> = comparison["disjoint"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["strategyId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        emptied,
+        ["gone"],
+        "the comparison names the series that left no instant shared"
+    );
 }
 
 fn misaligned(dashboard: &Value) -> Vec<(String, String)> {

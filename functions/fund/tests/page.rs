@@ -268,6 +268,94 @@ async fn a_series_valuing_at_another_hour_is_labelled_misaligned() {
 }
 
 #[tokio::test]
+async fn a_series_with_no_valuation_in_the_window_is_left_off_the_chart_and_named() {
+    // A paper series valued twice in January, long before the 21-day
+    // window: only its baseline is known there.
+    let mut records = sample_ledger::records();
+    let template = records
+        .iter()
+        .find(|r| r["strategyId"] == "momentum")
+        .unwrap()
+        .clone();
+    for (i, as_of) in ["2026-01-05T20:00:00Z", "2026-01-06T20:00:00Z"].iter().enumerate() {
+        let mut record = template.clone();
+        record["id"] = Value::from(format!("january-{i}"));
+        record["strategyId"] = Value::from("january");
+        record["strategyName"] = Value::from("January only (paper)");
+        record["asOf"] = Value::from(*as_of);
+        records.push(record);
+    }
+    let app = app_with(&records).await;
+    let (_, _, html) = send(&app.router, get("/?period=21")).await;
+    let json = dashboard_json(&app.router, 21).await;
+    assert_eq!(json["comparison"]["sharedTimestamps"], 0);
+    assert_eq!(
+        json["comparison"]["disjoint"],
+        serde_json::json!([
+            {"strategyId": "income", "mode": "live"},
+            {"strategyId": "january", "mode": "paper"}
+        ]),
+        "the comparison names the series that left no instant shared: the sample's stale \
+         strategy ends before the newcomer begins, and January's has no valuation in the window"
+    );
+
+    let chart = section(&html, "chart-title");
+    assert!(
+        !chart.contains("data-strategy=\"january\""),
+        "no curve for a series with no valuation in the window"
+    );
+    assert!(
+        chart.contains("Left off the chart, with no valuation in this window: ")
+            && chart.contains("<bdi>January only</bdi></a> (paper)"),
+        "the page says which series it left off"
+    );
+    // The axis is the window: no tick reaches back to January.
+    let svg = &chart[..chart.find("</svg>").unwrap()];
+    assert!(
+        !svg.contains("Jan") && !svg.contains("2026-01"),
+        "the time axis stays in the window"
+    );
+
+    let strategies = section(&html, "strategies");
+    assert!(
+        strategies.contains("None can be while these end before another begins")
+            && strategies.contains("<bdi>january</bdi> (paper)"),
+        "the comparison note names the cause"
+    );
+    assert!(
+        !html.contains("(paper) (paper)") && !html.contains("January only (paper)</bdi>"),
+        "no name repeats its mode"
+    );
+}
+
+#[tokio::test]
+async fn levels_carry_no_plus_sign_and_returns_do() {
+    let app = sample().await;
+    let (_, _, html) = send(&app.router, get("/")).await;
+    let dashboard = dashboard_json(&app.router, 63).await;
+    let core = dashboard["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["strategyId"] == "core")
+        .unwrap();
+    let start = html.find("id=\"strategy-live-core\"").unwrap();
+    let card = &html[start..];
+    let card = &card[..card.find("</article>").unwrap()];
+    let volatility = core["metrics"]["volatility"].as_f64().unwrap() * 100.0;
+    assert!(volatility > 0.0);
+    assert!(
+        card.contains(&format!(">{volatility:.2} %<")) && !card.contains(&format!("+{volatility:.2} %")),
+        "volatility has no direction, so no plus sign"
+    );
+    let twr = core["metrics"]["twr"].as_f64().unwrap() * 100.0;
+    assert!(
+        card.contains(&format!("{twr:+.2} %")),
+        "a return keeps its sign"
+    );
+}
+
+#[tokio::test]
 async fn the_journal_shows_each_decision_with_the_snapshots_around_it() {
     let app = sample().await;
     let (_, _, html) = send(&app.router, get("/")).await;
@@ -372,6 +460,29 @@ async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
             let (status, _, body) = send(&router, get(&target)).await;
             assert_eq!(status, StatusCode::OK, "{target}: {body}");
         }
+    }
+    // ... and beside it the record's JSON: the one entry it names.
+    let records: Vec<String> = ledger
+        .match_indices("a class=\"record\" href=\"")
+        .map(|(at, _)| {
+            let target = &ledger[at + "a class=\"record\" href=\"".len()..];
+            target[..target.find('"').unwrap()].replace("&amp;", "&")
+        })
+        .collect();
+    assert_eq!(records.len(), fund::page::LATEST_ENTRIES);
+    for target in records {
+        let before: u64 = target
+            .split("before=")
+            .nth(1)
+            .and_then(|rest| rest.split('&').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{target}"));
+        let (status, _, body) = send(&router, get(&target)).await;
+        assert_eq!(status, StatusCode::OK, "{target}: {body}");
+        let page: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(page["entries"].as_array().unwrap().len(), 1, "{target}");
+        assert_eq!(page["entries"][0]["seq"], before - 1, "{target}");
+        assert!(page["entries"][0]["record"].is_object());
     }
     // Unsigned, the page says so rather than showing a key.
     let (_, _, unsigned) = send(&sample().await.router, get("/")).await;

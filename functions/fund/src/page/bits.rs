@@ -79,6 +79,16 @@ pub(super) fn shown(dashboard: &Dashboard) -> Vec<&StrategyView> {
     strategies
 }
 
+/// A strategy's name as the page shows it, beside its mode: without a
+/// last " (paper)" or " (live)" that would repeat the mode.
+pub(super) fn shown_name(name: &str, mode: Mode) -> &str {
+    let suffix = format!(" ({})", mode.as_str());
+    match name.len().checked_sub(suffix.len()) {
+        Some(at) if at > 0 && name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(&suffix) => &name[..at],
+        _ => name,
+    }
+}
+
 /// Text cut to [`MAX_PROSE_CHARS`] characters, with an ellipsis when cut.
 pub(super) fn excerpt(text: &str) -> String {
     match text.char_indices().nth(MAX_PROSE_CHARS) {
@@ -90,6 +100,15 @@ pub(super) fn excerpt(text: &str) -> String {
 pub(super) fn percent(value: Option<f64>) -> Markup {
     match value {
         Some(v) => html! { (minus(format!("{:+.2} %", v * 100.0))) },
+        None => not_computable(),
+    }
+}
+
+/// A level that has no direction (volatility, a drawdown's depth): no
+/// "+", since it cannot be a gain; a drawdown keeps its minus sign.
+pub(super) fn level(value: Option<f64>) -> Markup {
+    match value {
+        Some(v) => html! { (minus(format!("{:.2} %", v * 100.0))) },
         None => not_computable(),
     }
 }

@@ -3,7 +3,7 @@
 use super::MAX_DECISIONS;
 use super::bits::*;
 use crate::paths::FEED_PATH;
-use crate::routes::ledger::TYPE;
+use crate::routes::ledger::{BEFORE, LIMIT, TYPE};
 use crate::routes::log::{SEQ, TLOG_PROOF};
 use crate::routes::{FORMAT, STRATEGY_ID, View, link};
 use freedom_shared::record::RecordKind;
@@ -56,7 +56,7 @@ pub(super) fn decision_entry(dashboard: &Dashboard, view: &DecisionView) -> Mark
             }
             p.meta {
                 (moment(as_of)) " · "
-                bdi { (decision.header.strategy_name) } " (" (mode) ") · "
+                bdi { (shown_name(&decision.header.strategy_name, decision.header.mode)) } " (" (mode) ") · "
                 a href=(link(View::Ledger, &[(STRATEGY_ID, strategy_id), (TYPE.name, RecordKind::Decision.as_str())])) { "ledger entry #" (view.seq) }
             }
             dl {
@@ -140,6 +140,8 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> 
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
                                     td {
                                         a.proof href=(link(View::Proof, &[(SEQ.name, &entry.seq.to_string()), (FORMAT, TLOG_PROOF)])) aria-label=(format!(".tlog-proof of record {}", entry.seq)) title="Inclusion proof (c2sp.org/tlog-proof)" { ".tlog-proof" }
+                                        " "
+                                        a.record href=(link(View::Ledger, &[(BEFORE.name, &entry.seq.saturating_add(1).to_string()), (LIMIT.name, "1")])) aria-label=(format!("JSON of record {}", entry.seq)) title="The ledger entry: its record member is the file freedom-verify proof checks (--record)" { "JSON" }
                                     }
                                 }
                             }

@@ -50,9 +50,21 @@ pub(super) fn window_line(dashboard: &Dashboard) -> Markup {
     }
 }
 
-/// Each shown strategy's growth index as a curve: colour by place, dashed
-/// when paper, a hover title per point.
-pub(super) fn growth_curves(shown: &[&StrategyView]) -> Vec<Curve> {
+/// Whether `strategy` has a charted value inside the window that starts at
+/// `window_start` (seconds; any time when the window has no start).
+fn valued_in_window(strategy: &StrategyView, window_start: Option<i64>) -> bool {
+    strategy.series.iter().any(|p| {
+        p.index.is_some()
+            && instant(&p.as_of)
+                .is_some_and(|t| window_start.is_none_or(|start| t.timestamp() >= start))
+    })
+}
+
+/// Each charted strategy's growth index as a curve: colour by place, dashed
+/// when paper, a hover title per point. A point before the window (the
+/// baseline) is drawn at the window's start, so the time axis is the
+/// window's.
+pub(super) fn growth_curves(shown: &[&StrategyView], window_start: Option<i64>) -> Vec<Curve> {
     shown
         .iter()
         .enumerate()
@@ -66,11 +78,13 @@ pub(super) fn growth_curves(shown: &[&StrategyView]) -> Vec<Curve> {
                 .filter_map(|p| {
                     let value = p.index?;
                     Some(Point {
-                        t: instant(&p.as_of)?.timestamp(),
+                        t: instant(&p.as_of)?
+                            .timestamp()
+                            .max(window_start.unwrap_or(i64::MIN)),
                         value,
                         title: format!(
                             "{} ({}), {}: index {value:.4}, equity {}",
-                            strategy.strategy_name,
+                            shown_name(&strategy.strategy_name, strategy.mode),
                             strategy.mode.as_str(),
                             date_time(&p.as_of),
                             money(&p.equity)
@@ -95,11 +109,11 @@ pub(super) fn latest_values(shown: &[&StrategyView]) -> String {
             match latest {
                 Some((value, point)) => format!(
                     "{} ({}): {value:.3} on {}",
-                    strategy.strategy_name,
+                    shown_name(&strategy.strategy_name, strategy.mode),
                     strategy.mode.as_str(),
                     date(&point.as_of)
                 ),
-                None => format!("{}: no value", strategy.strategy_name),
+                None => format!("{}: no value", shown_name(&strategy.strategy_name, strategy.mode)),
             }
         })
         .collect::<Vec<_>>()
@@ -107,8 +121,16 @@ pub(super) fn latest_values(shown: &[&StrategyView]) -> String {
 }
 
 pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
-    let shown = shown(dashboard);
-    let curves = growth_curves(&shown);
+    let window_start = dashboard
+        .window
+        .start
+        .as_deref()
+        .and_then(instant)
+        .map(|t| t.timestamp());
+    let (shown, left_off): (Vec<&StrategyView>, Vec<&StrategyView>) = shown(dashboard)
+        .into_iter()
+        .partition(|strategy| valued_in_window(strategy, window_start));
+    let curves = growth_curves(&shown, window_start);
     html! {
         section aria-labelledby="chart-title" {
             h2 #chart-title { "Growth of 1 since each strategy's baseline" }
@@ -129,13 +151,24 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
                             svg.swatch viewBox="0 0 32 8" width="32" height="8" aria-hidden="true" {
                                 line class=(format!("curve {}", curve.class)) x1="0" y1="4" x2="32" y2="4" {}
                             }
-                            a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
+                            a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (shown_name(&strategy.strategy_name, strategy.mode)) } }
                             " " (mode_badge(strategy.mode))
                             (status_badges(strategy, dashboard.comparison.is_misaligned(strategy)))
                         }
                     }
                 }
                 p.note { "Solid lines are live accounts; dashed lines are paper experiments. Hover a point for its date and value." }
+            }
+            @if !left_off.is_empty() {
+                p.note {
+                    "Left off the chart, with no valuation in this window: "
+                    @for (i, strategy) in left_off.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (shown_name(&strategy.strategy_name, strategy.mode)) } }
+                        " (" (strategy.mode.as_str()) ")"
+                    }
+                    "."
+                }
             }
         }
     }

@@ -9,7 +9,7 @@ use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::{LIMIT, TYPE};
 use crate::routes::{FORMAT, MODE, STRATEGY_ID, View, link};
 use freedom_shared::record::RecordKind;
-use freedom_shared::service::{Dashboard, StrategyView};
+use freedom_shared::service::{Dashboard, SeriesKey, StrategyView};
 use maud::{Markup, html};
 
 pub(super) fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {
@@ -28,18 +28,17 @@ pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
             @if dashboard.strategies.is_empty() {
                 p { "No strategy has a snapshot yet." }
             }
-            @if dashboard.comparison.shared_timestamps > 0 || !dashboard.comparison.misaligned.is_empty() {
+            @if dashboard.comparison.shared_timestamps > 0 || !dashboard.comparison.misaligned.is_empty() || !dashboard.comparison.disjoint.is_empty() {
                 p.note {
                     (dashboard.comparison.shared_timestamps) " valuation instants are shared by every strategy in this window."
+                    @if !dashboard.comparison.disjoint.is_empty() {
+                        " None can be while these end before another begins (or have no valuation in the window): "
+                        (series_list(&dashboard.comparison.disjoint))
+                        "."
+                    }
                     @if !dashboard.comparison.misaligned.is_empty() {
                         " Misaligned (missing most of the valuation instants the other series use): "
-                        @for (i, key) in dashboard.comparison.misaligned.iter().take(MAX_STRATEGIES).enumerate() {
-                            @if i > 0 { ", " }
-                            bdi { (key.strategy_id) } " (" (key.mode.as_str()) ")"
-                        }
-                        @if dashboard.comparison.misaligned.len() > MAX_STRATEGIES {
-                            " and " (dashboard.comparison.misaligned.len() - MAX_STRATEGIES) " more"
-                        }
+                        (series_list(&dashboard.comparison.misaligned))
                         "."
                     }
                 }
@@ -57,6 +56,19 @@ pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
             @for strategy in shown(dashboard) {
                 (strategy_card(strategy, dashboard.comparison.is_misaligned(strategy)))
             }
+        }
+    }
+}
+
+/// Series named by id and mode, at most [`MAX_STRATEGIES`] of them.
+fn series_list(keys: &[SeriesKey]) -> Markup {
+    html! {
+        @for (i, key) in keys.iter().take(MAX_STRATEGIES).enumerate() {
+            @if i > 0 { ", " }
+            bdi { (key.strategy_id) } " (" (key.mode.as_str()) ")"
+        }
+        @if keys.len() > MAX_STRATEGIES {
+            " and " (keys.len() - MAX_STRATEGIES) " more"
         }
     }
 }
@@ -79,14 +91,14 @@ pub(super) fn overview(dashboard: &Dashboard) -> Markup {
                     @for strategy in shown(dashboard) {
                         tr {
                             th.name scope="row" {
-                                a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (strategy.strategy_name) } }
+                                a href=(format!("#{}", strategy_anchor(strategy))) { bdi { (shown_name(&strategy.strategy_name, strategy.mode)) } }
                             }
                             td.badges {
                                 (mode_badge(strategy.mode))
                                 (status_badges(strategy, dashboard.comparison.is_misaligned(strategy)))
                             }
                             td { (percent(strategy.metrics.twr)) }
-                            td { (percent(strategy.metrics.max_drawdown)) }
+                            td { (level(strategy.metrics.max_drawdown)) }
                             td { (ratio(strategy.metrics.sharpe)) }
                             td { (money(&strategy.latest.equity)) }
                         }
@@ -103,7 +115,7 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
     html! {
         article.strategy #(strategy_anchor(strategy)) aria-labelledby=(format!("{}-title", strategy_anchor(strategy))) {
             h3 #(format!("{}-title", strategy_anchor(strategy))) {
-                bdi { (strategy.strategy_name) } " " (mode_badge(strategy.mode)) (status_badges(strategy, misaligned))
+                bdi { (shown_name(&strategy.strategy_name, strategy.mode)) } " " (mode_badge(strategy.mode)) (status_badges(strategy, misaligned))
             }
             p.meta {
                 code { bdi { (strategy.strategy_id) } } " · baseline " (day_time(&strategy.baseline.as_of)) " at " (amount(&strategy.baseline.equity))
@@ -120,14 +132,14 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
                         (metric_row("Annualized return", "annualizedReturn", percent(m.annualized_return)))
                         (metric_row("P&L", "pnl", m.pnl.as_ref().map_or_else(not_computable, |v| html! { (money(v)) })))
                         (metric_row("Net flows", "netFlows", m.net_flows.as_ref().map_or_else(not_computable, |v| html! { (money(v)) })))
-                        (metric_row("Max drawdown", "maxDrawdown", percent(m.max_drawdown)))
-                        (metric_row("Volatility (annualized)", "volatility", percent(m.volatility)))
+                        (metric_row("Max drawdown", "maxDrawdown", level(m.max_drawdown)))
+                        (metric_row("Volatility (annualized)", "volatility", level(m.volatility)))
                         (metric_row("Sharpe", "sharpe", ratio(m.sharpe)))
                         (metric_row("Sortino", "sortino", ratio(m.sortino)))
                         (metric_row("Calmar", "calmar", ratio(m.calmar)))
                         (metric_row("Best day", "bestDay", percent(m.best_day)))
                         (metric_row("Worst day", "worstDay", percent(m.worst_day)))
-                        (metric_row("Current drawdown", "currentDrawdown", percent(m.current_drawdown)))
+                        (metric_row("Current drawdown", "currentDrawdown", level(m.current_drawdown)))
                         (metric_row("Longest drawdown", "longestDrawdownDays", m.longest_drawdown_days.map_or_else(not_computable, |d| html! { (d) " days" })))
                     }
                 }))

@@ -35,7 +35,7 @@ pub(crate) const LIMIT: Param = Param {
 };
 
 /// The cursor.
-const BEFORE: Param = Param {
+pub(crate) const BEFORE: Param = Param {
     name: "before",
     required: false,
     repeatable: false,

@@ -123,6 +123,7 @@ pub(super) fn answer(
         comparison: Comparison {
             shared_timestamps: 0,
             misaligned: Vec::new(),
+            disjoint: Vec::new(),
             strategies: Vec::new(),
         },
         decisions,

@@ -68,6 +68,26 @@ pub(super) fn compare(strategies: &[StrategyView], timelines: &[Timeline]) -> Co
         })
         .collect();
     misaligned.sort();
+    // Every shared instant lies at or after the latest first valuation in
+    // the window: a series that ends before it, or has none in the window,
+    // leaves no instant shared, and is named.
+    let latest_first = timelines
+        .iter()
+        .filter_map(|timeline| timeline.in_window().next())
+        .max();
+    let mut disjoint: Vec<SeriesKey> = strategies
+        .iter()
+        .zip(timelines)
+        .filter(|(_, timeline)| match (timeline.in_window().last(), latest_first) {
+            (Some(last), Some(latest_first)) => last < latest_first,
+            _ => true,
+        })
+        .map(|(s, _)| SeriesKey {
+            strategy_id: s.strategy_id.clone(),
+            mode: s.mode,
+        })
+        .collect();
+    disjoint.sort();
     let returns = strategies
         .iter()
         .zip(timelines)
@@ -91,6 +111,7 @@ pub(super) fn compare(strategies: &[StrategyView], timelines: &[Timeline]) -> Co
     Comparison {
         shared_timestamps: shared.len(),
         misaligned,
+        disjoint,
         strategies: returns,
     }
 }

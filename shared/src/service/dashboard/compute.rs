@@ -125,6 +125,7 @@ impl Dashboard {
             comparison: Comparison {
                 shared_timestamps: 0,
                 misaligned: Vec::new(),
+                disjoint: Vec::new(),
                 strategies: Vec::new(),
             },
             decisions: Vec::new(),

@@ -278,6 +278,12 @@ pub struct Comparison {
     /// when it misses more than half of the reference times within its own
     /// span (its baseline to its latest snapshot). Sorted by id, then mode.
     pub misaligned: Vec<SeriesKey>,
+    /// Series whose valuations in the window all come before another
+    /// series' first one there, or that have none in the window (a stale
+    /// baseline): while one is listed no instant is shared by every series,
+    /// so `shared_timestamps` is 0 and this names why. Sorted by id, then
+    /// mode.
+    pub disjoint: Vec<SeriesKey>,
     /// Returns measured between the first and last shared timestamps.
     pub strategies: Vec<SharedReturn>,
 }
