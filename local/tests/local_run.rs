@@ -415,6 +415,59 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
         .await
         .unwrap();
     assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
+    let status = &page[page.find("id=\"scanner-status\"").expect("the scanner's status")..];
+    let status = &status[..status.find("</p>").unwrap()];
+    assert!(status.contains("succeeded."), "{status}");
+    assert_eq!(report["lastOkAt"], report["reportAt"], "{report}");
+    stop(server);
+}
+
+/// Offline, the page says beside the experiments that the scanner is
+/// failing, why, and that no run has succeeded; the ledger stays empty.
+#[tokio::test]
+async fn with_the_providers_unreachable_the_page_says_the_scanner_is_failing_and_why() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("FF_DEXSCREENER_URL", closed.as_str()),
+        ("FF_RUGCHECK_URL", closed.as_str()),
+        ("FF_SOLANA_RPC_URL", closed.as_str()),
+    ];
+    let (server, _) = start_with(dir.path(), &env);
+    let report: Value = reqwest::Client::new()
+        .post(format!("{}/api/freedom-scanner", server.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(report["status"], "degraded", "{report}");
+    assert_eq!(report["lastOkAt"], Value::Null, "{report}");
+    let page = reqwest::get(format!("{}/", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let status = &page[page.find("id=\"scanner-status\"").expect("the scanner's status")..];
+    let status = &status[..status.find("</p>").unwrap()];
+    assert!(
+        status.contains("was degraded") && status.contains("FF_DEXSCREENER_URL"),
+        "the page says the scanner is failing and what to check: {status}"
+    );
+    assert!(status.contains("Last succeeded: never."), "{status}");
+    let ledger: Value = reqwest::get(format!("{}/api/freedom-fund?view=ledger", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ledger["entries"], serde_json::json!([]), "nothing written");
     stop(server);
 }
 

@@ -57,4 +57,5 @@ pub fn fund(
     AppState::new(Arc::clone(&stores.ledger), write_token)
         .with_events(events)
         .with_log(signed)
+        .with_scanner(Arc::clone(&stores.scan))
 }

@@ -3,7 +3,7 @@
 
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::Events;
-use freedom_shared::ports::{LedgerStore, SeriesReads};
+use freedom_shared::ports::{LedgerStore, ScanStore, SeriesReads};
 use freedom_shared::record::Guard;
 use freedom_shared::service::Contracts;
 use freedom_shared::service::Dashboards;
@@ -33,6 +33,10 @@ pub struct AppState {
     pub log: Arc<Log>,
     /// Series exports from any cursor (a few computed at once), and the feed.
     pub exports: Arc<Exports>,
+    /// Where the scanner saves how its last run ended, which the page
+    /// shows (kept only to build the page again when the ledger or log is
+    /// replaced).
+    scanner: Option<Arc<dyn ScanStore>>,
 }
 
 impl AppState {
@@ -61,17 +65,22 @@ impl AppState {
             dashboards,
             log,
             exports: Arc::new(Exports::new(Arc::clone(&store) as _, store)),
+            scanner: None,
         }
     }
 
     /// The same state with the page and the contract read through the
     /// current ledger and log (after one of them was replaced).
     fn rewired(mut self) -> AppState {
-        self.pages = Arc::new(Pages::new(
+        let pages = Pages::new(
             Arc::clone(&self.dashboards),
             Arc::clone(&self.ledger),
             Arc::clone(&self.log),
-        ));
+        );
+        self.pages = Arc::new(match &self.scanner {
+            Some(store) => pages.with_scanner(Arc::clone(store)),
+            None => pages,
+        });
         self.contracts = Arc::new(Contracts::new(Arc::clone(&self.ledger)));
         self
     }
@@ -83,6 +92,13 @@ impl AppState {
         self.ledger =
             Arc::new(Arc::unwrap_or_clone(self.ledger).with_signing_secrets(log.secret_texts()));
         self.log = Arc::new(log);
+        self.rewired()
+    }
+
+    /// The same state with the page showing how the scanner's last run,
+    /// saved in `store`, ended.
+    pub fn with_scanner(mut self, store: Arc<dyn ScanStore>) -> AppState {
+        self.scanner = Some(store);
         self.rewired()
     }
 

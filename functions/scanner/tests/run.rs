@@ -396,6 +396,7 @@ async fn with_every_provider_unreachable_runs_leave_the_ledger_untouched() {
     for _ in 0..3 {
         let report = h.run().await;
         assert_eq!(report["status"], "degraded");
+        assert_eq!(report["lastOkAt"], Value::Null, "no run has succeeded");
         let message = event(&report, "market", "")
             .unwrap_or_else(|| panic!("no market event: {}", report["events"]));
         assert!(

@@ -71,6 +71,9 @@ pub(crate) struct ScannerState {
     pub retired: BTreeMap<String, u64>,
     /// When the experiments last advanced.
     pub last_advanced_at: Option<DateTime<Utc>>,
+    /// When a run last ended `ok`.
+    #[serde(default)]
+    pub last_ok_at: Option<DateTime<Utc>>,
     /// What went wrong after the last report was built (a paper snapshot
     /// the ledger refused): the next run reports it and is degraded.
     #[serde(default)]
@@ -278,6 +281,7 @@ impl ReportParts<'_> {
             status: Some(self.status),
             report_at: Some(Instant(self.report_at)),
             observed_at: Some(Instant(self.observed_at)),
+            last_ok_at: self.state.last_ok_at.map(Instant),
             universe,
             links,
             books,

@@ -15,7 +15,7 @@ use crate::record::decimal_json;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 
 /// A decimal amount, written as a JSON number.
@@ -69,7 +69,7 @@ impl schemars::JsonSchema for Instant {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
@@ -107,6 +107,9 @@ pub struct Report {
     pub report_at: Option<Instant>,
     /// When its data was observed (the run's start); null before the first run.
     pub observed_at: Option<Instant>,
+    /// When a run last ended `ok` (every provider answered, the experiments
+    /// could advance); null when none has yet.
+    pub last_ok_at: Option<Instant>,
     /// The tokens watched, with their checks.
     pub(crate) universe: Vec<UniverseView>,
     /// The providers' pages of each token, by mint.
@@ -200,6 +203,7 @@ impl Report {
             status: None,
             report_at: None,
             observed_at: None,
+            last_ok_at: None,
             universe: Vec::new(),
             links: BTreeMap::new(),
             books: Vec::new(),
@@ -382,6 +386,46 @@ impl From<&Book> for BookView {
                 })
                 .collect(),
             advanced_at: book.advanced_at.map(Instant),
+        }
+    }
+}
+
+/// The scan store's entry the public page reads: the last run's
+/// [`ScannerHealth`], saved with its report.
+pub(crate) const HEALTH: &str = "health";
+
+/// Most reasons a [`ScannerHealth`] keeps.
+const MAX_HEALTH_REASONS: usize = 5;
+
+/// What the public page says of the scanner beside its experiments: how
+/// its last run ended, when, why it was degraded, and when a run last
+/// succeeded. Saved with each report (the scan store's `health` entry).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScannerHealth {
+    /// How the last run ended.
+    pub status: RunStatus,
+    /// When it ended.
+    pub at: DateTime<Utc>,
+    /// When a run last ended `ok`; `None` when none has.
+    pub last_ok_at: Option<DateTime<Utc>>,
+    /// Why the last run was degraded (at most five reasons; empty when ok).
+    pub why: Vec<String>,
+}
+
+impl ScannerHealth {
+    /// The health of a run that ended `status` at `at`, with its reasons.
+    pub(crate) fn of(
+        status: RunStatus,
+        at: DateTime<Utc>,
+        last_ok_at: Option<DateTime<Utc>>,
+        why: &[String],
+    ) -> ScannerHealth {
+        ScannerHealth {
+            status,
+            at,
+            last_ok_at,
+            why: why.iter().take(MAX_HEALTH_REASONS).cloned().collect(),
         }
     }
 }

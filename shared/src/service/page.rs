@@ -14,7 +14,10 @@
 use crate::errors::ErrorChain;
 use crate::merkle::{Digest, Head};
 use crate::ports::ledger_store::{Entry, PageQuery, StoreError};
+use crate::ports::ScanStore;
 use crate::record::Record;
+use crate::scan::ScannerHealth;
+use crate::scan::view::HEALTH;
 use crate::service::dashboard::{Dashboard, Dashboards, Period, PeriodCache};
 use crate::service::encoded::Encoded;
 use crate::service::ledger::Ledger;
@@ -36,6 +39,9 @@ pub struct PageData {
     pub latest_entries: Vec<LatestEntry>,
     /// What the page says about verifying the record.
     pub verification: Verification,
+    /// How the scanner's last run ended, when the page reads a scan store
+    /// and a run has saved its health there.
+    pub scanner: Option<ScannerHealth>,
 }
 
 /// One of the newest ledger entries: where it is, and its record typed.
@@ -98,6 +104,8 @@ pub struct Pages {
     dashboards: Arc<Dashboards>,
     ledger: Arc<Ledger>,
     log: Arc<Log>,
+    /// Where the scanner saves its health, when the page shows it.
+    scanner: Option<Arc<dyn ScanStore>>,
     rendered: PeriodCache<Arc<Encoded>>,
 }
 
@@ -114,8 +122,17 @@ impl Pages {
             dashboards,
             ledger,
             log,
+            scanner: None,
             rendered: PeriodCache::default(),
         }
+    }
+
+    /// The same page, also showing how the scanner's last run on `store`
+    /// ended (one more store read a request, the 304 included: the page
+    /// changes when a run does).
+    pub fn with_scanner(mut self, store: Arc<dyn ScanStore>) -> Pages {
+        self.scanner = Some(store);
+        self
     }
 
     /// The page for `period` in one call: `NotModified` when the client
@@ -131,23 +148,37 @@ impl Pages {
         // 304 before any work: the head (and, with witnesses, the witnessed
         // checkpoint the page shows) alone decides.
         let witnessed = self.witnessed_shown().await?;
+        let scanner = self.scanner_health().await?;
         let head = self.ledger.head().await?;
-        let shown = shown_head(&head, witnessed.as_ref());
+        let shown = shown_head(&head, witnessed.as_ref(), scanner.as_deref());
         if client.holds_head(&shown) {
             return Ok(Read::NotModified(shown));
         }
         let dashboard = self.dashboards.get_at(head, period).await?;
-        let shown = shown_head(&dashboard.head, witnessed.as_ref());
+        let shown = shown_head(&dashboard.head, witnessed.as_ref(), scanner.as_deref());
         let body = self
             .rendered
             .get_or_compute(shown.root_hash, period, || async {
-                let data = self
+                let mut data = self
                     .data(dashboard.view, dashboard.head, witnessed.as_ref())
                     .await?;
+                data.scanner = scanner.as_deref().and_then(|text| {
+                    serde_json::from_str(text)
+                        .inspect_err(|error| tracing::error!(%error, "the scanner's health is unreadable; the page leaves it out"))
+                        .ok()
+                });
                 Ok::<_, StoreError>(Arc::new(Encoded::new(render(&data))))
             })
             .await?;
         Ok(Read::Fresh(Answer { head: shown, body }))
+    }
+
+    /// The scanner's saved health, as stored, when the page shows it.
+    async fn scanner_health(&self) -> Result<Option<String>, StoreError> {
+        match &self.scanner {
+            Some(store) => Ok(store.read(&[HEALTH]).await?.pop().flatten()),
+            None => Ok(None),
+        }
     }
 
     /// The witnessed checkpoint the page shows, when the log serves
@@ -217,23 +248,29 @@ impl Pages {
             dashboard,
             latest_entries,
             verification,
+            scanner: None,
         })
     }
 }
 
 /// What the page's cache key and ETag name: the ledger's head, or, when a
-/// witnessed checkpoint is served, a hash of the head's root and that
-/// checkpoint's note (so new cosignatures show without a new record).
-pub(crate) fn shown_head(head: &Head, witnessed: Option<&Witnessed>) -> Head {
-    let Some(witnessed) = witnessed else {
+/// witnessed checkpoint is served or the scanner's health shown, a hash of
+/// the head's root, that checkpoint's note and that health (so new
+/// cosignatures and a new scanner run show without a new record).
+pub(crate) fn shown_head(head: &Head, witnessed: Option<&Witnessed>, scanner: Option<&str>) -> Head {
+    if witnessed.is_none() && scanner.is_none() {
         return *head;
-    };
-    let digest = Sha256::new()
-        .chain_update(head.root_hash.0)
-        .chain_update(witnessed.note.as_bytes())
-        .finalize();
+    }
+    let mut digest = Sha256::new().chain_update(head.root_hash.0);
+    if let Some(witnessed) = witnessed {
+        digest.update(witnessed.note.as_bytes());
+    }
+    if let Some(scanner) = scanner {
+        digest.update(b"scanner\n");
+        digest.update(scanner.as_bytes());
+    }
     Head {
         size: head.size,
-        root_hash: Digest(digest.into()),
+        root_hash: Digest(digest.finalize().into()),
     }
 }

@@ -203,6 +203,7 @@ pub(crate) fn render(data: &PageData) -> Markup {
         dashboard,
         latest_entries,
         verification,
+        scanner,
     } = data;
     let period = dashboard.period;
     let title = format!("Freedom Fund: track record, {}", period_label(period));
@@ -221,7 +222,7 @@ pub(crate) fn render(data: &PageData) -> Markup {
             }
             main {
                 (chart_section(dashboard))
-                (strategies_section(dashboard))
+                (strategies_section(dashboard, scanner.as_ref()))
                 (journal_section(dashboard))
                 (ledger_section(dashboard, latest_entries))
                 (verify_section(verification, dashboard.head.size))

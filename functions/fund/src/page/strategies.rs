@@ -9,6 +9,8 @@ use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::{LIMIT, TYPE};
 use crate::routes::{FORMAT, MODE, STRATEGY_ID, View, link};
 use freedom_shared::record::RecordKind;
+use chrono::SecondsFormat;
+use freedom_shared::scan::{RunStatus, ScannerHealth};
 use freedom_shared::service::{Dashboard, SeriesKey, StrategyView};
 use maud::{Markup, html};
 
@@ -21,10 +23,13 @@ pub(super) fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {
     }
 }
 
-pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
+pub(super) fn strategies_section(dashboard: &Dashboard, scanner: Option<&ScannerHealth>) -> Markup {
     html! {
         section #strategies aria-labelledby="strategies-title" {
             h2 #strategies-title { "Strategies" }
+            @if let Some(health) = scanner {
+                (scanner_line(health))
+            }
             @if dashboard.strategies.is_empty() {
                 p { "No strategy has a snapshot yet." }
             }
@@ -55,6 +60,36 @@ pub(super) fn strategies_section(dashboard: &Dashboard) -> Markup {
             }
             @for strategy in shown(dashboard) {
                 (strategy_card(strategy, dashboard.comparison.is_misaligned(strategy)))
+            }
+        }
+    }
+}
+
+/// How the scanner's last run ended, beside the paper experiments it
+/// advances: when, why it was degraded, and when a run last succeeded.
+fn scanner_line(health: &ScannerHealth) -> Markup {
+    let at = health.at.to_rfc3339_opts(SecondsFormat::Secs, true);
+    html! {
+        p.note #scanner-status {
+            "The scanner (it advances the paper experiments): its last run, " (moment(&at)) ", "
+            @match health.status {
+                RunStatus::Ok => { "succeeded." }
+                RunStatus::Degraded => {
+                    strong { "was degraded" }
+                    @if health.why.is_empty() { "." } @else {
+                        ": "
+                        @for (i, why) in health.why.iter().enumerate() {
+                            @if i > 0 { "; " }
+                            bdi { (excerpt(why)) }
+                        }
+                        "."
+                    }
+                    " Last succeeded: "
+                    @match health.last_ok_at {
+                        Some(ok) => { (moment(&ok.to_rfc3339_opts(SecondsFormat::Secs, true))) "." }
+                        None => { "never." }
+                    }
+                }
             }
         }
     }

@@ -38,7 +38,7 @@ use crate::scan::provenance::{
     evidence_room, pack_evidence,
 };
 use crate::scan::report::{ReportParts, ScannerState, UniverseEntry};
-use crate::scan::view::{Report, RunStatus};
+use crate::scan::view::{HEALTH, Report, RunStatus, ScannerHealth};
 use crate::service::ledger::Ledger;
 use advance::{MARKET_EVENT, priced_books, unread_market};
 use bytes::Bytes;
@@ -267,6 +267,10 @@ impl ScanRunner {
             RunStatus::Degraded
         };
         let finished = whole_seconds((self.clock)());
+        if status == RunStatus::Ok {
+            state.last_ok_at = Some(finished);
+        }
+        let health = ScannerHealth::of(status, finished, state.last_ok_at, &degraded);
         state.push_event(finished, "run", run_summary(status, &universe, &degraded));
         let room = evidence_room(self.store.evidence_bytes().await?);
         let report_parts = |state: &ScannerState, provenance: &Provenance| {
@@ -353,7 +357,7 @@ impl ScanRunner {
             self.append_snapshots(&mut state, &recording, started, &report_hash)
                 .await;
         }
-        self.save(token, &report_text, &state).await?;
+        self.save(token, &report_text, &state, &health).await?;
         self.announce(status, &report, &universe, &fills).await;
         Ok(report)
     }
@@ -378,8 +382,10 @@ impl ScanRunner {
         token: &LockToken,
         report: &str,
         state: &ScannerState,
+        health: &ScannerHealth,
     ) -> Result<(), RunError> {
         let state_text = serde_json::to_string(state).expect("the state serialises");
+        let health_text = serde_json::to_string(health).expect("the health serialises");
         let saved = self
             .store
             .write_fenced(
@@ -387,6 +393,7 @@ impl ScanRunner {
                 &[
                     (REPORT.to_owned(), report.to_owned()),
                     (STATE.to_owned(), state_text),
+                    (HEALTH.to_owned(), health_text),
                 ],
             )
             .await?;
