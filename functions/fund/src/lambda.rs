@@ -6,7 +6,8 @@
 //! The fund also gets EventBridge's scheduled event once a minute (the
 //! `LogCosign` rule): with a witness policy (`FF_LOG_POLICY`) it runs one
 //! cosigning round, which asks no witness unless the head moved or a
-//! witness is behind; without one it does nothing.
+//! witness is behind; without one it does nothing. A new instance runs one
+//! such round as it starts, so a new deployment is witnessed at once.
 
 use crate::compose::{self, LogParts};
 use crate::router::app;
@@ -57,6 +58,22 @@ impl FundLambda {
             match state.log.custody_status().await {
                 Ok(status) => tracing::info!(custody = %status, "the log's signer"),
                 Err(error) => tracing::warn!(%error, "cannot read the log's memory yet"),
+            }
+            // One round as the instance starts, as freedom-local does: a
+            // new deployment serves a witnessed checkpoint at once rather
+            // than after the next minute's rule. It asks no witness unless
+            // the head moved or a witness is behind, and each witness gets
+            // its timeout (well inside Lambda's 10 s start-up).
+            if state.log.policy().is_some() {
+                match state.log.cosign(false).await {
+                    Ok(round) => tracing::info!(
+                        tree_size = round.tree_size,
+                        asked = round.asked,
+                        quorum_met = round.quorum_met,
+                        "start-up cosigning round"
+                    ),
+                    Err(error) => tracing::warn!(%error, "the start-up cosigning round failed; the scheduled one retries"),
+                }
             }
         }
         Ok(FundLambda {

@@ -214,6 +214,29 @@ async fn the_scheduled_event_runs_a_cosigning_round() {
     assert_eq!(plain.answer().await.body["cosign"], "no witness policy");
 }
 
+/// A new instance (a cold start, a new deployment) runs one cosigning
+/// round as it starts: with the witness up, `/log/checkpoint` is witnessed
+/// at once, not after the next minute's rule (it answered `503
+/// not_witnessed` until then when no round had run yet).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_instance_cosigns_as_it_starts() {
+    let fund = WitnessedFund::start(6, 7).await;
+    {
+        let mut runtime = FakeRuntimeApi::start().await.unwrap();
+        let _first = Killed(spawn(&runtime, &fund.env()));
+        runtime.invoke(event("fund-post-snapshot.json"));
+        assert_eq!(runtime.answer().await.body["statusCode"], 201);
+    }
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    let _second = Killed(spawn(&runtime, &fund.env()));
+    runtime.invoke(get_path("/log/checkpoint", ""));
+    let answer = runtime.answer().await;
+    assert_eq!(status(&answer), 200, "{}", answer.body);
+    let note = answer.body["body"].as_str().unwrap();
+    assert!(note.contains("\n— w1.example "), "cosigned by the witness: {note}");
+    assert_eq!(fund.witness.latest().unwrap().size, 1, "the tree of the one snapshot");
+}
+
 /// `fund-post-decision.json` with the record's id `id`.
 fn post_decision(id: &str) -> Value {
     let mut event = event("fund-post-decision.json");
