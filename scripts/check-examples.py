@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Runs the shell examples that talk to a local server, as written, against
 freedom-local: README's quick start (the dry run, the append, the verifier
-key and freedom-verify) and docs/api.md's examples. Each example block runs
+key and freedom-verify), docs/api.md's examples, docs/log.md's verifier
+(verify-ledger.py, freedom-verify online and a proof offline) and
+docs/scanner.md's provider stand-in recipe (its own servers, on free ports). Each example block runs
 with `bash -euo pipefail` (a file's blocks in one shell, in order) and every `curl` fails on an HTTP error (`-f`),
 so an example that no longer works fails here. Only what a local server
 needs is changed: its address (a free port), the token (the server's), and
@@ -14,6 +16,8 @@ debug/freedom-verify). Exits non-zero naming the first example that failed.
 import importlib.util
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,10 +25,14 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TOKEN = "examples-check-token-0123456789"
+# Longest a file's examples may take (they start servers of their own).
+EXAMPLE_TIMEOUT_SECS = 300
 # (file, the text that marks each block to run)
 SOURCES = [
     ("README.md", ["dryRun=1", "freedom-verify"]),
     ("docs/api.md", ["TOKEN=choose-a-long-random-token"]),
+    ("docs/log.md", ["verify-ledger.py", "view=proof&seq=1", "--policy-file fund.policy"]),
+    ("docs/scanner.md", ["provider-standin"]),
 ]
 
 
@@ -38,8 +46,21 @@ def blocks(path, markers):
     return chosen
 
 
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def adapted(block, base, target):
     block = block.replace("http://127.0.0.1:3000", base)
+    # A recipe that starts servers of its own gets free ports and the
+    # binaries scripts/test built (debug), not a release build.
+    for fixed in ("127.0.0.1:3001", "127.0.0.1:3002", "127.0.0.1:4000", "127.0.0.1:7380"):
+        block = block.replace(fixed, f"127.0.0.1:{free_port()}")
+    block = re.sub(r"^cargo build --release [^\n]*$", ":", block, flags=re.M)
+    block = block.replace("./target/release/", os.path.join(target, "debug", ""))
+    block = block.replace("python3 scripts/", f"python3 {os.path.join(ROOT, 'scripts', '')}")
     block = re.sub(r"^TOKEN=.*$", f"TOKEN={TOKEN}", block, flags=re.M)
     block = re.sub(r"cargo run [^\n]*-p freedom-verify --",
                    os.path.join(target, "debug", "freedom-verify"), block)
@@ -72,13 +93,24 @@ def main():
                 # A file's blocks run in one shell, in order, as a reader
                 # types them in one terminal.
                 chosen = blocks(path, markers)
-                script = "\n".join(adapted(block, base, target) for block in chosen)
-                run = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=home,
-                                     env=env, capture_output=True, text=True)
-                if run.returncode != 0:
+                # Servers a recipe starts in the background stop with it.
+                script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(
+                    adapted(block, base, target) for block in chosen)
+                shell = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=home,
+                                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, start_new_session=True)
+                try:
+                    stdout, stderr = shell.communicate(timeout=EXAMPLE_TIMEOUT_SECS)
+                except subprocess.TimeoutExpired:
+                    # An example that never ends (a wait loop whose server
+                    # never answers) fails, and takes its servers with it.
+                    os.killpg(shell.pid, signal.SIGKILL)
+                    stdout, stderr = shell.communicate()
+                    shell.returncode = "timeout"
+                if shell.returncode != 0:
                     raise SystemExit(
-                        f"{path}: an example failed (exit {run.returncode}):\n{script}\n"
-                        f"stdout: {run.stdout[-2000:]}\nstderr: {run.stderr[-2000:]}")
+                        f"{path}: an example failed (exit {shell.returncode}):\n{script}\n"
+                        f"stdout: {stdout[-2000:]}\nstderr: {stderr[-2000:]}")
                 count += len(chosen)
             print(f"OK {count} example blocks ran as written against freedom-local")
         finally:
