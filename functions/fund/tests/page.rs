@@ -318,7 +318,7 @@ async fn a_series_with_no_valuation_in_the_window_is_left_off_the_chart_and_name
 
     let strategies = section(&html, "strategies");
     assert!(
-        strategies.contains("None can be while these end before another begins")
+        strategies.contains("No instant can be shared while a series ends before another begins")
             && strategies.contains("<bdi>january</bdi> (paper)"),
         "the comparison note names the cause"
     );

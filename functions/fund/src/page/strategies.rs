@@ -37,9 +37,9 @@ pub(super) fn strategies_section(dashboard: &Dashboard, scanner: Option<&Scanner
                 p.note {
                     (dashboard.comparison.shared_timestamps) " valuation instants are shared by every strategy in this window."
                     @if !dashboard.comparison.disjoint.is_empty() {
-                        " None can be while these end before another begins (or have no valuation in the window): "
+                        " No instant can be shared while a series ends before another begins or has no valuation in the window, as "
                         (series_list(&dashboard.comparison.disjoint))
-                        "."
+                        @if dashboard.comparison.disjoint.len() == 1 { " does." } @else { " do." }
                     }
                     @if !dashboard.comparison.misaligned.is_empty() {
                         " Misaligned (missing most of the valuation instants the other series use): "
