@@ -5,27 +5,14 @@
 //! scan store.
 
 use crate::state::AppState;
-use freedom_shared::adapters::DexScreener;
-use freedom_shared::adapters::Http;
-use freedom_shared::adapters::RugCheck;
-use freedom_shared::adapters::SolanaRpc;
-use freedom_shared::adapters::Stores;
+use freedom_shared::adapters::{Stores, http_providers};
 use freedom_shared::clock::{Clock, system_clock};
 use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::WriteToken;
 use freedom_shared::record::Guard;
 use freedom_shared::service::Ledger;
-use freedom_shared::service::{Providers, ScanRunner};
+use freedom_shared::service::ScanRunner;
 use std::sync::Arc;
-
-/// The providers over HTTP, each at its configured base URL and pace.
-pub fn http_providers(config: &ScannerConfig) -> Providers {
-    Providers {
-        market: Arc::new(DexScreener::new(Http::new(config.dexscreener.clone()))),
-        risk: Arc::new(RugCheck::new(Http::new(config.rugcheck.clone()))),
-        chain: Arc::new(SolanaRpc::new(Http::new(config.solana.clone()))),
-    }
-}
 
 /// The scanner on `stores` (its lock and state, and the fund ledger its
 /// paper snapshots go to), asking the providers over HTTP, reading the

@@ -27,9 +27,24 @@ pub(crate) mod wire;
 #[cfg(test)]
 mod readings;
 #[cfg(test)]
+mod standin_tests;
+#[cfg(test)]
 mod tests;
 
 pub use crate::config::scanner::ProviderConfig;
+
+use crate::config::ScannerConfig;
+use crate::service::Providers;
+
+/// The scanner's providers over HTTP, each at its configured base URL and
+/// pace: what the composition roots hand the scanner's run.
+pub fn http_providers(config: &ScannerConfig) -> Providers {
+    Providers {
+        market: Arc::new(DexScreener::new(Http::new(config.dexscreener.clone()))),
+        risk: Arc::new(RugCheck::new(Http::new(config.rugcheck.clone()))),
+        chain: Arc::new(SolanaRpc::new(Http::new(config.solana.clone()))),
+    }
+}
 
 use crate::adapters::outbound::{self, Answer, Class, OutboundError};
 use crate::errors::ErrorChain;

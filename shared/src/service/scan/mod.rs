@@ -73,15 +73,16 @@ pub enum RunError {
     Panicked,
 }
 
-/// The scanner's three providers, as ports.
+/// The scanner's three providers, as ports (built over HTTP by
+/// `adapters::http_providers`).
 #[derive(Clone)]
 pub struct Providers {
     /// Market data (DexScreener in production).
-    pub market: Arc<dyn MarketData>,
+    pub(crate) market: Arc<dyn MarketData>,
     /// Token risk (RugCheck in production).
-    pub risk: Arc<dyn TokenRisk>,
+    pub(crate) risk: Arc<dyn TokenRisk>,
     /// Chain accounts (the Solana RPC in production).
-    pub chain: Arc<dyn ChainAccounts>,
+    pub(crate) chain: Arc<dyn ChainAccounts>,
 }
 
 /// What runs scans: the providers, the scan store, the ledger the paper

@@ -4,13 +4,13 @@
 //! either side of a pair, not-indexed and missing tokens, no credentials
 //! sent to RugCheck.
 
-use freedom_shared::adapters::DexScreener;
-use freedom_shared::adapters::RugCheck;
-use freedom_shared::adapters::SolanaRpc;
-use freedom_shared::adapters::{Http, ProviderConfig};
-use freedom_shared::ports::{ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk};
-use freedom_shared::scan::MintAccount;
-use freedom_shared::scan::{AccountSlot, mint_account, wallet_view};
+use crate::adapters::DexScreener;
+use crate::adapters::RugCheck;
+use crate::adapters::SolanaRpc;
+use crate::adapters::{Http, ProviderConfig};
+use crate::ports::{ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk};
+use crate::scan::MintAccount;
+use crate::scan::{AccountSlot, mint_account, wallet_view};
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, fixture_tokens, synthetic_tokens,
 };
@@ -216,13 +216,13 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
     };
     assert_eq!(
         bravo.mint_authority,
-        freedom_shared::scan::Authority::HeldBy(
+        crate::scan::Authority::HeldBy(
             "FakeMintAuthBravoTestTestTestTestTestTestTes".into()
         )
     );
     assert_eq!(
         bravo.freeze_authority,
-        freedom_shared::scan::Authority::HeldBy(
+        crate::scan::Authority::HeldBy(
             "FakeFreezeAuthBravoTestTestTestTestTestTestT".into()
         )
     );
