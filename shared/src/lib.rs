@@ -62,7 +62,9 @@
 )]
 
 pub mod adapters;
-pub use freedom_tlog::{canonical, json, merkle};
+pub use freedom_tlog::canonical;
+pub use freedom_tlog::json;
+pub use freedom_tlog::merkle;
 pub mod analytics;
 pub mod clock;
 pub mod config;
@@ -78,4 +80,5 @@ pub mod tlog;
 pub mod web;
 
 pub use record::SCHEMA_VERSION;
-pub use scan::{SCANNER_MODE, SCANNER_VERSION};
+pub use scan::SCANNER_MODE;
+pub use scan::SCANNER_VERSION;

@@ -22,7 +22,9 @@ pub use embedded::*;
 #[cfg(feature = "eventbridge")]
 pub(crate) mod eventbridge;
 #[cfg(feature = "eventbridge")]
-pub use eventbridge::{EventBridgeSink, sdk_config};
+pub use eventbridge::EventBridgeSink;
+#[cfg(feature = "eventbridge")]
+pub use eventbridge::sdk_config;
 #[cfg(feature = "eventbridge")]
 pub(crate) mod events;
 #[cfg(feature = "eventbridge")]

@@ -7,7 +7,9 @@
 //! and time budget.
 
 pub(crate) mod scanner;
-pub use scanner::{ProviderConfig, ScannerConfig, ScannerConfigError};
+pub use scanner::ProviderConfig;
+pub use scanner::ScannerConfig;
+pub use scanner::ScannerConfigError;
 
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;

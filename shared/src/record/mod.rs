@@ -31,7 +31,8 @@ pub use schema::*;
 mod serialize;
 pub(crate) mod text;
 
-pub use number::{MAX_AMOUNT, decimal_json};
+pub use number::MAX_AMOUNT;
+pub use number::decimal_json;
 
 /// The fund interface's schema version (`schemaVersion`).
 pub const SCHEMA_VERSION: u32 = 1;

@@ -15,19 +15,33 @@
 //! - `text`: provider text made fit for a book, a record and the report.
 
 pub(crate) mod accounts;
-pub use accounts::{Account, AccountSlot, Loose, Parsed, ParsedData, mint_account, wallet_view};
+pub use accounts::Account;
+pub use accounts::AccountSlot;
+pub use accounts::Loose;
+pub use accounts::Parsed;
+pub use accounts::ParsedData;
+pub use accounts::mint_account;
+pub use accounts::wallet_view;
 pub(crate) mod checks;
 pub use checks::*;
 pub(crate) mod experiments;
-pub use experiments::{EXPERIMENTS, Experiment, Rule, registration_record};
+pub use experiments::EXPERIMENTS;
+pub use experiments::Experiment;
+pub use experiments::Rule;
+pub use experiments::registration_record;
 pub(crate) mod holders;
 pub use holders::MAX_HOLDER_FETCHES;
 pub(crate) mod mint;
 pub(crate) mod provenance;
-pub use provenance::{
-    EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, EVIDENCE_TTL, ProvenanceEntry, bodies_to_keep,
-    evidence_room, is_sha256_hex, pack_evidence, sha256_hex,
-};
+pub use provenance::EVIDENCE_BYTES_PER_RUN;
+pub use provenance::EVIDENCE_BYTES_TOTAL;
+pub use provenance::EVIDENCE_TTL;
+pub use provenance::ProvenanceEntry;
+pub use provenance::bodies_to_keep;
+pub use provenance::evidence_room;
+pub use provenance::is_sha256_hex;
+pub use provenance::pack_evidence;
+pub use provenance::sha256_hex;
 pub(crate) mod report;
 pub(crate) mod text;
 pub(crate) mod view;

@@ -16,22 +16,36 @@
 
 pub(crate) mod auth;
 pub(crate) mod encoding;
-pub use encoding::{
-    Coding, Effort, Encoded, brotli, brotli_at, compress_answers, encoded_answer, gzip, gzip_at,
-};
+pub use encoding::Coding;
+pub use encoding::Effort;
+pub use encoding::Encoded;
+pub use encoding::brotli;
+pub use encoding::brotli_at;
+pub use encoding::compress_answers;
+pub use encoding::encoded_answer;
+pub use encoding::gzip;
+pub use encoding::gzip_at;
 pub(crate) mod error;
 pub(crate) mod etag;
 pub(crate) mod limits;
 #[cfg(feature = "listener")]
 pub(crate) mod listener;
 #[cfg(feature = "listener")]
-pub use listener::{serve, shutdown_signal};
+pub use listener::serve;
+#[cfg(feature = "listener")]
+pub use listener::shutdown_signal;
 pub(crate) mod panics;
 pub(crate) mod query;
 
 pub use auth::authorize;
-pub use error::{ApiError, not_found, store_not_configured_app};
-pub use etag::{client_has, client_tags, read_answer, with_content_etag, with_etag};
+pub use error::ApiError;
+pub use error::not_found;
+pub use error::store_not_configured_app;
+pub use etag::client_has;
+pub use etag::client_tags;
+pub use etag::read_answer;
+pub use etag::with_content_etag;
+pub use etag::with_etag;
 pub use limits::ServerLimits;
 pub use panics::catch_panics;
 pub use query::QueryParams;

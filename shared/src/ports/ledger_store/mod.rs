@@ -35,13 +35,21 @@ mod tiles;
 
 pub use append::LedgerAppend;
 pub use head::HeadReads;
-pub use pages::{
-    LedgerPages, MAX_PAGE_BYTES, PAGE_ENTRY_OVERHEAD_BYTES, Page, PageBuilder, PageQuery,
-};
-pub use series::{
-    LatestSnapshots, Rollup, SeriesReads, SeriesSince, SinceInception, WindowEntries,
-};
-pub use tiles::{EntryRun, TileRead, TileReads};
+pub use pages::LedgerPages;
+pub use pages::MAX_PAGE_BYTES;
+pub use pages::PAGE_ENTRY_OVERHEAD_BYTES;
+pub use pages::Page;
+pub use pages::PageBuilder;
+pub use pages::PageQuery;
+pub use series::LatestSnapshots;
+pub use series::Rollup;
+pub use series::SeriesReads;
+pub use series::SeriesSince;
+pub use series::SinceInception;
+pub use series::WindowEntries;
+pub use tiles::EntryRun;
+pub use tiles::TileRead;
+pub use tiles::TileReads;
 
 use crate::merkle::{Digest, Head, leaf_hash};
 use crate::record::{Mode, Record, RecordId, RecordKind, StrategyId};

@@ -23,9 +23,15 @@ mod period;
 pub(crate) mod rollup;
 mod view;
 
-pub use answer::{MAX_ANSWER_BYTES, Selection, SelectionError};
+pub use answer::MAX_ANSWER_BYTES;
+pub use answer::Selection;
+pub use answer::SelectionError;
 pub(crate) use period::UNIT;
-pub use period::{ALL, DEFAULT_PERIOD, InvalidPeriod, PERIODS, Period};
+pub use period::ALL;
+pub use period::DEFAULT_PERIOD;
+pub use period::InvalidPeriod;
+pub use period::PERIODS;
+pub use period::Period;
 pub(crate) use rollup::ROLLUP_VERSION;
 pub use view::*;
 
