@@ -282,7 +282,7 @@ async fn cosign_every(log: Arc<Log>, interval: Duration) {
 async fn run_every_quarter_hour(runner: Arc<ScanRunner>) {
     loop {
         let now = chrono::Utc::now();
-        let next = freedom_shared::scan::grid_slot(now) + freedom_shared::scan::LEDGER_GRID;
+        let next = freedom_shared::scan::next_grid_slot(now);
         let wait = (next - now).to_std().unwrap_or_default();
         tokio::time::sleep(wait).await;
         match runner.run().await {

@@ -415,7 +415,9 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
         .await
         .unwrap();
     assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
-    let status = &page[page.find("id=\"scanner-status\"").expect("the scanner's status")..];
+    let status = &page[page
+        .find("id=\"scanner-status\"")
+        .expect("the scanner's status")..];
     let status = &status[..status.find("</p>").unwrap()];
     assert!(status.contains("succeeded."), "{status}");
     assert_eq!(report["lastOkAt"], report["reportAt"], "{report}");
@@ -454,7 +456,9 @@ async fn with_the_providers_unreachable_the_page_says_the_scanner_is_failing_and
         .text()
         .await
         .unwrap();
-    let status = &page[page.find("id=\"scanner-status\"").expect("the scanner's status")..];
+    let status = &page[page
+        .find("id=\"scanner-status\"")
+        .expect("the scanner's status")..];
     let status = &status[..status.find("</p>").unwrap()];
     assert!(
         status.contains("was degraded") && status.contains("FF_DEXSCREENER_URL"),

@@ -63,7 +63,7 @@
 
 pub mod adapters;
 pub use freedom_tlog::canonical;
-pub use freedom_tlog::json;
+pub(crate) use freedom_tlog::json;
 pub use freedom_tlog::merkle;
 pub mod analytics;
 pub mod clock;
@@ -80,5 +80,4 @@ pub mod tlog;
 pub mod web;
 
 pub use record::SCHEMA_VERSION;
-pub use scan::SCANNER_MODE;
-pub use scan::SCANNER_VERSION;
+pub(crate) use scan::{SCANNER_MODE, SCANNER_VERSION};

@@ -5,14 +5,7 @@
 //! service: its default origin and where it serves the log. Nothing here
 //! reads a store (the log use case is `crate::service::log`).
 
-pub use freedom_tlog::checkpoint;
-pub use freedom_tlog::cosignature;
-pub use freedom_tlog::note;
-pub use freedom_tlog::policy;
-pub use freedom_tlog::proof;
-pub use freedom_tlog::subtree;
-pub use freedom_tlog::tiles;
-pub use freedom_tlog::witness;
+pub use freedom_tlog::{checkpoint, cosignature, note, policy, proof, tiles, witness};
 
 /// The log's origin when none is configured.
 pub const DEFAULT_ORIGIN: &str = "freedom-fund.local/log";

@@ -72,7 +72,9 @@ impl FundLambda {
                         quorum_met = round.quorum_met,
                         "start-up cosigning round"
                     ),
-                    Err(error) => tracing::warn!(%error, "the start-up cosigning round failed; the scheduled one retries"),
+                    Err(error) => {
+                        tracing::warn!(%error, "the start-up cosigning round failed; the scheduled one retries")
+                    }
                 }
             }
         }

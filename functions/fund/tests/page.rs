@@ -277,7 +277,10 @@ async fn a_series_with_no_valuation_in_the_window_is_left_off_the_chart_and_name
         .find(|r| r["strategyId"] == "momentum")
         .unwrap()
         .clone();
-    for (i, as_of) in ["2026-01-05T20:00:00Z", "2026-01-06T20:00:00Z"].iter().enumerate() {
+    for (i, as_of) in ["2026-01-05T20:00:00Z", "2026-01-06T20:00:00Z"]
+        .iter()
+        .enumerate()
+    {
         let mut record = template.clone();
         record["id"] = Value::from(format!("january-{i}"));
         record["strategyId"] = Value::from("january");
@@ -345,7 +348,8 @@ async fn levels_carry_no_plus_sign_and_returns_do() {
     let volatility = core["metrics"]["volatility"].as_f64().unwrap() * 100.0;
     assert!(volatility > 0.0);
     assert!(
-        card.contains(&format!(">{volatility:.2} %<")) && !card.contains(&format!("+{volatility:.2} %")),
+        card.contains(&format!(">{volatility:.2} %<"))
+            && !card.contains(&format!("+{volatility:.2} %")),
         "volatility has no direction, so no plus sign"
     );
     let twr = core["metrics"]["twr"].as_f64().unwrap() * 100.0;

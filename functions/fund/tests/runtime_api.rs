@@ -233,8 +233,15 @@ async fn a_new_instance_cosigns_as_it_starts() {
     let answer = runtime.answer().await;
     assert_eq!(status(&answer), 200, "{}", answer.body);
     let note = answer.body["body"].as_str().unwrap();
-    assert!(note.contains("\n— w1.example "), "cosigned by the witness: {note}");
-    assert_eq!(fund.witness.latest().unwrap().size, 1, "the tree of the one snapshot");
+    assert!(
+        note.contains("\n— w1.example "),
+        "cosigned by the witness: {note}"
+    );
+    assert_eq!(
+        fund.witness.latest().unwrap().size,
+        1,
+        "the tree of the one snapshot"
+    );
 }
 
 /// `fund-post-decision.json` with the record's id `id`.

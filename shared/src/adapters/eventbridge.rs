@@ -40,7 +40,7 @@ const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// Publishes to one EventBridge bus.
 #[derive(Debug, Clone)]
-pub struct EventBridgeSink {
+pub(crate) struct EventBridgeSink {
     client: aws_sdk_eventbridge::Client,
     bus: String,
     timeout: Duration,
@@ -48,7 +48,7 @@ pub struct EventBridgeSink {
 
 impl EventBridgeSink {
     /// A sink publishing to `bus` with `config` (see [`sdk_config`]).
-    pub fn new(config: &aws_config::SdkConfig, bus: impl Into<String>) -> EventBridgeSink {
+    pub(crate) fn new(config: &aws_config::SdkConfig, bus: impl Into<String>) -> EventBridgeSink {
         EventBridgeSink {
             client: aws_sdk_eventbridge::Client::new(config),
             bus: bus.into(),
@@ -58,14 +58,17 @@ impl EventBridgeSink {
 
     /// The same sink giving each `PutEvents` call `timeout` instead of
     /// `PUBLISH_TIMEOUT` (a stand-in that delivers slowly, in tests).
-    pub fn with_publish_timeout(mut self, timeout: Duration) -> EventBridgeSink {
+    #[cfg(test)]
+    pub(crate) fn with_publish_timeout(mut self, timeout: Duration) -> EventBridgeSink {
         self.timeout = timeout;
         self
     }
 
     /// The sink for the bus named by `FF_EVENT_BUS_NAME`, configured by the
     /// default chain; `None` when no bus is named.
-    pub async fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Option<EventBridgeSink> {
+    pub(crate) async fn from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Option<EventBridgeSink> {
         let bus = lookup("FF_EVENT_BUS_NAME").filter(|b| !b.trim().is_empty())?;
         Some(EventBridgeSink::new(
             &sdk_config(aws_config::defaults(aws_config::BehaviorVersion::latest())).await,
@@ -76,7 +79,7 @@ impl EventBridgeSink {
 
 /// Loads the SDK configuration `loader` describes, with every HTTP call on
 /// the process's one outbound client (`OutboundConnector`).
-pub async fn sdk_config(loader: aws_config::ConfigLoader) -> aws_config::SdkConfig {
+pub(crate) async fn sdk_config(loader: aws_config::ConfigLoader) -> aws_config::SdkConfig {
     loader.http_client(outbound_http_client()).load().await
 }
 
@@ -172,3 +175,7 @@ impl EventSink for EventBridgeSink {
         accepted
     }
 }
+
+#[cfg(test)]
+#[path = "eventbridge_moto_tests.rs"]
+mod moto_tests;

@@ -22,10 +22,6 @@ pub use embedded::*;
 #[cfg(feature = "eventbridge")]
 pub(crate) mod eventbridge;
 #[cfg(feature = "eventbridge")]
-pub use eventbridge::EventBridgeSink;
-#[cfg(feature = "eventbridge")]
-pub use eventbridge::sdk_config;
-#[cfg(feature = "eventbridge")]
 pub(crate) mod events;
 #[cfg(feature = "eventbridge")]
 pub use events::from_env;

@@ -7,9 +7,7 @@
 //! and time budget.
 
 pub(crate) mod scanner;
-pub use scanner::ProviderConfig;
-pub use scanner::ScannerConfig;
-pub use scanner::ScannerConfigError;
+pub use scanner::{ProviderConfig, ScannerConfig};
 
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;

@@ -27,7 +27,7 @@ pub(crate) const SOLANA_RPC: &str = "solana-rpc";
 /// One answer as provenance records it: what was asked (without
 /// secrets), the status, the exact bytes received and when.
 #[derive(Debug, Clone)]
-pub struct Received {
+pub(crate) struct Received {
     /// The provider (`DEXSCREENER`, `RUGCHECK`, `SOLANA_RPC`).
     pub provider: &'static str,
     /// What was asked, as provenance shows it.
@@ -44,7 +44,7 @@ pub struct Received {
 
 /// Why a provider call failed (after its retries).
 #[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
+pub(crate) enum ProviderError {
     /// No whole answer within one request's timeout.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
@@ -98,7 +98,7 @@ impl ProviderError {
 /// batches that answered (`None` = not indexed), the answers they came
 /// from, and the batches that failed.
 #[derive(Debug, Default)]
-pub struct MarketQuotes {
+pub(crate) struct MarketQuotes {
     /// Per answered mint: its best pool, or `None` when not indexed.
     pub quotes: BTreeMap<String, Option<MarketQuote>>,
     /// The answers, one per batch that answered.
@@ -111,7 +111,7 @@ pub struct MarketQuotes {
 
 /// What asking for one risk report gave.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RiskAnswer {
+pub(crate) enum RiskAnswer {
     /// A report.
     Report(RiskReport),
     /// The provider has no report for this token (a 4xx other than 429).
@@ -121,7 +121,7 @@ pub enum RiskAnswer {
 /// Accounts of the keys whose batch answered, the answers they came from,
 /// and the batches that failed.
 #[derive(Debug, Default)]
-pub struct Accounts {
+pub(crate) struct Accounts {
     /// Per answered key: its account, or [`AccountSlot::Missing`].
     pub accounts: BTreeMap<String, AccountSlot>,
     /// The answers, one per batch that answered.
@@ -134,7 +134,7 @@ pub struct Accounts {
 
 /// A token's largest accounts, as the chain gave them.
 #[derive(Debug)]
-pub struct Largest {
+pub(crate) struct Largest {
     /// Address and balance, largest first; `None` when the RPC answered an
     /// error object (it cannot list them: e.g. there is no such mint).
     pub accounts: Option<Vec<Balance>>,
@@ -144,14 +144,14 @@ pub struct Largest {
 
 /// Market data: each token's most liquid pool.
 #[async_trait]
-pub trait MarketData: Send + Sync {
+pub(crate) trait MarketData: Send + Sync {
     /// Quotes for `mints`; the batches that answer by `deadline` are kept.
     async fn quotes(&self, mints: &[String], deadline: Instant) -> MarketQuotes;
 }
 
 /// Token risk: a token's risk report.
 #[async_trait]
-pub trait TokenRisk: Send + Sync {
+pub(crate) trait TokenRisk: Send + Sync {
     /// The risk report of `mint`, if the provider answers by `deadline`,
     /// with the answer it was read from.
     async fn report(
@@ -163,7 +163,7 @@ pub trait TokenRisk: Send + Sync {
 
 /// Chain accounts: accounts by key, and a token's largest accounts.
 #[async_trait]
-pub trait ChainAccounts: Send + Sync {
+pub(crate) trait ChainAccounts: Send + Sync {
     /// The accounts of `keys`; the batches that answer by `deadline` are
     /// kept.
     async fn accounts(&self, keys: &[String], deadline: Instant) -> Accounts;

@@ -31,7 +31,7 @@ pub use schema::*;
 mod serialize;
 pub(crate) mod text;
 
-pub use number::MAX_AMOUNT;
+pub(crate) use number::MAX_AMOUNT;
 pub use number::decimal_json;
 
 /// The fund interface's schema version (`schemaVersion`).

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 /// Amounts must stay below this magnitude (10^15 USD).
-pub const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA4C6_8000, 0x38D7E, 0, false, 0);
+pub(crate) const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA4C6_8000, 0x38D7E, 0, false, 0);
 
 /// A decimal as a JSON number: an integer when it is one (so it prints
 /// without `.0`), else the nearest double (which is exact by construction).

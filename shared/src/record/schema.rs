@@ -175,8 +175,17 @@ const COMMON_REQUIRED: [&str; 8] = [
     "source",
 ];
 
+/// The JSON Schema of a record of `kind`, as the contract and the
+/// OpenAPI document publish it.
+pub fn record_schema(kind: super::RecordKind) -> Value {
+    match kind {
+        super::RecordKind::Snapshot => snapshot_schema(),
+        super::RecordKind::Decision => decision_schema(),
+    }
+}
+
 /// The snapshot record's schema.
-pub fn snapshot_schema() -> Value {
+pub(crate) fn snapshot_schema() -> Value {
     let mut props = common_properties();
     props.insert("type".into(), json!({"const": "snapshot"}));
     props.insert("currency".into(), json!({"const": "USD"}));
@@ -227,7 +236,7 @@ pub fn snapshot_schema() -> Value {
 }
 
 /// The decision record's schema.
-pub fn decision_schema() -> Value {
+pub(crate) fn decision_schema() -> Value {
     let mut props = common_properties();
     props.insert("type".into(), json!({"const": "decision"}));
     let actions: Vec<&str> = Action::ALL.iter().map(|a| a.as_str()).collect();

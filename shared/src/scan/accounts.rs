@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 /// A value that reads as unknown (`None`) when it is absent, `null`, or not
 /// a `T`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Loose<T>(pub Option<T>);
+pub(crate) struct Loose<T>(pub Option<T>);
 
 impl<T> Default for Loose<T> {
     fn default() -> Loose<T> {
@@ -42,7 +42,7 @@ impl<T> Loose<T> {
 /// What the RPC says of one key: no account (`null`), or an account (one
 /// whose fields cannot be read still exists).
 #[derive(Debug, Clone, PartialEq)]
-pub enum AccountSlot {
+pub(crate) enum AccountSlot {
     /// There is no account at the key.
     Missing,
     /// The account.
@@ -61,7 +61,7 @@ impl<'de> Deserialize<'de> for AccountSlot {
 /// An account.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Account {
+pub(crate) struct Account {
     /// Its balance in lamports (`rentEpoch` is often u64::MAX; it is not read).
     pub lamports: Loose<u64>,
     /// The program that owns it.
@@ -72,14 +72,14 @@ pub struct Account {
 
 /// Account data a parser understood.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ParsedData {
+pub(crate) struct ParsedData {
     /// `{type, info}`.
     pub parsed: Parsed,
 }
 
 /// The parsed account: its kind and its fields.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// `mint` or `account` (a token account), among others.
     #[serde(rename = "type")]
     pub kind: String,
@@ -147,7 +147,7 @@ fn parsed(slot: &AccountSlot) -> Option<&Parsed> {
 
 /// What a mint's account says: its program, authorities, supply and
 /// extensions.
-pub fn mint_account(slot: &AccountSlot) -> MintAccount {
+pub(crate) fn mint_account(slot: &AccountSlot) -> MintAccount {
     let AccountSlot::Present(account) = slot else {
         return MintAccount::Missing;
     };
@@ -162,7 +162,7 @@ pub fn mint_account(slot: &AccountSlot) -> MintAccount {
 
 /// A configured public account as the report shows it (`None`: its batch
 /// did not answer).
-pub fn wallet_view(address: &str, slot: Option<&AccountSlot>) -> WalletView {
+pub(crate) fn wallet_view(address: &str, slot: Option<&AccountSlot>) -> WalletView {
     let Some(slot) = slot else {
         return WalletView {
             address: address.to_owned(),

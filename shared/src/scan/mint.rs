@@ -57,7 +57,7 @@ pub(crate) const CHECKED_EXTENSIONS: [&str; 7] = [
 /// One transfer fee setting of `transferFeeConfig`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TransferFee {
+pub(crate) struct TransferFee {
     /// The first epoch it applies in.
     pub epoch: u64,
     /// The most one transfer pays, in the token's smallest units.
@@ -70,7 +70,7 @@ pub struct TransferFee {
 /// something that is neither (unknown).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Field<T> {
+pub(crate) enum Field<T> {
     /// The field is `null`.
     Null,
     /// The field's value.
@@ -93,7 +93,7 @@ impl Field<String> {
 /// A Token-2022 extension of a mint, as far as the checks read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Extension {
+pub(crate) enum Extension {
     /// `permanentDelegate`: who may move or burn anyone's tokens.
     PermanentDelegate {
         /// `delegate`.
@@ -233,7 +233,7 @@ impl FeeInForce {
 /// What the RPC says of a mint account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
-pub enum MintAccount {
+pub(crate) enum MintAccount {
     /// The account does not exist.
     Missing,
     /// The account exists but is not a parsed SPL mint.
@@ -249,7 +249,7 @@ pub enum MintAccount {
 /// A parsed mint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Mint {
+pub(crate) struct Mint {
     /// The program that owns the account.
     pub program: Option<String>,
     /// `mintAuthority`.

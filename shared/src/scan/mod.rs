@@ -15,44 +15,29 @@
 //! - `text`: provider text made fit for a book, a record and the report.
 
 pub(crate) mod accounts;
-pub use accounts::Account;
-pub use accounts::AccountSlot;
-pub use accounts::Loose;
-pub use accounts::Parsed;
-pub use accounts::ParsedData;
-pub use accounts::mint_account;
-pub use accounts::wallet_view;
 pub(crate) mod checks;
 pub use checks::*;
 pub(crate) mod experiments;
-pub use experiments::EXPERIMENTS;
-pub use experiments::Experiment;
-pub use experiments::Rule;
-pub use experiments::registration_record;
+pub use experiments::{EXPERIMENTS, registration_record};
 pub(crate) mod holders;
 pub use holders::MAX_HOLDER_FETCHES;
 pub(crate) mod mint;
 pub(crate) mod provenance;
-pub use provenance::EVIDENCE_BYTES_PER_RUN;
-pub use provenance::EVIDENCE_BYTES_TOTAL;
-pub use provenance::EVIDENCE_TTL;
-pub use provenance::ProvenanceEntry;
-pub use provenance::bodies_to_keep;
-pub use provenance::evidence_room;
-pub use provenance::is_sha256_hex;
-pub use provenance::pack_evidence;
-pub use provenance::sha256_hex;
+pub use provenance::{
+    EVIDENCE_BYTES_PER_RUN, EVIDENCE_BYTES_TOTAL, EVIDENCE_TTL, bodies_to_keep, evidence_room,
+    is_sha256_hex, pack_evidence, sha256_hex,
+};
 pub(crate) mod report;
 pub(crate) mod text;
 pub(crate) mod view;
 pub use view::*;
 
-pub use mint::MintAccount;
+pub(crate) use mint::MintAccount;
 
 /// The scanner's version string.
-pub const SCANNER_VERSION: &str = "scanner-1.0";
+pub(crate) const SCANNER_VERSION: &str = "scanner-1.0";
 /// The scanner's mode: it only ever runs paper experiments.
-pub const SCANNER_MODE: &str = "paper";
+pub(crate) const SCANNER_MODE: &str = "paper";
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use rust_decimal::Decimal;
@@ -62,7 +47,7 @@ use serde::{Deserialize, Serialize};
 /// and experiments advance at most once in it.
 pub(crate) const DEDUP_WINDOW: TimeDelta = TimeDelta::minutes(10);
 /// The ledger grid: paper snapshots are dated at :00, :15, :30 and :45.
-pub const LEDGER_GRID: TimeDelta = TimeDelta::minutes(15);
+pub(crate) const LEDGER_GRID: TimeDelta = TimeDelta::minutes(15);
 /// How long a RugCheck report is reused before it is fetched again.
 pub(crate) const RISK_CACHE_TTL: TimeDelta = TimeDelta::hours(6);
 /// Observations kept per token (24 hours at the 15-minute schedule).
@@ -74,8 +59,14 @@ pub(crate) const TRADES_PER_BOOK: usize = 100;
 /// Liquidity a token's best pool must have for the liquidity check.
 pub(crate) const MIN_LIQUIDITY_USD: Decimal = Decimal::from_parts(50_000, 0, 0, false, 0);
 
+/// The first quarter hour of the ledger grid after `instant`: when the
+/// scheduled scanner runs next.
+pub fn next_grid_slot(instant: DateTime<Utc>) -> DateTime<Utc> {
+    grid_slot(instant) + LEDGER_GRID
+}
+
 /// `instant` floored to the 15-minute ledger grid.
-pub fn grid_slot(instant: DateTime<Utc>) -> DateTime<Utc> {
+pub(crate) fn grid_slot(instant: DateTime<Utc>) -> DateTime<Utc> {
     instant
         .duration_trunc(LEDGER_GRID)
         .expect("a 15-minute grid is representable")
@@ -93,7 +84,7 @@ pub struct UniverseToken {
 /// What DexScreener says of one token: its most liquid pool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MarketQuote {
+pub(crate) struct MarketQuote {
     /// The token's symbol on that pool.
     pub symbol: String,
     /// USD price of the token (either side of the pair), when known.
@@ -112,7 +103,7 @@ pub struct MarketQuote {
 
 /// One risk RugCheck lists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Risk {
+pub(crate) struct Risk {
     /// e.g. "Mint Authority still enabled".
     pub name: String,
     /// `info`, `warn` or `danger`.
@@ -146,7 +137,7 @@ pub(crate) const MAX_RISK_NAME_CHARS: usize = 200;
 /// (`RiskReport::bounded`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RiskReport {
+pub(crate) struct RiskReport {
     /// RugCheck's raw score.
     pub score: Option<f64>,
     /// `score_normalised`.
@@ -232,7 +223,7 @@ impl CachedRisk {
 /// unknown (fail closed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Authority {
+pub(crate) enum Authority {
     /// The field is `null`: nobody holds it.
     Revoked,
     /// The field names who holds it.
@@ -259,7 +250,7 @@ impl Authority {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct WalletView {
+pub(crate) struct WalletView {
     /// The address as configured.
     pub address: String,
     /// Whether the account exists (null when the RPC could not be asked).
@@ -276,7 +267,7 @@ pub struct WalletView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct WalletToken {
+pub(crate) struct WalletToken {
     /// The token's mint.
     pub mint: String,
     /// `uiAmountString`.

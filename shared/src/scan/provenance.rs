@@ -96,7 +96,7 @@ pub fn bodies_to_keep<'a>(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct ProvenanceEntry {
+pub(crate) struct ProvenanceEntry {
     /// `dexscreener`, `rugcheck` or `solana-rpc`.
     pub provider: String,
     /// What was asked, without secrets: `GET <origin><path>`, or an RPC

@@ -37,7 +37,7 @@ pub enum Effort {
 
 /// A content coding the service sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coding {
+pub(crate) enum Coding {
     /// Brotli (RFC 7932).
     Br,
     /// gzip (RFC 1952).
@@ -117,11 +117,6 @@ impl Encoded {
     }
 }
 
-/// `bytes` compressed with Brotli, for keeping.
-pub fn brotli(bytes: &[u8]) -> Bytes {
-    brotli_at(bytes, Effort::Kept)
-}
-
 /// `bytes` compressed with Brotli at `effort`.
 pub fn brotli_at(bytes: &[u8], effort: Effort) -> Bytes {
     let quality = match effort {
@@ -135,11 +130,6 @@ pub fn brotli_at(bytes: &[u8], effort: Effort) -> Bytes {
         let _ = writer.write_all(bytes);
     }
     Bytes::from(out)
-}
-
-/// `bytes` compressed with gzip at zlib's best level, for keeping.
-pub fn gzip(bytes: &[u8]) -> Bytes {
-    gzip_at(bytes, Effort::Kept)
 }
 
 /// `bytes` compressed with gzip at `effort`.

@@ -28,53 +28,23 @@ pub use contract::*;
 pub(crate) mod dashboard;
 pub use dashboard::*;
 pub(crate) mod encoded;
-pub use encoded::Coding;
-pub use encoded::Effort;
-pub use encoded::Encoded;
-pub use encoded::brotli;
-pub use encoded::brotli_at;
-pub use encoded::gzip;
-pub use encoded::gzip_at;
+pub use encoded::{Effort, Encoded, brotli_at, gzip_at};
 pub(crate) mod exports;
 pub use exports::*;
 pub(crate) mod head_cache;
 pub(crate) mod ledger;
-pub use ledger::AppendError;
-pub use ledger::AppendStatus;
-pub use ledger::BODY_TIMEOUT;
-pub use ledger::DEFAULT_PAGE_LIMIT;
-pub use ledger::Ledger;
-pub use ledger::MAX_BODY_BYTES;
-pub use ledger::MAX_PAGE_LIMIT;
-pub use ledger::Receipt;
+pub use ledger::{
+    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, Ledger, MAX_BODY_BYTES, MAX_PAGE_LIMIT, Receipt,
+};
 pub(crate) mod log;
-pub use log::CosignRound;
-pub use log::CustodyStatus;
-pub use log::Log;
-pub use log::LogError;
-pub use log::REFUSED_TO_SIGN;
-pub use log::SignedCheckpoint;
-pub use log::TileBody;
-pub use log::WITNESS_ALARM;
-pub use log::WITNESS_TIMEOUT;
-pub use log::WitnessOutcome;
-pub use log::WitnessSignature;
-pub use log::Witnessed;
+pub use log::{CosignRound, CustodyStatus, Log, LogError, REFUSED_TO_SIGN, WITNESS_ALARM};
 pub(crate) mod page;
-pub use page::LATEST_ENTRIES;
-pub use page::LatestEntry;
-pub use page::PageData;
-pub use page::Pages;
-pub use page::Verification;
-pub use page::Witnesses;
+pub use page::{LATEST_ENTRIES, LatestEntry, PageData, Pages, Verification, Witnesses};
 pub(crate) mod read;
-pub use read::Answer;
-pub use read::ClientTags;
-pub use read::Read;
 #[cfg(feature = "scanner")]
 pub(crate) mod scan;
 #[cfg(feature = "scanner")]
-pub use scan::Providers;
+pub(crate) use scan::Providers;
 #[cfg(feature = "scanner")]
 pub use scan::RunError;
 #[cfg(feature = "scanner")]

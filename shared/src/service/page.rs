@@ -13,8 +13,8 @@
 
 use crate::errors::ErrorChain;
 use crate::merkle::{Digest, Head};
-use crate::ports::ledger_store::{Entry, PageQuery, StoreError};
 use crate::ports::ScanStore;
+use crate::ports::ledger_store::{Entry, PageQuery, StoreError};
 use crate::record::Record;
 use crate::scan::ScannerHealth;
 use crate::scan::view::HEALTH;
@@ -257,7 +257,11 @@ impl Pages {
 /// witnessed checkpoint is served or the scanner's health shown, a hash of
 /// the head's root, that checkpoint's note and that health (so new
 /// cosignatures and a new scanner run show without a new record).
-pub(crate) fn shown_head(head: &Head, witnessed: Option<&Witnessed>, scanner: Option<&str>) -> Head {
+pub(crate) fn shown_head(
+    head: &Head,
+    witnessed: Option<&Witnessed>,
+    scanner: Option<&str>,
+) -> Head {
     if witnessed.is_none() && scanner.is_none() {
         return *head;
     }

@@ -22,13 +22,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-pub use crate::service::encoded::Coding;
-pub use crate::service::encoded::Effort;
-pub use crate::service::encoded::Encoded;
-pub use crate::service::encoded::brotli;
-pub use crate::service::encoded::brotli_at;
-pub use crate::service::encoded::gzip;
-pub use crate::service::encoded::gzip_at;
+pub(crate) use crate::service::encoded::Coding;
+pub use crate::service::encoded::{Effort, Encoded, brotli_at, gzip_at};
 
 /// Bodies smaller than this are sent as they are.
 pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;

@@ -16,15 +16,7 @@
 
 pub(crate) mod auth;
 pub(crate) mod encoding;
-pub use encoding::Coding;
-pub use encoding::Effort;
-pub use encoding::Encoded;
-pub use encoding::brotli;
-pub use encoding::brotli_at;
-pub use encoding::compress_answers;
-pub use encoding::encoded_answer;
-pub use encoding::gzip;
-pub use encoding::gzip_at;
+pub use encoding::{Effort, Encoded, brotli_at, compress_answers, encoded_answer, gzip_at};
 pub(crate) mod error;
 pub(crate) mod etag;
 pub(crate) mod limits;
@@ -38,14 +30,8 @@ pub(crate) mod panics;
 pub(crate) mod query;
 
 pub use auth::authorize;
-pub use error::ApiError;
-pub use error::not_found;
-pub use error::store_not_configured_app;
-pub use etag::client_has;
-pub use etag::client_tags;
-pub use etag::read_answer;
-pub use etag::with_content_etag;
-pub use etag::with_etag;
+pub use error::{ApiError, not_found, store_not_configured_app};
+pub use etag::{client_has, client_tags, read_answer, with_content_etag, with_etag};
 pub use limits::ServerLimits;
 pub use panics::catch_panics;
 pub use query::QueryParams;

@@ -24,7 +24,7 @@ use crate::routes::View;
 use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::DRY_RUN;
 use freedom_shared::SCHEMA_VERSION;
-use freedom_shared::record::{decision_schema, snapshot_schema};
+use freedom_shared::record::{RecordKind, record_schema};
 use freedom_shared::service::BODY_TIMEOUT;
 use freedom_shared::service::Log;
 use freedom_shared::service::{Registrations, contract_limits, record_rules, scanner_rules};
@@ -162,7 +162,7 @@ fn build_contract() -> Value {
         "schemaVersion": SCHEMA_VERSION,
         "service": "freedom-fund",
         "description": "A public, append-only record of a small long-only USD fund and its paper experiments. The service never trades, signs, or approves anything, and stores no private data.",
-        "records": {"snapshot": snapshot_schema(), "decision": decision_schema()},
+        "records": {"snapshot": record_schema(RecordKind::Snapshot), "decision": record_schema(RecordKind::Decision)},
         "endpoints": OPERATIONS.iter().map(endpoint).collect::<Vec<_>>(),
         "errors": {
             "shape": {"error": {"code": "string", "message": "string", "details": "array"}},

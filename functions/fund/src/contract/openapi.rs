@@ -10,7 +10,7 @@ use crate::routes::ledger::{AppendBody, DRY_RUN, LedgerView};
 use crate::routes::log::{ConsistencyView, ProofView};
 use crate::routes::{Param, View};
 use freedom_shared::SCHEMA_VERSION;
-use freedom_shared::record::{COMPONENTS, decision_schema, snapshot_schema};
+use freedom_shared::record::{COMPONENTS, RecordKind, record_schema};
 use freedom_shared::service::Dashboard;
 use freedom_shared::web::ApiError;
 use schemars::generate::SchemaSettings;
@@ -311,8 +311,14 @@ pub fn openapi() -> Value {
     let series_row = generator.subschema_for::<freedom_shared::service::SeriesRow>();
     let head = generator.subschema_for::<freedom_shared::merkle::Head>();
     let mut schemas = generator.take_definitions(true);
-    schemas.insert("Snapshot".into(), component(snapshot_schema()));
-    schemas.insert("Decision".into(), component(decision_schema()));
+    schemas.insert(
+        "Snapshot".into(),
+        component(record_schema(RecordKind::Snapshot)),
+    );
+    schemas.insert(
+        "Decision".into(),
+        component(record_schema(RecordKind::Decision)),
+    );
     schemas.insert("ScannerReport".into(), super::scanner_report_schema());
     schemas.insert("Error".into(), error_schema());
     schemas.insert(

@@ -84,7 +84,11 @@ pub(super) fn shown(dashboard: &Dashboard) -> Vec<&StrategyView> {
 pub(super) fn shown_name(name: &str, mode: Mode) -> &str {
     let suffix = format!(" ({})", mode.as_str());
     match name.len().checked_sub(suffix.len()) {
-        Some(at) if at > 0 && name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(&suffix) => &name[..at],
+        Some(at)
+            if at > 0 && name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(&suffix) =>
+        {
+            &name[..at]
+        }
         _ => name,
     }
 }

@@ -113,7 +113,10 @@ pub(super) fn latest_values(shown: &[&StrategyView]) -> String {
                     strategy.mode.as_str(),
                     date(&point.as_of)
                 ),
-                None => format!("{}: no value", shown_name(&strategy.strategy_name, strategy.mode)),
+                None => format!(
+                    "{}: no value",
+                    shown_name(&strategy.strategy_name, strategy.mode)
+                ),
             }
         })
         .collect::<Vec<_>>()

@@ -9,9 +9,8 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use freedom_shared::record::StrategyId;
 use freedom_shared::record::identifier_schema;
-use freedom_shared::service::{ALL, DEFAULT_PERIOD, PERIODS, Period, Selection};
+use freedom_shared::service::{Period, Selection};
 use freedom_shared::web::{ApiError, QueryParams, client_tags, read_answer};
-use serde_json::json;
 use std::collections::BTreeSet;
 
 /// The dashboard's period (also the page's, at `/`).
@@ -20,12 +19,7 @@ pub(crate) const PERIOD: Param = Param {
     required: false,
     repeatable: false,
     description: "the window in trading days (Monday to Friday by UTC date), or all (since inception)",
-    schema: || {
-        json!({"oneOf": [
-            {"type": "integer", "enum": PERIODS},
-            {"const": ALL}
-        ], "default": DEFAULT_PERIOD})
-    },
+    schema: Period::query_schema,
 };
 
 /// Only the strategies named.

@@ -17,9 +17,7 @@
 
 pub(crate) mod connection;
 pub(crate) mod ledger_store;
-pub use ledger_store::DATABASE_FILE;
-pub use ledger_store::LedgerFile;
-pub use ledger_store::SqliteLedgerStore;
+pub use ledger_store::{DATABASE_FILE, LedgerFile, SqliteLedgerStore};
 pub(crate) mod scan_store;
 pub(crate) mod signed_file;
 pub(crate) mod signer_memory;

@@ -13,9 +13,7 @@
 //!   witnessed checkpoint, in one hash ([`KvWitnessMemory`]).
 
 pub(crate) mod client;
-pub use client::Command;
-pub use client::KvClient;
-pub use client::KvError;
+pub use client::{Command, KvClient, KvError};
 pub(crate) mod ledger_store;
 pub(crate) mod scan_store;
 pub(crate) mod signer_memory;

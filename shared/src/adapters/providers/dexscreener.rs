@@ -24,13 +24,13 @@ pub(crate) const MAX_POOLS: usize = 30;
 
 /// The DexScreener client.
 #[derive(Debug, Clone)]
-pub struct DexScreener {
+pub(crate) struct DexScreener {
     http: Http,
 }
 
 impl DexScreener {
     /// A client on `http` (base URL, timeout, pacing).
-    pub fn new(http: Http) -> DexScreener {
+    pub(crate) fn new(http: Http) -> DexScreener {
         DexScreener { http }
     }
 }

@@ -17,11 +17,11 @@
 //!   `getTokenLargestAccounts`.
 
 pub(crate) mod dexscreener;
-pub use dexscreener::DexScreener;
+pub(crate) use dexscreener::DexScreener;
 pub(crate) mod rugcheck;
-pub use rugcheck::RugCheck;
+pub(crate) use rugcheck::RugCheck;
 pub(crate) mod solana;
-pub use solana::SolanaRpc;
+pub(crate) use solana::SolanaRpc;
 pub(crate) mod wire;
 
 #[cfg(test)]
@@ -31,7 +31,7 @@ mod standin_tests;
 #[cfg(test)]
 mod tests;
 
-pub use crate::config::scanner::ProviderConfig;
+pub(crate) use crate::config::scanner::ProviderConfig;
 
 use crate::config::ScannerConfig;
 use crate::service::Providers;
@@ -84,7 +84,7 @@ impl From<OutboundError> for ProviderError {
 /// The HTTP side every provider client shares: pacing and retries on the
 /// outbound client.
 #[derive(Debug, Clone)]
-pub struct Http {
+pub(crate) struct Http {
     config: ProviderConfig,
     permits: Arc<Semaphore>,
     next_start: Arc<Mutex<Instant>>,
@@ -92,7 +92,7 @@ pub struct Http {
 
 impl Http {
     /// A paced client for one provider (on the process's one HTTP client).
-    pub fn new(config: ProviderConfig) -> Http {
+    pub(crate) fn new(config: ProviderConfig) -> Http {
         Http {
             permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
             next_start: Arc::new(Mutex::new(Instant::now())),

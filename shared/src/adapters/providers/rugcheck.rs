@@ -14,13 +14,13 @@ use std::time::Instant;
 
 /// The RugCheck client.
 #[derive(Debug, Clone)]
-pub struct RugCheck {
+pub(crate) struct RugCheck {
     http: Http,
 }
 
 impl RugCheck {
     /// A client on `http`.
-    pub fn new(http: Http) -> RugCheck {
+    pub(crate) fn new(http: Http) -> RugCheck {
         RugCheck { http }
     }
 }

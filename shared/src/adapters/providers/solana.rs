@@ -23,7 +23,7 @@ pub(crate) const BATCH: usize = 100;
 
 /// The Solana RPC client.
 #[derive(Debug, Clone)]
-pub struct SolanaRpc {
+pub(crate) struct SolanaRpc {
     http: Http,
 }
 
@@ -34,7 +34,7 @@ fn config() -> serde_json::Value {
 
 impl SolanaRpc {
     /// A client on `http` (its base URL is the RPC endpoint itself).
-    pub fn new(http: Http) -> SolanaRpc {
+    pub(crate) fn new(http: Http) -> SolanaRpc {
         SolanaRpc { http }
     }
 

@@ -8,9 +8,9 @@ use crate::adapters::DexScreener;
 use crate::adapters::RugCheck;
 use crate::adapters::SolanaRpc;
 use crate::adapters::{Http, ProviderConfig};
-use crate::ports::{ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk};
+use crate::ports::providers::{ChainAccounts, MarketData, ProviderError, RiskAnswer, TokenRisk};
 use crate::scan::MintAccount;
-use crate::scan::{AccountSlot, mint_account, wallet_view};
+use crate::scan::accounts::{AccountSlot, mint_account, wallet_view};
 use freedom_testkit::provider_standin::{
     Fault, Provider, ProviderStandIn, fixture_tokens, synthetic_tokens,
 };
@@ -216,15 +216,11 @@ async fn solana_batches_by_100_and_reads_mints_nulls_and_token_accounts() {
     };
     assert_eq!(
         bravo.mint_authority,
-        crate::scan::Authority::HeldBy(
-            "FakeMintAuthBravoTestTestTestTestTestTestTes".into()
-        )
+        crate::scan::Authority::HeldBy("FakeMintAuthBravoTestTestTestTestTestTestTes".into())
     );
     assert_eq!(
         bravo.freeze_authority,
-        crate::scan::Authority::HeldBy(
-            "FakeFreezeAuthBravoTestTestTestTestTestTestT".into()
-        )
+        crate::scan::Authority::HeldBy("FakeFreezeAuthBravoTestTestTestTestTestTestT".into())
     );
     assert_eq!(
         mint_account(&accounts.accounts["FakeCharMintNoPairsTestTestTestTestTestTestT"]),

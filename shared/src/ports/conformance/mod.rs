@@ -29,8 +29,7 @@ mod signer;
 mod tiles;
 mod witnesses;
 
-pub use scan::assert_stale_holder_is_fenced_out;
-pub use scan::run_scanner;
+pub use scan::{assert_stale_holder_is_fenced_out, run_scanner};
 pub use signer::run_signer_memory;
 pub use tiles::assert_tiles_match_the_leaves;
 pub use witnesses::run_witness_memory;

@@ -23,12 +23,12 @@ pub struct PageQuery {
 /// Most bytes a ledger page's response body may have (1 MiB): `limit` is a
 /// maximum, and a page of large records stops early, with `next` continuing.
 /// No page can then pass Lambda's 6 MB response limit or pin memory.
-pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_PAGE_BYTES: usize = 1024 * 1024;
 /// What the page body holds besides its entries (schemaVersion, head, next).
 const PAGE_ENVELOPE_BYTES: usize = 512;
 /// What one entry adds to the page body besides its record:
 /// `{"seq":N,"leafHash":"<64 hex>","record":…},`.
-pub const PAGE_ENTRY_OVERHEAD_BYTES: usize = 128;
+pub(crate) const PAGE_ENTRY_OVERHEAD_BYTES: usize = 128;
 
 impl Entry {
     /// The bytes this entry adds to a ledger page's body (at most).
@@ -44,7 +44,7 @@ impl Entry {
 /// entry: a record is at most 64 KiB). Both adapters cut pages with it, so
 /// the rule is one.
 #[derive(Debug)]
-pub struct PageBuilder {
+pub(crate) struct PageBuilder {
     limit: usize,
     budget: usize,
     entries: Vec<Entry>,
@@ -115,8 +115,8 @@ pub struct Page {
 #[async_trait]
 pub trait LedgerPages: HeadReads {
     /// A page of entries, newest first, and the head it was read at: at
-    /// most `query.limit` entries, cut by [`PageBuilder`] at
-    /// [`MAX_PAGE_BYTES`], reading no more records than the page holds
+    /// most `query.limit` entries, cut by `PageBuilder` at
+    /// `MAX_PAGE_BYTES`, reading no more records than the page holds
     /// (plus one).
     async fn page(&self, query: &PageQuery) -> Result<Page, StoreError>;
 }

@@ -9,10 +9,7 @@
 //! written from the constants the code enforces.
 
 pub(crate) mod rules;
-pub use rules::contract_limits;
-pub use rules::dashboard_formulas;
-pub use rules::record_rules;
-pub use rules::scanner_rules;
+pub use rules::{contract_limits, dashboard_formulas, record_rules, scanner_rules};
 
 use crate::ports::ledger_store::StoreError;
 use crate::scan::experiments::EXPERIMENTS;

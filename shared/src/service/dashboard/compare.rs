@@ -78,10 +78,12 @@ pub(super) fn compare(strategies: &[StrategyView], timelines: &[Timeline]) -> Co
     let mut disjoint: Vec<SeriesKey> = strategies
         .iter()
         .zip(timelines)
-        .filter(|(_, timeline)| match (timeline.in_window().last(), latest_first) {
-            (Some(last), Some(latest_first)) => last < latest_first,
-            _ => true,
-        })
+        .filter(
+            |(_, timeline)| match (timeline.in_window().last(), latest_first) {
+                (Some(last), Some(latest_first)) => last < latest_first,
+                _ => true,
+            },
+        )
         .map(|(s, _)| SeriesKey {
             strategy_id: s.strategy_id.clone(),
             mode: s.mode,

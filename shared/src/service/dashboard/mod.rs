@@ -23,15 +23,11 @@ mod period;
 pub(crate) mod rollup;
 mod view;
 
-pub use answer::MAX_ANSWER_BYTES;
-pub use answer::Selection;
-pub use answer::SelectionError;
-pub(crate) use period::UNIT;
-pub use period::ALL;
-pub use period::DEFAULT_PERIOD;
-pub use period::InvalidPeriod;
-pub use period::PERIODS;
+pub(crate) use answer::SelectionError;
+pub use answer::{MAX_ANSWER_BYTES, Selection};
 pub use period::Period;
+pub(crate) use period::UNIT;
+pub(crate) use period::{ALL, DEFAULT_PERIOD, PERIODS};
 pub(crate) use rollup::ROLLUP_VERSION;
 pub use view::*;
 
@@ -247,7 +243,11 @@ mod tests {
             "All",
             "all ",
         ] {
-            assert_eq!(Period::parse(Some(bad)), Err(InvalidPeriod), "{bad}");
+            assert_eq!(
+                Period::parse(Some(bad)),
+                Err(period::InvalidPeriod),
+                "{bad}"
+            );
         }
     }
 }

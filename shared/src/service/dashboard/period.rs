@@ -3,16 +3,16 @@
 use serde::Serialize;
 
 /// The allowed periods, in trading days.
-pub const PERIODS: [u32; 4] = [21, 63, 126, 252];
+pub(crate) const PERIODS: [u32; 4] = [21, 63, 126, 252];
 /// The period when none is asked for.
-pub const DEFAULT_PERIOD: u32 = 63;
+pub(crate) const DEFAULT_PERIOD: u32 = 63;
 /// The unit of `period`: trading days.
 pub(crate) const UNIT: &str = "tradingDays";
 /// The `period` value that selects the record since inception.
-pub const ALL: &str = "all";
+pub(crate) const ALL: &str = "all";
 
-/// A dashboard period: a count of trading days, one of [`PERIODS`], or the
-/// whole record since inception ([`ALL`]).
+/// A dashboard period: a count of trading days, one of `PERIODS`, or the
+/// whole record since inception (`ALL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Period {
     /// The latest N trading days.
@@ -90,6 +90,15 @@ impl Period {
             Period::TradingDays(days) => Some(days),
             Period::All => None,
         }
+    }
+
+    /// The JSON Schema of the `period` query value: one of the windows
+    /// in trading days, or `all`, 63 by default.
+    pub fn query_schema() -> serde_json::Value {
+        serde_json::json!({"oneOf": [
+            {"type": "integer", "enum": PERIODS},
+            {"const": ALL}
+        ], "default": DEFAULT_PERIOD})
     }
 
     /// The query value that selects it (`63`, `all`).

@@ -19,14 +19,9 @@ mod prove;
 mod vouch;
 mod witnessing;
 
-pub use custody::CustodyStatus;
-pub use custody::REFUSED_TO_SIGN;
-pub use witnessing::CosignRound;
-pub use witnessing::WITNESS_ALARM;
-pub use witnessing::WITNESS_TIMEOUT;
-pub use witnessing::WitnessOutcome;
-pub use witnessing::WitnessSignature;
-pub use witnessing::Witnessed;
+pub use custody::{CustodyStatus, REFUSED_TO_SIGN};
+pub use witnessing::{CosignRound, WITNESS_ALARM};
+pub(crate) use witnessing::{WitnessSignature, Witnessed};
 
 use crate::config::LogConfig;
 use crate::merkle::Head;

@@ -35,7 +35,7 @@ use std::time::Duration;
 /// The event an alarm publishes (its `detail-type`).
 pub const WITNESS_ALARM: &str = "log.witness_alarm";
 /// How long one witness may take to answer.
-pub const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);
 /// How far ahead of the clock a cosignature may be dated.
 const MAX_FUTURE_SECONDS: i64 = 600;
 

@@ -2,10 +2,10 @@
 //! their source, detail-type and detail, in batches of at most 10; a bus that
 //! is down fails nothing.
 
+use super::{EventBridgeSink, sdk_config};
+use crate::ports::{EventSink, NoEvents, OutsideEvent};
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_eventbridge::config::Credentials;
-use freedom_shared::adapters::{EventBridgeSink, sdk_config};
-use freedom_shared::ports::{EventSink, NoEvents, OutsideEvent};
 use freedom_testkit::moto::MotoServer;
 use serde_json::json;
 
