@@ -113,14 +113,14 @@ def named(text, here):
 
 def reexported(found):
     """Names the crate root re-exports from another crate (`pub use
-    other_crate::{a, b}` or `pub use other_crate::a`): modules of that
-    crate, outside this one's graph."""
+    other_crate::{a, b}` or `pub use other_crate::a`, or the same
+    `pub(crate)`): modules of that crate, outside this one's graph."""
     root = found.get((), "")
     names = set()
-    for match in re.finditer(rf"\bpub use ({IDENT})::\{{([^}}]*)\}};", root):
+    for match in re.finditer(rf"\bpub(?:\(crate\))? use ({IDENT})::\{{([^}}]*)\}};", root):
         if match.group(1) not in ("crate", "self", "super"):
             names.update(n.strip() for n in match.group(2).split(",") if n.strip())
-    for match in re.finditer(rf"\bpub use ({IDENT})::({IDENT});", root):
+    for match in re.finditer(rf"\bpub(?:\(crate\))? use ({IDENT})::({IDENT});", root):
         if match.group(1) not in ("crate", "self", "super"):
             names.add(match.group(2))
     return names

@@ -408,20 +408,30 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
             format!("https://dexscreener.com/solana#report=sha256:{report_hash}")
         );
     }
-    let page = reqwest::get(format!("{}/", server.base))
+    let page = page_text(&server.base).await;
+    assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
+    let status = scanner_status(&page);
+    assert!(status.contains("succeeded."), "{status}");
+    assert_eq!(report["lastOkAt"], report["reportAt"], "{report}");
+    stop(server);
+}
+
+/// The public page at `base`.
+async fn page_text(base: &str) -> String {
+    reqwest::get(format!("{base}/"))
         .await
         .unwrap()
         .text()
         .await
-        .unwrap();
-    assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
+        .unwrap()
+}
+
+/// What `page` says of the scanner's last run.
+fn scanner_status(page: &str) -> &str {
     let status = &page[page
         .find("id=\"scanner-status\"")
         .expect("the scanner's status")..];
-    let status = &status[..status.find("</p>").unwrap()];
-    assert!(status.contains("succeeded."), "{status}");
-    assert_eq!(report["lastOkAt"], report["reportAt"], "{report}");
-    stop(server);
+    &status[..status.find("</p>").unwrap()]
 }
 
 /// Offline, the page says beside the experiments that the scanner is
@@ -450,16 +460,8 @@ async fn with_the_providers_unreachable_the_page_says_the_scanner_is_failing_and
         .unwrap();
     assert_eq!(report["status"], "degraded", "{report}");
     assert_eq!(report["lastOkAt"], Value::Null, "{report}");
-    let page = reqwest::get(format!("{}/", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let status = &page[page
-        .find("id=\"scanner-status\"")
-        .expect("the scanner's status")..];
-    let status = &status[..status.find("</p>").unwrap()];
+    let page = page_text(&server.base).await;
+    let status = scanner_status(&page);
     assert!(
         status.contains("was degraded") && status.contains("FF_DEXSCREENER_URL"),
         "the page says the scanner is failing and what to check: {status}"

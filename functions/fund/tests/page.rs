@@ -201,6 +201,14 @@ async fn strategies_show_their_metrics_and_their_states_never_as_zero() {
             && !card.contains(&format!("-{:.2} %", -drawdown * 100.0)),
         "core's max drawdown is shown with a minus sign"
     );
+    // A level has no direction, so no plus sign; a return keeps its sign.
+    let volatility = core["metrics"]["volatility"].as_f64().unwrap() * 100.0;
+    assert!(volatility > 0.0);
+    assert!(
+        card.contains(&format!(">{volatility:.2} %<"))
+            && !card.contains(&format!("+{volatility:.2} %")),
+        "volatility carries no plus sign"
+    );
     assert!(
         card.contains("href=\"#formula-twr\""),
         "the formula is one click away"
@@ -328,34 +336,6 @@ async fn a_series_with_no_valuation_in_the_window_is_left_off_the_chart_and_name
     assert!(
         !html.contains("(paper) (paper)") && !html.contains("January only (paper)</bdi>"),
         "no name repeats its mode"
-    );
-}
-
-#[tokio::test]
-async fn levels_carry_no_plus_sign_and_returns_do() {
-    let app = sample().await;
-    let (_, _, html) = send(&app.router, get("/")).await;
-    let dashboard = dashboard_json(&app.router, 63).await;
-    let core = dashboard["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["strategyId"] == "core")
-        .unwrap();
-    let start = html.find("id=\"strategy-live-core\"").unwrap();
-    let card = &html[start..];
-    let card = &card[..card.find("</article>").unwrap()];
-    let volatility = core["metrics"]["volatility"].as_f64().unwrap() * 100.0;
-    assert!(volatility > 0.0);
-    assert!(
-        card.contains(&format!(">{volatility:.2} %<"))
-            && !card.contains(&format!("+{volatility:.2} %")),
-        "volatility has no direction, so no plus sign"
-    );
-    let twr = core["metrics"]["twr"].as_f64().unwrap() * 100.0;
-    assert!(
-        card.contains(&format!("{twr:+.2} %")),
-        "a return keeps its sign"
     );
 }
 
