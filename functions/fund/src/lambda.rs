@@ -6,8 +6,9 @@
 //! The fund also gets EventBridge's scheduled event once a minute (the
 //! `LogCosign` rule): with a witness policy (`FF_LOG_POLICY`) it runs one
 //! cosigning round, which asks no witness unless the head moved or a
-//! witness is behind; without one it does nothing. A new instance runs one
-//! such round as it starts, so a new deployment is witnessed at once.
+//! witness is behind; without one it does nothing. While the witnessed
+//! checkpoint is behind the head, a new instance runs one such round as it
+//! starts, so a new deployment is witnessed at once.
 
 use crate::compose::{self, LogParts};
 use crate::router::app;
@@ -59,12 +60,14 @@ impl FundLambda {
                 Ok(status) => tracing::info!(custody = %status, "the log's signer"),
                 Err(error) => tracing::warn!(%error, "cannot read the log's memory yet"),
             }
-            // One round as the instance starts, as freedom-local does: a
-            // new deployment serves a witnessed checkpoint at once rather
-            // than after the next minute's rule. It asks no witness unless
-            // the head moved or a witness is behind, and each witness gets
-            // its timeout (well inside Lambda's 10 s start-up).
-            if state.log.policy().is_some() {
+            // While the witnessed checkpoint is behind the head (a new
+            // deployment, a new policy, an append since the last round),
+            // one round as the instance starts, as freedom-local does:
+            // /log/checkpoint serves the head witnessed at once rather than
+            // after the next minute's rule. When the head is witnessed, a
+            // cold start asks no witness, so one that is down never slows
+            // it (each gets 5 s, inside Lambda's 10 s start-up).
+            if state.log.policy().is_some() && witnessed_behind(&state.log).await {
                 match state.log.cosign(false).await {
                     Ok(round) => tracing::info!(
                         tree_size = round.tree_size,
@@ -102,6 +105,15 @@ impl FundLambda {
             "scheduled cosigning round"
         );
         Ok(serde_json::to_value(round)?)
+    }
+}
+
+/// Whether the log's witnessed checkpoint is missing or smaller than its
+/// head (false when either cannot be read: the scheduled round retries).
+async fn witnessed_behind(log: &Log) -> bool {
+    match (log.witnessed().await, log.head().await) {
+        (Ok(witnessed), Ok(head)) => witnessed.is_none_or(|w| w.size < head.size),
+        _ => false,
     }
 }
 

@@ -425,7 +425,36 @@ impl ScannerHealth {
             status,
             at,
             last_ok_at,
-            why: why.iter().take(MAX_HEALTH_REASONS).cloned().collect(),
+            // A reason can quote a provider: cleaned as events are.
+            why: why
+                .iter()
+                .take(MAX_HEALTH_REASONS)
+                .map(|reason| super::text::visible(reason, super::report::MAX_EVENT_CHARS))
+                .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod health_tests {
+    use super::*;
+
+    /// A reason can quote a provider's answer: the page shows it, so it is
+    /// cleaned as an event's message is (no hidden characters, bounded),
+    /// and at most five are kept.
+    #[test]
+    fn a_health_reason_carries_no_hidden_character_and_no_endless_text() {
+        let at = DateTime::from_timestamp(1_777_896_000, 0).unwrap();
+        let mut why = vec![format!(
+            "RPC said: \u{202E}gnp.exe\u{2066}{}",
+            "x".repeat(5000)
+        )];
+        why.extend((0..9).map(|i| format!("reason {i}")));
+        let health = ScannerHealth::of(RunStatus::Degraded, at, None, &why);
+        assert_eq!(health.why.len(), 5);
+        let first = &health.why[0];
+        assert!(first.starts_with("RPC said: gnp.exe"), "{first}");
+        assert!(!first.chars().any(crate::scan::text::is_hidden));
+        assert!(first.chars().count() <= crate::scan::report::MAX_EVENT_CHARS);
     }
 }
