@@ -54,6 +54,8 @@ pub(crate) const RISK_CACHE_TTL: TimeDelta = TimeDelta::hours(6);
 pub(crate) const HISTORY_PER_TOKEN: usize = 96;
 /// Events kept (newest last).
 pub(crate) const MAX_EVENTS: usize = 200;
+/// Longest event message (or health reason) kept, in characters.
+pub(crate) const MAX_EVENT_CHARS: usize = 600;
 /// Trades kept per paper book (newest last).
 pub(crate) const TRADES_PER_BOOK: usize = 100;
 /// Liquidity a token's best pool must have for the liquidity check.

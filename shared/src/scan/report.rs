@@ -14,7 +14,10 @@ use super::view::{
     Amount, BookView, EventView, ExperimentView, Instant, LinkView, ObservationView, Report,
     RetiredView, RunStatus, UniverseView,
 };
-use super::{CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENTS, UniverseToken, WalletView};
+use super::{
+    CachedRisk, DEDUP_WINDOW, HISTORY_PER_TOKEN, MAX_EVENT_CHARS, MAX_EVENTS, UniverseToken,
+    WalletView,
+};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -31,9 +34,6 @@ pub(crate) struct Observation {
     /// USD liquidity, when known.
     pub liquidity_usd: Option<Decimal>,
 }
-
-/// Longest event message kept, in characters.
-pub(crate) const MAX_EVENT_CHARS: usize = 600;
 
 /// Something a run did or met (a provider failure, a paper trade…).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

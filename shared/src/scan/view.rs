@@ -429,7 +429,7 @@ impl ScannerHealth {
             why: why
                 .iter()
                 .take(MAX_HEALTH_REASONS)
-                .map(|reason| super::text::visible(reason, super::report::MAX_EVENT_CHARS))
+                .map(|reason| super::text::visible(reason, super::MAX_EVENT_CHARS))
                 .collect(),
         }
     }
@@ -455,6 +455,6 @@ mod health_tests {
         let first = &health.why[0];
         assert!(first.starts_with("RPC said: gnp.exe"), "{first}");
         assert!(!first.chars().any(crate::scan::text::is_hidden));
-        assert!(first.chars().count() <= crate::scan::report::MAX_EVENT_CHARS);
+        assert!(first.chars().count() <= crate::scan::MAX_EVENT_CHARS);
     }
 }
