@@ -66,6 +66,7 @@ fn proofs(c: &mut Criterion) {
             index: proof.leaf_index,
             path: proof.path.clone(),
             checkpoint: checkpoint.to_string(),
+            extra: None,
         }
         .to_text();
         let (consistency, _) = runtime

@@ -31,3 +31,22 @@ pub(crate) fn rfc3339(instant: DateTime<Utc>) -> String {
 pub(crate) fn whole_seconds(instant: DateTime<Utc>) -> DateTime<Utc> {
     chrono::SubsecRound::trunc_subsecs(instant, 0)
 }
+
+/// An instant given as seconds since the epoch, in RFC 3339 (UTC, whole
+/// seconds; the earliest or latest instant chrono knows when beyond it).
+pub(crate) fn epoch_seconds_rfc3339(seconds: i64) -> String {
+    let instant = DateTime::from_timestamp(seconds, 0).unwrap_or(if seconds < 0 {
+        DateTime::<Utc>::MIN_UTC
+    } else {
+        DateTime::<Utc>::MAX_UTC
+    });
+    rfc3339(instant)
+}
+
+/// Serialises seconds since the epoch as [`epoch_seconds_rfc3339`] does.
+pub(crate) fn serialize_epoch_seconds<S: serde::Serializer>(
+    seconds: &i64,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&epoch_seconds_rfc3339(*seconds))
+}

@@ -274,6 +274,26 @@ impl Policy {
         self.quorum.is_none()
     }
 
+    /// The quorum time of a checkpoint (c2sp-style witnessed time): the
+    /// earliest instant `t` at which the cosignatures dated at or before
+    /// `t` already satisfy the quorum. `cosigned` holds each verified
+    /// cosignature as (witness index in [`Policy::witnesses`], its time in
+    /// seconds since the epoch); a witness named twice counts at its
+    /// earliest time. `None` when the quorum is `none` (nothing is
+    /// witnessed, so no time is claimed) or the cosignatures never meet it.
+    pub fn quorum_time(&self, cosigned: &[(usize, u64)]) -> Option<u64> {
+        self.quorum.as_ref()?;
+        let mut by_time = cosigned.to_vec();
+        by_time.sort_by_key(|&(index, time)| (time, index));
+        let mut seen = BTreeSet::new();
+        for (index, time) in by_time {
+            if seen.insert(index) && self.check(&seen).met {
+                return Some(time);
+            }
+        }
+        None
+    }
+
     /// What the quorum makes of `cosigned`, the indexes (in
     /// [`Policy::witnesses`]) of the witnesses whose cosignature verified.
     pub fn check(&self, cosigned: &BTreeSet<usize>) -> QuorumCheck {
@@ -351,6 +371,35 @@ mod tests {
             .unwrap()
             .witness_key()
             .to_text()
+    }
+
+    #[test]
+    fn the_quorum_time_is_when_the_quorum_was_first_met() {
+        let text = format!(
+            "witness A {}\nwitness B {}\nwitness C {}\ngroup G 2 A B C\nquorum G\n",
+            key(1),
+            key(2),
+            key(3)
+        );
+        let policy = Policy::parse(&text).unwrap();
+        // B at 300, A at 100, C at 200: two of three by 200.
+        assert_eq!(
+            policy.quorum_time(&[(1, 300), (0, 100), (2, 200)]),
+            Some(200)
+        );
+        // One witness twice is one witness: never two.
+        assert_eq!(policy.quorum_time(&[(0, 100), (0, 50)]), None);
+        assert_eq!(policy.quorum_time(&[(0, 100), (0, 50), (2, 70)]), Some(70));
+        assert_eq!(policy.quorum_time(&[]), None);
+        let all = format!(
+            "witness A {}\nwitness B {}\ngroup G all A B\nquorum G\n",
+            key(1),
+            key(2)
+        );
+        let all = Policy::parse(&all).unwrap();
+        assert_eq!(all.quorum_time(&[(0, 9), (1, u64::MAX)]), Some(u64::MAX));
+        let none = Policy::parse(&format!("witness A {}\nquorum none\n", key(1))).unwrap();
+        assert_eq!(none.quorum_time(&[(0, 9)]), None, "no quorum, no time");
     }
 
     #[test]

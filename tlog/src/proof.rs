@@ -262,13 +262,22 @@ pub struct TlogProof {
     pub path: Vec<Digest>,
     /// The signed checkpoint, verbatim.
     pub checkpoint: String,
+    /// Opaque extra data with an application-specific meaning (the `extra`
+    /// line, base64; not authenticated by the proof).
+    pub extra: Option<Vec<u8>>,
 }
 
 impl TlogProof {
     /// The text form: header, `index N`, one base64 hash per line, a blank
     /// line, the checkpoint.
     pub fn to_text(&self) -> String {
-        let mut text = format!("{TLOG_PROOF_HEADER}\nindex {}\n", self.index);
+        let mut text = format!("{TLOG_PROOF_HEADER}\n");
+        if let Some(extra) = &self.extra {
+            text.push_str("extra ");
+            text.push_str(&BASE64.encode(extra));
+            text.push('\n');
+        }
+        text.push_str(&format!("index {}\n", self.index));
         for hash in &self.path {
             text.push_str(&BASE64.encode(hash.0));
             text.push('\n');
@@ -278,17 +287,23 @@ impl TlogProof {
         text
     }
 
-    /// Reads the text form (an `extra` line is allowed and ignored: it is
-    /// not authenticated).
+    /// Reads the text form (an `extra` line is kept as it is: it is not
+    /// authenticated).
     pub fn parse(text: &str) -> Result<TlogProof, ProofError> {
         let malformed = ProofError::Malformed;
         let rest = text
             .strip_prefix(TLOG_PROOF_HEADER)
             .and_then(|rest| rest.strip_prefix('\n'))
             .ok_or(malformed("it does not start with c2sp.org/tlog-proof@v1"))?;
-        let rest = match rest.strip_prefix("extra ") {
-            Some(extra) => extra.split_once('\n').ok_or(malformed("no index line"))?.1,
-            None => rest,
+        let (extra, rest) = match rest.strip_prefix("extra ") {
+            Some(extra) => {
+                let (line, rest) = extra.split_once('\n').ok_or(malformed("no index line"))?;
+                let bytes = BASE64
+                    .decode(line)
+                    .map_err(|_| malformed("the extra line is not base64"))?;
+                (Some(bytes), rest)
+            }
+            None => (None, rest),
         };
         let (index_line, rest) = rest.split_once('\n').ok_or(malformed("no index line"))?;
         let index = index_line
@@ -318,6 +333,7 @@ impl TlogProof {
             index,
             path,
             checkpoint: checkpoint.to_owned(),
+            extra,
         })
     }
 

@@ -108,6 +108,7 @@ async fn print_sizes(setup: &Setup) {
             index: proof.leaf_index,
             path: proof.path.clone(),
             checkpoint: checkpoint.to_owned(),
+            extra: None,
         }
         .to_text()
         .len()

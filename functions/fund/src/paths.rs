@@ -40,3 +40,8 @@ pub(crate) fn policy_path() -> String {
 pub(crate) fn cosign_path() -> String {
     format!("{LOG_PREFIX}/cosign")
 }
+
+/// The route of the witnessed checkpoints, `<prefix>/witnessed/<n>`.
+pub(crate) fn witnessed_route() -> String {
+    format!("{LOG_PREFIX}/witnessed/{{size}}")
+}

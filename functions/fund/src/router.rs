@@ -11,6 +11,7 @@
 use crate::contract;
 use crate::paths::{
     FEED_PATH, FUND_PATH, JSON, checkpoint_path, cosign_path, policy_path, tile_route,
+    witnessed_route,
 };
 use crate::routes::{View, dashboard, exports, ledger, log};
 use crate::state::AppState;
@@ -51,6 +52,7 @@ fn every_route(state: AppState) -> Router {
         .route(&checkpoint_path(), get(log::checkpoint).fallback(only_get))
         .route(&tile_route(), get(log::tile).fallback(only_get))
         .route(&policy_path(), get(log::policy).fallback(only_get))
+        .route(&witnessed_route(), get(log::witnessed).fallback(only_get))
         .route(
             &cosign_path(),
             axum::routing::post(log::cosign)

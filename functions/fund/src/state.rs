@@ -89,8 +89,12 @@ impl AppState {
     /// store: its checkpoints signed with its key, which the guard then
     /// refuses in records).
     pub fn with_log(mut self, log: Log) -> AppState {
-        self.ledger =
-            Arc::new(Arc::unwrap_or_clone(self.ledger).with_signing_secrets(log.secret_texts()));
+        self.ledger = Arc::new(
+            Arc::unwrap_or_clone(self.ledger)
+                .with_signing_secrets(log.secret_texts())
+                .with_witnessed_times(log.witnessed_times()),
+        );
+        self.dashboards = Arc::new(self.dashboards.with_witnessed_times(log.witnessed_times()));
         self.log = Arc::new(log);
         self.rewired()
     }

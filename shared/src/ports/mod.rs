@@ -12,7 +12,8 @@
 //!   kept apart from the ledger ([`SignerMemory`]).
 //! - `witness_client`: how the log reaches a witness ([`witness_client::WitnessClient`]).
 //! - `witness_memory`: what the log keeps of its witnesses: the size each
-//!   last cosigned and the newest witnessed checkpoint ([`WitnessMemory`]).
+//!   last cosigned, the newest witnessed checkpoint and the witnessed
+//!   history ([`WitnessMemory`]).
 //! - `conformance` (feature `conformance`): the one suite every store adapter
 //!   passes.
 
@@ -31,7 +32,7 @@ pub use signer_memory::{InProcess, SignerMemory};
 pub(crate) mod witness_client;
 pub use witness_client::{WitnessClient, WitnessReply};
 pub(crate) mod witness_memory;
-pub use witness_memory::{InProcessWitnesses, WitnessMemory};
+pub use witness_memory::{InProcessWitnesses, KeptCheckpoint, WitnessMemory};
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;

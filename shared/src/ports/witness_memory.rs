@@ -1,11 +1,15 @@
 //! What the log keeps of its witnesses ([`WitnessMemory`]), on the ledger's
 //! own store so that every process and Lambda instance serves the same
 //! witnessed checkpoint: per witness, the size of the checkpoint it last
-//! cosigned (where the next consistency proof starts); and the newest
-//! checkpoint that met the policy's quorum, with its cosignatures.
+//! cosigned (where the next consistency proof starts); the newest
+//! checkpoint that met the policy's quorum, with its cosignatures; and the
+//! witnessed history: every such checkpoint larger than the one kept
+//! before it, with its quorum time, never changed once kept (what a
+//! record's witnessed time is read from).
 //!
-//! Adapters: the KV REST store (one hash, `P log:witnesses`), the embedded
-//! store (`log-witnesses.sqlite3` in the data dir) and [`InProcessWitnesses`]
+//! Adapters: the KV REST store (the hash `P log:witnesses`, the sorted sets
+//! `P log:witnessed` and `P log:witnessed:times`), the embedded store
+//! (`log-witnesses.sqlite3` in the data dir) and [`InProcessWitnesses`]
 //! (tests).
 
 use super::ledger_store::StoreError;
@@ -21,7 +25,24 @@ pub struct WitnessState {
     /// The newest witnessed checkpoint (the log's signed note with the
     /// cosignatures appended), and its size.
     pub witnessed: Option<(u64, String)>,
+    /// The size of the largest checkpoint in the witnessed history.
+    pub history_top: Option<u64>,
 }
+
+/// A checkpoint of the witnessed history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptCheckpoint {
+    /// Its tree size.
+    pub size: u64,
+    /// Its quorum time when it was kept (seconds since the epoch): the
+    /// earliest instant its cosignatures met the policy's quorum.
+    pub quorum_time: u64,
+    /// The log's signed note with the cosignatures appended.
+    pub note: String,
+}
+
+/// How much of the witnessed history one read may return.
+pub(crate) const MAX_HISTORY_READ: usize = 10_000;
 
 /// The log's memory of its witnesses.
 #[async_trait]
@@ -33,11 +54,28 @@ pub trait WitnessMemory: Send + Sync + 'static {
     /// was kept, up or down: a witness that lost its state says so).
     async fn set_size(&self, witness: &str, size: u64) -> Result<(), StoreError>;
 
-    /// Keeps `note` (of tree size `size`) as the witnessed checkpoint unless
-    /// a larger one is kept already (atomically; one of the same size is
-    /// replaced, as it may carry more cosignatures). `Ok(false)`: a larger
-    /// one was kept.
-    async fn keep_witnessed(&self, size: u64, note: &str) -> Result<bool, StoreError>;
+    /// Keeps `note` (of tree size `size`) as the witnessed checkpoint
+    /// unless a larger one is kept already (one of the same size is
+    /// replaced, as it may carry more cosignatures), and, when it has a
+    /// quorum time (a policy with a quorum), adds it to the witnessed
+    /// history if it is larger than every checkpoint there (an entry of the
+    /// history never changes). One atomic step. `Ok(false)`: a larger one
+    /// was kept.
+    async fn keep_witnessed(
+        &self,
+        size: u64,
+        note: &str,
+        quorum_time: Option<u64>,
+    ) -> Result<bool, StoreError>;
+
+    /// The witnessed history from its earliest checkpoint of size at least
+    /// `from` on, smallest first, at most `limit` (capped at
+    /// [`MAX_HISTORY_READ`]): one store read.
+    async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError>;
+
+    /// As [`WitnessMemory::history`], without the notes (sizes and quorum
+    /// times only: what a dashboard needs, a fraction of the bytes).
+    async fn history_times(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64)>, StoreError>;
 }
 
 #[async_trait]
@@ -50,34 +88,59 @@ impl<T: WitnessMemory + ?Sized> WitnessMemory for std::sync::Arc<T> {
         (**self).set_size(witness, size).await
     }
 
-    async fn keep_witnessed(&self, size: u64, note: &str) -> Result<bool, StoreError> {
-        (**self).keep_witnessed(size, note).await
+    async fn keep_witnessed(
+        &self,
+        size: u64,
+        note: &str,
+        quorum_time: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        (**self).keep_witnessed(size, note, quorum_time).await
+    }
+
+    async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError> {
+        (**self).history(from, limit).await
+    }
+
+    async fn history_times(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64)>, StoreError> {
+        (**self).history_times(from, limit).await
     }
 }
 
 /// A memory that lasts as long as the process (tests).
 #[derive(Debug, Default)]
 pub struct InProcessWitnesses {
-    state: Mutex<WitnessState>,
+    state: Mutex<(WitnessState, BTreeMap<u64, KeptCheckpoint>)>,
 }
 
 #[async_trait]
 impl WitnessMemory for InProcessWitnesses {
     async fn read(&self) -> Result<WitnessState, StoreError> {
-        Ok(self.state.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        Ok(self
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .clone())
     }
 
     async fn set_size(&self, witness: &str, size: u64) -> Result<(), StoreError> {
         self.state
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .0
             .sizes
             .insert(witness.to_owned(), size);
         Ok(())
     }
 
-    async fn keep_witnessed(&self, size: u64, note: &str) -> Result<bool, StoreError> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+    async fn keep_witnessed(
+        &self,
+        size: u64,
+        note: &str,
+        quorum_time: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (state, history) = &mut *guard;
         if state
             .witnessed
             .as_ref()
@@ -86,7 +149,35 @@ impl WitnessMemory for InProcessWitnesses {
             return Ok(false);
         }
         state.witnessed = Some((size, note.to_owned()));
+        if let Some(quorum_time) = quorum_time
+            && state.history_top.is_none_or(|top| top < size)
+        {
+            state.history_top = Some(size);
+            history.insert(
+                size,
+                KeptCheckpoint {
+                    size,
+                    quorum_time,
+                    note: note.to_owned(),
+                },
+            );
+        }
         Ok(true)
+    }
+
+    async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError> {
+        let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(guard
+            .1
+            .range(from..)
+            .take(limit.min(MAX_HISTORY_READ))
+            .map(|(_, kept)| kept.clone())
+            .collect())
+    }
+
+    async fn history_times(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64)>, StoreError> {
+        let kept = self.history(from, limit).await?;
+        Ok(kept.into_iter().map(|k| (k.size, k.quorum_time)).collect())
     }
 }
 

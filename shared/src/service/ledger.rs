@@ -17,6 +17,7 @@ use crate::record::guard::Guard;
 use crate::record::{FieldIssue, Mode, Record, RecordError, RecordKind, StrategyId};
 use crate::scan::experiments::{Experiment, registered_hash, registration_id};
 use crate::scan::report::Registration;
+use crate::service::log::{Recorded, WitnessTable, WitnessedTimes, lag_seconds};
 use crate::tlog::tiles::MAX_ENTRY_BYTES;
 use std::sync::Arc;
 
@@ -92,6 +93,28 @@ pub struct Ledger {
     guard: Guard,
     clock: Clock,
     events: Events,
+    /// The witnessed history a page's entries are dated from.
+    times: WitnessedTimes,
+}
+
+/// A ledger page with when each entry was in the witnessed log.
+#[derive(Debug, Clone)]
+pub struct WitnessedPage {
+    /// The page.
+    pub page: Page,
+    /// Its tag: the head's, and the witnessed history's top.
+    pub stamp: Head,
+    /// Per entry, in the page's order.
+    pub recorded: Vec<EntryRecording>,
+}
+
+/// When one ledger entry was in the witnessed log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryRecording {
+    /// Its witnessed time, pending, or unwitnessed.
+    pub witnessed: Recorded,
+    /// For a witnessed snapshot: its witnessed time minus its `asOf`.
+    pub lag_seconds: Option<i64>,
 }
 
 impl Ledger {
@@ -109,7 +132,15 @@ impl Ledger {
             guard,
             clock: system_clock(),
             events: no_events(),
+            times: WitnessedTimes::default(),
         }
+    }
+
+    /// The same ledger dating its pages' entries from the witnessed
+    /// history `times` reads.
+    pub fn with_witnessed_times(mut self, times: WitnessedTimes) -> Ledger {
+        self.times = times;
+        self
     }
 
     /// The same ledger reading `clock` (tests, and the scanner's own clock).
@@ -216,6 +247,50 @@ impl Ledger {
     /// A page of the ledger, newest first.
     pub async fn page(&self, query: &PageQuery) -> Result<Page, StoreError> {
         self.pages.page(query).await
+    }
+
+    /// A page of the ledger with each entry's witnessed time (and a
+    /// snapshot's lag): the page and the history's top read at once, then
+    /// the history over the page's entries (one read more, with witnesses).
+    pub async fn witnessed_page(&self, query: &PageQuery) -> Result<WitnessedPage, StoreError> {
+        let (page, top) =
+            futures_util::future::try_join(self.pages.page(query), self.times.top()).await?;
+        let table = match (page.entries.last(), page.entries.first()) {
+            (Some(oldest), Some(newest)) => self.times.table(oldest.seq, newest.seq, top).await?,
+            _ if self.times.is_witnessed() => WitnessTable::new(page.head.size, Vec::new()),
+            _ => WitnessTable::unwitnessed(),
+        };
+        let recorded = page
+            .entries
+            .iter()
+            .map(|entry| {
+                let witnessed = table.of(entry.seq);
+                let lag_seconds = match witnessed {
+                    Recorded::Witnessed(at) => match Record::from_canonical(&entry.canonical) {
+                        Ok(Record::Snapshot(snapshot)) => {
+                            Some(lag_seconds(at, snapshot.header.as_of.instant()))
+                        }
+                        Ok(Record::Decision(_)) => None,
+                        Err(error) => {
+                            return Err(StoreError::Corrupt(format!(
+                                "stored record {} does not parse: {error}",
+                                entry.seq
+                            )));
+                        }
+                    },
+                    _ => None,
+                };
+                Ok(EntryRecording {
+                    witnessed,
+                    lag_seconds,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(WitnessedPage {
+            stamp: crate::service::dashboard::stamped(&page.head, top),
+            page,
+            recorded,
+        })
     }
 
     /// The newest record of one series of records (`strategy`, `kind`,

@@ -34,10 +34,15 @@ pub use exports::*;
 pub(crate) mod head_cache;
 pub(crate) mod ledger;
 pub use ledger::{
-    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, Ledger, MAX_BODY_BYTES, MAX_PAGE_LIMIT, Receipt,
+    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, EntryRecording, Ledger, MAX_BODY_BYTES,
+    MAX_PAGE_LIMIT, Receipt, WitnessedPage,
 };
 pub(crate) mod log;
-pub use log::{CosignRound, CustodyStatus, Log, LogError, REFUSED_TO_SIGN, WITNESS_ALARM};
+pub use log::{
+    CONSISTENCY_EXTRA, CosignRound, CustodyStatus, Log, LogError, RECORDING_WINDOW_SECONDS,
+    REFUSED_TO_SIGN, Recorded, WITNESS_ALARM, WitnessTable, WitnessedAt, WitnessedInclusion,
+    WitnessedTimes, lag_seconds,
+};
 pub(crate) mod page;
 pub use page::{LATEST_ENTRIES, LatestEntry, PageData, Pages, Verification, Witnesses};
 pub(crate) mod read;

@@ -18,10 +18,12 @@ use crate::ports::ledger_store::{Entry, PageQuery, StoreError};
 use crate::record::Record;
 use crate::scan::ScannerHealth;
 use crate::scan::view::HEALTH;
-use crate::service::dashboard::{Dashboard, Dashboards, Period, PeriodCache};
+use crate::service::dashboard::{Dashboard, Dashboards, Period, PeriodCache, stamped};
 use crate::service::encoded::Encoded;
 use crate::service::ledger::Ledger;
-use crate::service::log::{Log, LogError, WitnessSignature, Witnessed};
+use crate::service::log::{
+    Log, LogError, Recorded, WitnessSignature, WitnessTable, Witnessed, lag_seconds,
+};
 use crate::service::read::{Answer, ClientTags, Read};
 use sha2::{Digest as _, Sha256};
 use std::sync::Arc;
@@ -53,11 +55,16 @@ pub struct LatestEntry {
     pub leaf_hash: Digest,
     /// Its record.
     pub record: Record,
+    /// When it was in the witnessed log (or why the page cannot say).
+    pub recorded: Recorded,
+    /// For a witnessed snapshot: its witnessed time minus its `asOf`.
+    pub lag_seconds: Option<i64>,
 }
 
 impl LatestEntry {
-    /// The entry `entry` with its record read back.
-    fn of(entry: Entry) -> Result<LatestEntry, StoreError> {
+    /// The entry `entry` with its record read back, and when `table` says
+    /// it was in the witnessed log.
+    fn of(entry: Entry, table: &WitnessTable) -> Result<LatestEntry, StoreError> {
         let record = Record::from_canonical(&entry.canonical).map_err(|error| {
             StoreError::Corrupt(format!(
                 "stored record {} does not parse: {error}",
@@ -67,7 +74,14 @@ impl LatestEntry {
         Ok(LatestEntry {
             seq: entry.seq,
             leaf_hash: entry.leaf_hash,
+            lag_seconds: match (table.of(entry.seq), &record) {
+                (Recorded::Witnessed(at), Record::Snapshot(snapshot)) => {
+                    Some(lag_seconds(at, snapshot.header.as_of.instant()))
+                }
+                _ => None,
+            },
             record,
+            recorded: table.of(entry.seq),
         })
     }
 }
@@ -149,18 +163,24 @@ impl Pages {
         // checkpoint the page shows) alone decides.
         let witnessed = self.witnessed_shown().await?;
         let scanner = self.scanner_health().await?;
-        let head = self.ledger.head().await?;
-        let shown = shown_head(&head, witnessed.as_ref(), scanner.as_deref());
+        let (head, top, stamp) = self.dashboards.stamp().await?;
+        let shown = shown_head(&stamp, witnessed.as_ref(), scanner.as_deref());
         if client.holds_head(&shown) {
             return Ok(Read::NotModified(shown));
         }
-        let dashboard = self.dashboards.get_at(head, period).await?;
-        let shown = shown_head(&dashboard.head, witnessed.as_ref(), scanner.as_deref());
+        let dashboard = self.dashboards.get_at(head, top, period).await?;
+        let stamp = stamped(&dashboard.head, dashboard.top);
+        let shown = shown_head(&stamp, witnessed.as_ref(), scanner.as_deref());
         let body = self
             .rendered
             .get_or_compute(shown.root_hash, period, || async {
                 let mut data = self
-                    .data(dashboard.view, dashboard.head, witnessed.as_ref())
+                    .data(
+                        dashboard.view,
+                        dashboard.head,
+                        dashboard.top,
+                        witnessed.as_ref(),
+                    )
                     .await?;
                 data.scanner = scanner.as_deref().and_then(|text| {
                     serde_json::from_str(text)
@@ -200,6 +220,7 @@ impl Pages {
         &self,
         dashboard: Arc<Dashboard>,
         head: Head,
+        top: Option<u64>,
         witnessed: Option<&Witnessed>,
     ) -> Result<PageData, StoreError> {
         let latest = PageQuery {
@@ -209,13 +230,16 @@ impl Pages {
             kind: None,
             mode: None,
         };
-        let latest_entries = self
-            .ledger
-            .page(&latest)
-            .await?
-            .entries
+        let entries = self.ledger.page(&latest).await?.entries;
+        let oldest = entries.last().map_or(head.size, |e| e.seq);
+        let table = self
+            .dashboards
+            .witnessed_times()
+            .table(oldest, head.size, top)
+            .await?;
+        let latest_entries = entries
             .into_iter()
-            .map(LatestEntry::of)
+            .map(|entry| LatestEntry::of(entry, &table))
             .collect::<Result<Vec<_>, _>>()?;
         // A log that refuses to sign (its store went back) still shows the
         // page, saying so; a store that fails now fails the page.

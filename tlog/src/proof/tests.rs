@@ -364,6 +364,7 @@ fn tlog_proofs_round_trip_and_verify_only_the_record_they_prove() {
                 root_hash: included.root,
             })
             .to_string(),
+        extra: None,
     };
     let text = proof.to_text();
     assert!(text.starts_with("c2sp.org/tlog-proof@v1\nindex 3\n"));
@@ -379,8 +380,16 @@ fn tlog_proofs_round_trip_and_verify_only_the_record_they_prove() {
         parsed.verify(&other.verifier(), &records[3]),
         Err(ProofError::Checkpoint(_))
     ));
+    let with_extra = TlogProof {
+        extra: Some(b"any bytes\n\0".to_vec()),
+        ..proof.clone()
+    };
+    let text = with_extra.to_text();
+    assert!(text.starts_with("c2sp.org/tlog-proof@v1\nextra "));
+    assert_eq!(TlogProof::parse(&text).unwrap(), with_extra);
     for bad in [
         "",
+        "c2sp.org/tlog-proof@v1\nextra !!\nindex 1\n\nx",
         "c2sp.org/tlog-proof@v1\nindex 03\n\n",
         "c2sp.org/tlog-proof@v1\nindex 1\n!!\n\nx",
     ] {

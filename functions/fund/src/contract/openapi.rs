@@ -261,6 +261,11 @@ fn parameters(operation: &Operation) -> Vec<Value> {
                 "entries": {"summary": "the first entry bundle (full once the log has 256 records)", "value": "entries/000"}
             }
         })],
+        ("GET", "/log/witnessed/{size}") => vec![json!({
+            "name": "size", "in": "path", "required": true,
+            "description": "a record's seq or a tree size n: the answer is the earliest witnessed checkpoint of size at least n",
+            "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,19}$"}
+        })],
         _ => Vec::new(),
     };
     if operation.successes.iter().any(|s| s.etag) {

@@ -226,6 +226,25 @@ pub(crate) const OPERATIONS: &[Operation] = &[
         errors: || vec![invalid_query(), ApiError::NotFound],
     },
     Operation {
+        method: "GET",
+        path: "/log/witnessed/{size}",
+        id: "readWitnessedCheckpoint",
+        summary: "The earliest witnessed checkpoint of size at least n, with its cosignatures: its quorum time (the earliest instant its cosignatures dated up to then meet the policy's quorum) is the witnessed time of every record from the previous one's size + 1 to its size; immutable once it exists (Cache-Control: public, max-age=31536000, immutable)",
+        bearer: false,
+        html_errors: false,
+        successes: &[Success {
+            status: 200,
+            description: "the checkpoint signed by the log with the witnesses' cosignature lines after the log's",
+            body: Body::Checkpoint,
+            etag: false,
+        }],
+        errors: || {
+            let mut errors = vec![invalid_query(), ApiError::NotFound];
+            errors.extend(signing_or_store_failures());
+            errors
+        },
+    },
+    Operation {
         method: "POST",
         path: "/log/cosign",
         id: "cosignNow",

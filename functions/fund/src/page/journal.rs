@@ -2,13 +2,14 @@
 
 use super::MAX_DECISIONS;
 use super::bits::*;
+use super::strategies::lag_words;
 use crate::paths::FEED_PATH;
 use crate::routes::ledger::{BEFORE, LIMIT, TYPE};
 use crate::routes::log::{SEQ, TLOG_PROOF};
 use crate::routes::{FORMAT, STRATEGY_ID, View, link};
 use freedom_shared::record::RecordKind;
-use freedom_shared::service::LatestEntry;
 use freedom_shared::service::{Dashboard, DecisionView, SeriesPoint};
+use freedom_shared::service::{LatestEntry, RECORDING_WINDOW_SECONDS, Recorded};
 use maud::{Markup, html};
 
 pub(super) fn journal_section(dashboard: &Dashboard) -> Markup {
@@ -115,6 +116,14 @@ pub(super) fn snapshots_around<'a>(
 
 // -------------------------------------------------------------- ledger
 
+/// A witnessed time (seconds since the epoch) as the page writes instants.
+fn witnessed_at(seconds: i64) -> Markup {
+    let text = chrono::DateTime::from_timestamp(seconds, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default();
+    html! { (date_time(&text)) }
+}
+
 pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> Markup {
     html! {
         section #ledger aria-labelledby="ledger-title" {
@@ -128,15 +137,29 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> 
                     p { "No records yet." }
                 } @else {
                     (scroll_table("entries", "entries", html! { "The newest entries, each with its inclusion proof" }, html! {
-                        thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Leaf hash" } th scope="col" { "Proof" } } }
+                        thead { tr { th scope="col" { "#" } th scope="col" { "Type" } th scope="col" { "Strategy" } th scope="col" { "As of" } th scope="col" { "Witnessed" } th scope="col" { "Leaf hash" } th scope="col" { "Proof" } } }
                         tbody {
                             @for entry in entries {
                                 @let header = entry.record.header();
-                                tr {
+                                @let lag = entry.lag_seconds;
+                                @let late = lag.is_some_and(|lag| lag > RECORDING_WINDOW_SECONDS);
+                                tr.late[late] {
                                     td { (entry.seq) }
                                     td { (entry.record.kind().as_str()) }
                                     td { bdi { (header.strategy_id.as_str()) } " (" (header.mode.as_str()) ")" }
                                     td { (date_time(header.as_of.as_str())) }
+                                    td {
+                                        @match entry.recorded {
+                                            Recorded::Witnessed(at) => {
+                                                (witnessed_at(at.at))
+                                                @if let Some(lag) = lag {
+                                                    @if late { " " strong.late-mark { "late: " (lag_words(lag as f64)) } } @else { " (" (lag_words(lag as f64)) ")" }
+                                                }
+                                            }
+                                            Recorded::Pending => { "pending" }
+                                            Recorded::Unwitnessed => { "unwitnessed" }
+                                        }
+                                    }
                                     td { code title=(entry.leaf_hash) { (entry.leaf_hash.to_hex()[..12]) "…" } }
                                     td {
                                         a.proof href=(link(View::Proof, &[(SEQ.name, &entry.seq.to_string()), (FORMAT, TLOG_PROOF)])) aria-label=(format!(".tlog-proof of record {}", entry.seq)) title="Inclusion proof (c2sp.org/tlog-proof)" { ".tlog-proof" }

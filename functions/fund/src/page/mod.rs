@@ -225,7 +225,7 @@ pub(crate) fn render(data: &PageData) -> Markup {
                 (strategies_section(dashboard, scanner.as_ref()))
                 (journal_section(dashboard))
                 (ledger_section(dashboard, latest_entries))
-                (verify_section(verification, dashboard.head.size))
+                (verify_section(verification, dashboard.head.size, &dashboard.witnessing))
                 (PreEscaped(FORMULAS_SECTION.as_str()))
             }
             footer {

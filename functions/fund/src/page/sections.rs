@@ -177,6 +177,29 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
     }
 }
 
+/// What witnessed time says here: since when records carry one, and what
+/// it proves.
+fn witnessed_time_part(witnessing: &freedom_shared::service::WitnessingView) -> Markup {
+    html! {
+        h3 #witnessed-time-title { "When each record was written" }
+        @match (witnessing.state, &witnessing.since) {
+            ("witnessed", Some(since)) => {
+                p #witnessed-time {
+                    "Each record carries its witnessed time: the moment a quorum of the witnesses, on their own clocks, had cosigned a checkpoint holding it. "
+                    "A valuation in the log within " (witnessing.recording_window_seconds / 60) " minutes of its date is on time; a later one is marked late, never refused. "
+                    "Witnessing began " (date_time(since)) ": records appended before then can only be shown as in the log by then, which says nothing against them."
+                }
+            }
+            ("witnessed", None) => {
+                p.note #witnessed-time { "The log is witnessed, but no checkpoint has met the quorum yet: no record has a witnessed time so far." }
+            }
+            _ => {
+                p.note #witnessed-time { "This log has no witness policy with a quorum, so it claims no time for any record: a valuation appended today about last March would read exactly like one appended last March." }
+            }
+        }
+    }
+}
+
 /// The witnesses: who they are, and who cosigned the served checkpoint when.
 fn witnesses_part(witnesses: &super::Witnesses) -> Markup {
     html! {
@@ -213,7 +236,11 @@ fn witnesses_part(witnesses: &super::Witnesses) -> Markup {
     }
 }
 
-pub(super) fn verify_section(verification: &super::Verification, size: u64) -> Markup {
+pub(super) fn verify_section(
+    verification: &super::Verification,
+    size: u64,
+    witnessing: &freedom_shared::service::WitnessingView,
+) -> Markup {
     let first_bundle = (size > 0).then(|| {
         let path = freedom_shared::tlog::tiles::TilePath {
             kind: freedom_shared::tlog::tiles::TileKind::Entries,
@@ -252,6 +279,7 @@ pub(super) fn verify_section(verification: &super::Verification, size: u64) -> M
             @if let Some(witnesses) = &verification.witnesses {
                 (witnesses_part(witnesses))
             }
+            (witnessed_time_part(witnessing))
             p { "To check everything yourself, trusting only the verifier key:" }
             pre { code { "freedom-verify <this site's URL> --key <verifier key> --state freedom-fund.state" } }
             p {

@@ -11,7 +11,7 @@ use crate::routes::{FORMAT, MODE, STRATEGY_ID, View, link};
 use chrono::SecondsFormat;
 use freedom_shared::record::RecordKind;
 use freedom_shared::scan::{RunStatus, ScannerHealth};
-use freedom_shared::service::{Dashboard, SeriesKey, StrategyView};
+use freedom_shared::service::{Dashboard, RecordingState, SeriesKey, StrategyView};
 use maud::{Markup, html};
 
 pub(super) fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {
@@ -159,6 +159,7 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
             @if strategy.baseline_only {
                 p.note { "Only the baseline is known in this window, so there is no return yet (not 0 %)." }
             }
+            (recording_line(strategy))
             div.tables {
             div {
                 (scroll_table(&format!("{anchor}-metrics"), "metrics", html! { "Metrics over the window (" (m.intervals) " intervals)" }, html! {
@@ -188,6 +189,52 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
                 "This series' every snapshot: "
                 a.export href=(export_link(strategy, "csv")) { "CSV" } " · "
                 a.export href=(export_link(strategy, "json")) { "JSON" }
+            }
+        }
+    }
+}
+
+/// A lag in words: seconds, minutes, hours or days.
+pub(super) fn lag_words(seconds: f64) -> String {
+    let seconds = seconds.max(0.0);
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5_400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 172_800.0 {
+        format!("{:.0} h", seconds / 3_600.0)
+    } else {
+        format!("{:.0} days", seconds / 86_400.0)
+    }
+}
+
+/// One line on how the period's valuations were recorded: since when each
+/// entered the witnessed log as it happened, how many were logged late, or
+/// why the page cannot say.
+pub(super) fn recording_line(strategy: &StrategyView) -> Markup {
+    let RecordingState::Witnessed(recording) = &strategy.recording else {
+        return html! {
+            p.recording.unwitnessed { "Not witnessed: the log has no witness policy with a quorum, so nothing shows when these valuations were recorded." }
+        };
+    };
+    let max = recording.max_lag_seconds.map_or(0.0, |s| s as f64);
+    let median = recording.median_lag_seconds.unwrap_or(0.0);
+    html! {
+        p.recording.late[recording.late > 0] {
+            @match (&recording.on_time_since, recording.late) {
+                (Some(since), 0) => {
+                    "Recorded as it happened since " (day_time(since)) ": every later valuation was in the witnessed log within " (lag_words(max)) " (median " (lag_words(median)) ")."
+                }
+                (Some(since), late) => {
+                    "Recorded as it happened since " (day_time(since)) "; " (late) " valuation" @if late != 1 { "s" } " before it " @if late != 1 { "were" } @else { "was" } " logged late, up to " (lag_words(max)) " after " @if late != 1 { "their" } @else { "its" } " valuation."
+                }
+                (None, late) if late > 0 => {
+                    (late) " valuation" @if late != 1 { "s" } " in this period " @if late != 1 { "were" } @else { "was" } " logged late, up to " (lag_words(max)) " after " @if late != 1 { "their" } @else { "its" } " valuation, the latest among them."
+                }
+                _ => { "No valuation of this period is in the witnessed log yet." }
+            }
+            @if recording.pending > 0 {
+                " " (recording.pending) " not yet witnessed."
             }
         }
     }

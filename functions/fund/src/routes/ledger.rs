@@ -15,7 +15,8 @@ use freedom_shared::ports::{Entry, PageQuery, StoreError};
 use freedom_shared::record::identifier_schema;
 use freedom_shared::record::{Mode, RecordKind, SCHEMA_VERSION};
 use freedom_shared::service::{
-    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, MAX_BODY_BYTES, MAX_PAGE_LIMIT, Receipt,
+    AppendStatus, BODY_TIMEOUT, DEFAULT_PAGE_LIMIT, EntryRecording, MAX_BODY_BYTES, MAX_PAGE_LIMIT,
+    Receipt, Recorded,
 };
 use freedom_shared::web::{ApiError, QueryParams, authorize, with_etag};
 use http_body_util::BodyExt;
@@ -134,10 +135,15 @@ pub(crate) async fn page(
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
     let query = page_query(params)?;
-    let page = state.ledger.page(&query).await?;
-    let head = page.head;
-    let body = LedgerView::new(head, page.entries, page.next)?;
-    Ok(with_etag(headers, &head, axum::Json(body)))
+    let read = state.ledger.witnessed_page(&query).await?;
+    let stamp = read.stamp;
+    let body = LedgerView::new(
+        read.page.head,
+        read.page.entries,
+        read.recorded,
+        read.page.next,
+    )?;
+    Ok(with_etag(headers, &stamp, axum::Json(body)))
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -259,10 +265,12 @@ pub(crate) struct LedgerView {
 }
 
 impl LedgerView {
-    /// The page of `entries` read at `head`, continued before `next`.
+    /// The page of `entries` read at `head` (each `recorded` so), continued
+    /// before `next`.
     pub(crate) fn new(
         head: Head,
         entries: Vec<Entry>,
+        recorded: Vec<EntryRecording>,
         next: Option<u64>,
     ) -> Result<LedgerView, ApiError> {
         Ok(LedgerView {
@@ -270,7 +278,8 @@ impl LedgerView {
             head,
             entries: entries
                 .into_iter()
-                .map(EntryView::new)
+                .zip(recorded)
+                .map(|(entry, recorded)| EntryView::new(entry, recorded))
                 .collect::<Result<Vec<_>, _>>()?,
             next,
         })
@@ -288,10 +297,39 @@ pub(crate) struct EntryView {
     /// The record, in its canonical form (the leaf bytes).
     #[schemars(schema_with = "freedom_shared::record::record_ref")]
     record: Box<RawValue>,
+    /// When it was in the witnessed log: the quorum time of the earliest
+    /// witnessed checkpoint that holds it and that checkpoint's size; null
+    /// while none does; `"unwitnessed"` when the log has no witness policy
+    /// with a quorum.
+    #[schemars(schema_with = "witnessed_schema")]
+    witnessed: Recorded,
+    /// For a witnessed snapshot: its witnessed time minus its `asOf`, in
+    /// seconds (on time up to `log.recordingWindowSeconds`, late above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lag_seconds: Option<i64>,
+}
+
+/// The schema of an entry's `witnessed`.
+fn witnessed_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["at", "size"],
+                "additionalProperties": false,
+                "properties": {
+                    "at": {"type": "string", "format": "date-time"},
+                    "size": {"type": "integer", "minimum": 1}
+                }
+            },
+            {"type": "null"},
+            {"const": "unwitnessed"}
+        ]
+    })
 }
 
 impl EntryView {
-    fn new(entry: Entry) -> Result<EntryView, ApiError> {
+    fn new(entry: Entry, recorded: EntryRecording) -> Result<EntryView, ApiError> {
         let record = RawValue::from_string(entry.canonical).map_err(|e| {
             ApiError::from(StoreError::Corrupt(format!(
                 "stored record {} is not JSON: {e}",
@@ -302,6 +340,8 @@ impl EntryView {
             seq: entry.seq,
             leaf_hash: entry.leaf_hash,
             record,
+            witnessed: recorded.witnessed,
+            lag_seconds: recorded.lag_seconds,
         })
     }
 }
@@ -342,7 +382,14 @@ impl AppendBody {
     /// The answer to an append (or, `dry_run`, its dry run) that ended in
     /// `receipt`.
     pub(crate) fn new(receipt: Receipt, dry_run: bool) -> Result<AppendBody, ApiError> {
-        let entry = EntryView::new(receipt.entry)?;
+        // The append's answer says nothing of witnessing: it comes first.
+        let entry = EntryView::new(
+            receipt.entry,
+            EntryRecording {
+                witnessed: Recorded::Pending,
+                lag_seconds: None,
+            },
+        )?;
         Ok(AppendBody {
             status: match receipt.status {
                 AppendStatus::Created => CREATED,

@@ -52,8 +52,20 @@ const PROOF_FORMAT: Param = Param {
     schema: || json!({"enum": PROOF_FORMATS, "default": PROOF_FORMATS[0]}),
 };
 
+/// The one value of [`AT`].
+const WITNESSED: &str = "witnessed";
+
+/// Which checkpoint a proof file is against.
+const AT: Param = Param {
+    name: "at",
+    required: false,
+    repeatable: false,
+    description: "witnessed: the proof against the earliest witnessed checkpoint that holds the record (the one its witnessed time is read from), with its cosignatures, and in the file's extra data the consistency proof from it to the served checkpoint; only with format=tlog-proof and without size",
+    schema: || json!({"enum": [WITNESSED]}),
+};
+
 /// An inclusion proof's parameters.
-pub(crate) const PROOF_PARAMS: [Param; 3] = [SEQ, SIZE, PROOF_FORMAT];
+pub(crate) const PROOF_PARAMS: [Param; 4] = [SEQ, SIZE, PROOF_FORMAT, AT];
 
 /// The older tree.
 const FROM: Param = Param {
@@ -90,6 +102,8 @@ struct ProofQuery {
     seq: u64,
     size: Option<u64>,
     format: ProofFormat,
+    /// Against the earliest witnessed checkpoint that holds the record.
+    at_witnessed: bool,
 }
 
 impl ProofQuery {
@@ -110,11 +124,32 @@ impl ProofQuery {
                 ));
             }
         };
+        let size = positive(params, &SIZE)?;
+        let at_witnessed = match params.get(AT.name) {
+            None => false,
+            Some(WITNESSED) if format == ProofFormat::TlogProof && size.is_none() => true,
+            Some(WITNESSED) => {
+                return Err(ApiError::invalid_query(
+                    AT.name,
+                    format!(
+                        "{}={WITNESSED} needs format={TLOG_PROOF} and no size: the witnessed checkpoint fixes the tree",
+                        AT.name
+                    ),
+                ));
+            }
+            Some(_) => {
+                return Err(ApiError::invalid_query(
+                    AT.name,
+                    format!("{} must be {WITNESSED}", AT.name),
+                ));
+            }
+        };
         Ok(ProofQuery {
             // Required: `View::parse` refused a query without it.
             seq: positive(params, &SEQ)?.unwrap_or_default(),
-            size: positive(params, &SIZE)?,
+            size,
             format,
+            at_witnessed,
         })
     }
 }
@@ -164,6 +199,35 @@ pub(crate) async fn checkpoint(
     };
     let body = ([(header::CONTENT_TYPE, TEXT_PLAIN)], note.to_string());
     Ok(with_cache_control(body, "no-cache"))
+}
+
+/// `GET /log/witnessed/<n>`: the earliest witnessed checkpoint of size ≥ n
+/// with its cosignatures (immutable once it exists; one store read); 404
+/// while none is kept (or the log has no witness policy with a quorum).
+pub(crate) async fn witnessed(
+    State(state): State<AppState>,
+    Path(size): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    QueryParams::parse(query.as_deref(), &[])?;
+    let size = size
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n >= 1 && !size.starts_with('0') && size.len() <= 20)
+        .ok_or(ApiError::NotFound)?;
+    if state.log.policy().is_none() {
+        return Err(ApiError::NotFound);
+    }
+    let kept = state
+        .log
+        .witnessed_checkpoint(size)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let body = ([(header::CONTENT_TYPE, TEXT_PLAIN)], kept.note);
+    Ok(with_cache_control(
+        body,
+        "public, max-age=31536000, immutable",
+    ))
 }
 
 /// `GET /log/policy`: the witness policy's text (404 when the log has none).
@@ -229,7 +293,23 @@ pub(crate) async fn proof(
     params: &QueryParams,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ProofQuery { seq, size, format } = ProofQuery::parse(params)?;
+    let ProofQuery {
+        seq,
+        size,
+        format,
+        at_witnessed,
+    } = ProofQuery::parse(params)?;
+    if at_witnessed {
+        let proof = state.log.witnessed_inclusion(seq).await?;
+        let text = TlogProof {
+            index: proof.inclusion.leaf_index,
+            path: proof.inclusion.path,
+            checkpoint: proof.checkpoint,
+            extra: proof.extra,
+        }
+        .to_text();
+        return Ok(with_content_etag(headers, TEXT_PLAIN, text.into_bytes()));
+    }
     let (inclusion, checkpoint) = state.log.inclusion(seq, size).await?;
     Ok(match format {
         ProofFormat::TlogProof => {
@@ -237,6 +317,7 @@ pub(crate) async fn proof(
                 index: inclusion.leaf_index,
                 path: inclusion.path,
                 checkpoint: checkpoint.to_string(),
+                extra: None,
             }
             .to_text();
             with_content_etag(headers, TEXT_PLAIN, text.into_bytes())

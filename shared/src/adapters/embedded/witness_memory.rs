@@ -1,11 +1,13 @@
 //! The embedded adapter of [`WitnessMemory`]: `<data dir>/log-witnesses.sqlite3`,
-//! one row per witness and one for the witnessed checkpoint; keeping a
-//! checkpoint is one `BEGIN IMMEDIATE` transaction, so processes sharing
-//! the data dir never move it back.
+//! one row per witness, one for the witnessed checkpoint, and one per
+//! checkpoint of the witnessed history (keyed by its size as 20 digits, so
+//! text order is size order for every `u64`); keeping a checkpoint is one
+//! `BEGIN IMMEDIATE` transaction, so processes sharing the data dir never
+//! move it back nor change the history.
 
 use super::connection::{self, SharedConnection};
 use crate::ports::StoreError;
-use crate::ports::witness_memory::{WitnessMemory, WitnessState};
+use crate::ports::witness_memory::{KeptCheckpoint, MAX_HISTORY_READ, WitnessMemory, WitnessState};
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
@@ -23,7 +25,21 @@ CREATE TABLE IF NOT EXISTS witnessed (
     size      INTEGER NOT NULL,
     note      TEXT    NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS witnessed_history (
+    size        TEXT    PRIMARY KEY,
+    quorum_time INTEGER NOT NULL,
+    note        TEXT    NOT NULL
+) STRICT;
 ";
+
+/// A size as the history's key: 20 digits.
+fn padded(size: u64) -> String {
+    format!("{size:020}")
+}
+
+fn size_of_key(key: &str) -> rusqlite::Result<u64> {
+    key.parse().map_err(|_| rusqlite::Error::InvalidQuery)
+}
 
 /// How errors name this store.
 const STORE: &str = "embedded witness memory";
@@ -39,6 +55,11 @@ fn to_sql(size: u64) -> i64 {
 
 fn from_sql(size: i64) -> u64 {
     size as u64
+}
+
+/// A read's limit as SQLite takes it, capped at [`MAX_HISTORY_READ`].
+fn limit_of(limit: usize) -> i64 {
+    i64::try_from(limit.min(MAX_HISTORY_READ)).unwrap_or(0)
 }
 
 /// The log's memory of its witnesses in the data dir.
@@ -89,6 +110,13 @@ impl WitnessMemory for SqliteWitnessMemory {
                     )
                     .optional()
                     .map_err(sqlite_failed)?;
+                let top: Option<String> = tx
+                    .query_row("SELECT max(size) FROM witnessed_history", [], |r| r.get(0))
+                    .map_err(sqlite_failed)?;
+                state.history_top = top
+                    .map(|key| size_of_key(&key))
+                    .transpose()
+                    .map_err(sqlite_failed)?;
                 Ok(state)
             })
             .await
@@ -109,7 +137,12 @@ impl WitnessMemory for SqliteWitnessMemory {
             .await
     }
 
-    async fn keep_witnessed(&self, size: u64, note: &str) -> Result<bool, StoreError> {
+    async fn keep_witnessed(
+        &self,
+        size: u64,
+        note: &str,
+        quorum_time: Option<u64>,
+    ) -> Result<bool, StoreError> {
         let note = note.to_owned();
         self.connection
             .run(move |conn| {
@@ -129,8 +162,59 @@ impl WitnessMemory for SqliteWitnessMemory {
                     params![to_sql(size), note],
                 )
                 .map_err(sqlite_failed)?;
+                if let Some(quorum_time) = quorum_time {
+                    tx.execute(
+                    "INSERT INTO witnessed_history (size, quorum_time, note)
+                     SELECT ?1, ?2, ?3
+                     WHERE NOT EXISTS (SELECT 1 FROM witnessed_history WHERE size >= ?1)",
+                    params![padded(size), to_sql(quorum_time), note],
+                )
+                .map_err(sqlite_failed)?;
+                }
                 tx.commit().map_err(sqlite_failed)?;
                 Ok(true)
+            })
+            .await
+    }
+
+    async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError> {
+        self.connection
+            .run(move |conn| {
+                let mut rows = conn
+                    .prepare_cached(
+                        "SELECT size, quorum_time, note FROM witnessed_history
+                         WHERE size >= ?1 ORDER BY size LIMIT ?2",
+                    )
+                    .map_err(sqlite_failed)?;
+                let kept = rows
+                    .query_map(params![padded(from), limit_of(limit)], |r| {
+                        Ok(KeptCheckpoint {
+                            size: size_of_key(&r.get::<_, String>(0)?)?,
+                            quorum_time: from_sql(r.get(1)?),
+                            note: r.get(2)?,
+                        })
+                    })
+                    .map_err(sqlite_failed)?;
+                kept.collect::<Result<_, _>>().map_err(sqlite_failed)
+            })
+            .await
+    }
+
+    async fn history_times(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64)>, StoreError> {
+        self.connection
+            .run(move |conn| {
+                let mut rows = conn
+                    .prepare_cached(
+                        "SELECT size, quorum_time FROM witnessed_history
+                         WHERE size >= ?1 ORDER BY size LIMIT ?2",
+                    )
+                    .map_err(sqlite_failed)?;
+                let kept = rows
+                    .query_map(params![padded(from), limit_of(limit)], |r| {
+                        Ok((size_of_key(&r.get::<_, String>(0)?)?, from_sql(r.get(1)?)))
+                    })
+                    .map_err(sqlite_failed)?;
+                kept.collect::<Result<_, _>>().map_err(sqlite_failed)
             })
             .await
     }

@@ -1,12 +1,17 @@
 //! The KV REST adapter of [`WitnessMemory`]: one hash, `P log:witnesses`
 //! (`P` the prefix), with a field `size:<witness key>` per witness and the
-//! fields `witnessed` and `witnessed_size`. A read is one `HGETALL`; the
-//! witnessed checkpoint moves only up, by a script (sizes compared as
-//! decimals, length first: Lua's numbers are doubles).
+//! fields `witnessed`, `witnessed_size` and `history_top`; and the
+//! witnessed history in two sorted sets ordered by member (every score 0):
+//! `P log:witnessed`, members `<size, 20 digits>\n<quorum time>\n<note>`, and
+//! `P log:witnessed:times`, members `<size, 20 digits> <quorum time>`. A
+//! read of the history from a size is one `ZRANGEBYLEX`. A read is one
+//! `HGETALL`; the witnessed checkpoint moves only up, and the history only
+//! grows, by one script (sizes compared as decimals, length first: Lua's
+//! numbers are doubles).
 
 use super::client::{Command, KvClient, Script, as_array, as_string};
 use crate::ports::StoreError;
-use crate::ports::witness_memory::{WitnessMemory, WitnessState};
+use crate::ports::witness_memory::{KeptCheckpoint, MAX_HISTORY_READ, WitnessMemory, WitnessState};
 use async_trait::async_trait;
 use std::sync::LazyLock;
 
@@ -15,6 +20,12 @@ static KEEP_IF_NOT_SMALLER: LazyLock<Script> = LazyLock::new(|| {
         "local kept = redis.call('HGET', KEYS[1], 'witnessed_size')
 if kept and (#kept > #ARGV[1] or (#kept == #ARGV[1] and kept > ARGV[1])) then return 0 end
 redis.call('HSET', KEYS[1], 'witnessed_size', ARGV[1], 'witnessed', ARGV[2])
+local top = redis.call('HGET', KEYS[1], 'history_top')
+if ARGV[3] ~= '' and (not top or #top < #ARGV[1] or (#top == #ARGV[1] and top < ARGV[1])) then
+  redis.call('ZADD', KEYS[2], 0, ARGV[3])
+  redis.call('ZADD', KEYS[3], 0, ARGV[4])
+  redis.call('HSET', KEYS[1], 'history_top', ARGV[1])
+end
 return 1",
     )
 });
@@ -24,6 +35,8 @@ return 1",
 pub struct KvWitnessMemory {
     client: KvClient,
     key: String,
+    history_key: String,
+    times_key: String,
 }
 
 impl KvWitnessMemory {
@@ -32,8 +45,59 @@ impl KvWitnessMemory {
         KvWitnessMemory {
             client,
             key: format!("{prefix}log:witnesses"),
+            history_key: format!("{prefix}log:witnessed"),
+            times_key: format!("{prefix}log:witnessed:times"),
         }
     }
+
+    /// The members of `key` from the one of size at least `from` on, at
+    /// most `limit`: one `ZRANGEBYLEX`.
+    async fn members_from(
+        &self,
+        key: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let value = self
+            .client
+            .command(
+                &Command::new("ZRANGEBYLEX")
+                    .arg(key)
+                    .arg(format!("[{}", padded(from)))
+                    .arg("+")
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(limit.min(MAX_HISTORY_READ)),
+            )
+            .await?;
+        as_array(&value)?
+            .iter()
+            .map(|member| match as_string(member) {
+                Ok(Some(text)) => Ok(text.to_owned()),
+                _ => Err(corrupt("a history member that is not a string")),
+            })
+            .collect()
+    }
+}
+
+/// A size as the history's members start: 20 digits, so that their order
+/// as text is their order as numbers.
+fn padded(size: u64) -> String {
+    format!("{size:020}")
+}
+
+/// A size as a member starts, read back.
+fn size_of(text: &str) -> Result<u64, StoreError> {
+    text.get(..20)
+        .filter(|_| {
+            text.len() == 20
+                || text
+                    .as_bytes()
+                    .get(20)
+                    .is_some_and(|b| b.is_ascii_whitespace())
+        })
+        .and_then(|digits| digits.parse().ok())
+        .ok_or_else(|| corrupt("a history member without its size"))
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -60,6 +124,9 @@ impl WitnessMemory for KvWitnessMemory {
             };
             match field {
                 "witnessed" => witnessed = Some(value.to_owned()),
+                "history_top" => {
+                    state.history_top = Some(value.parse::<u64>().map_err(|_| corrupt("a size"))?)
+                }
                 "witnessed_size" => {
                     witnessed_size = Some(value.parse::<u64>().map_err(|_| corrupt("a size"))?)
                 }
@@ -87,14 +154,64 @@ impl WitnessMemory for KvWitnessMemory {
         Ok(())
     }
 
-    async fn keep_witnessed(&self, size: u64, note: &str) -> Result<bool, StoreError> {
+    async fn keep_witnessed(
+        &self,
+        size: u64,
+        note: &str,
+        quorum_time: Option<u64>,
+    ) -> Result<bool, StoreError> {
         let reply = KEEP_IF_NOT_SMALLER
             .run(
                 &self.client,
-                std::slice::from_ref(&self.key),
-                &[size.to_string(), note.to_owned()],
+                &[
+                    self.key.clone(),
+                    self.history_key.clone(),
+                    self.times_key.clone(),
+                ],
+                &[
+                    size.to_string(),
+                    note.to_owned(),
+                    quorum_time.map_or_else(String::new, |time| {
+                        format!("{}\n{time}\n{note}", padded(size))
+                    }),
+                    quorum_time.map_or_else(String::new, |time| format!("{} {time}", padded(size))),
+                ],
             )
             .await?;
         Ok(reply.as_i64() == Some(1))
+    }
+
+    async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError> {
+        self.members_from(&self.history_key, from, limit)
+            .await?
+            .into_iter()
+            .map(|member| {
+                let size = size_of(&member)?;
+                let (time, note) = member
+                    .get(21..)
+                    .and_then(|rest| rest.split_once('\n'))
+                    .ok_or_else(|| corrupt("a history member"))?;
+                Ok(KeptCheckpoint {
+                    size,
+                    quorum_time: time.parse().map_err(|_| corrupt("a history time"))?,
+                    note: note.to_owned(),
+                })
+            })
+            .collect()
+    }
+
+    async fn history_times(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64)>, StoreError> {
+        self.members_from(&self.times_key, from, limit)
+            .await?
+            .iter()
+            .map(|member| {
+                let size = size_of(member)?;
+                let time = member
+                    .get(21..)
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .ok_or_else(|| corrupt("a history time"))?;
+                Ok((size, time))
+            })
+            .collect()
     }
 }

@@ -119,6 +119,7 @@ pub(super) fn answer(
         window: full.window.clone(),
         inception: full.inception.clone(),
         head: full.head,
+        witnessing: full.witnessing.clone(),
         strategies: Vec::new(),
         comparison: Comparison {
             shared_timestamps: 0,

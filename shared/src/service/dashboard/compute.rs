@@ -8,10 +8,11 @@ use super::rollup::{self, ROLLUP_VERSION, SeriesFold};
 use super::snapshot_of;
 use super::view::*;
 use crate::analytics;
-use crate::clock::rfc3339;
+use crate::clock::{epoch_seconds_rfc3339, rfc3339};
 use crate::merkle::Head;
 use crate::ports::ledger_store::{Entry, Rollup, SeriesReads, SeriesSince, StoreError};
 use crate::record::{Mode, Snapshot, StrategyId};
+use crate::service::log::{RECORDING_WINDOW_SECONDS, WitnessTable, WitnessedTimes};
 use chrono::{DateTime, Utc};
 use std::borrow::Cow;
 
@@ -20,14 +21,27 @@ fn nanos(instant: DateTime<Utc>) -> i64 {
 }
 
 /// The dashboard for `period` at `head`, from the `latest` snapshot of
-/// every series and the ledger's `inception` (its first record's `asOf`).
+/// every series and the ledger's `inception` (its first record's `asOf`),
+/// with the witnessed times `times` holds up to its checkpoint of size
+/// `top` (read with the head).
 pub(super) async fn compute(
     store: &dyn SeriesReads,
+    times: &WitnessedTimes,
+    top: Option<u64>,
     period: Period,
     head: Head,
     latest: Vec<Entry>,
     inception: Option<(String, DateTime<Utc>)>,
 ) -> Result<(Dashboard, Vec<Timeline>), StoreError> {
+    let witnessing = WitnessingView {
+        state: if times.is_witnessed() {
+            "witnessed"
+        } else {
+            "unwitnessed"
+        },
+        since: times.began().await?.map(epoch_seconds_rfc3339),
+        recording_window_seconds: RECORDING_WINDOW_SECONDS,
+    };
     let mut latest: Vec<(Entry, Snapshot)> = latest
         .into_iter()
         .map(|e| snapshot_of(&e).map(|s| (e, s)))
@@ -43,7 +57,7 @@ pub(super) async fn compute(
     });
     let Some(end) = end else {
         return Ok((
-            Dashboard::without_snapshots(period, head, inception),
+            Dashboard::without_snapshots(period, head, inception, witnessing),
             Vec::new(),
         ));
     };
@@ -62,8 +76,9 @@ pub(super) async fn compute(
             )
             .await?
         }
-        None => fold_since_inception(store, &keys, &latest, head).await?,
+        None => fold_since_inception(store, times, top, &keys, &latest, head).await?,
     };
+    let table = table_for(times, &folds, head, top).await?;
     let start = match period.days() {
         Some(days) => analytics::window_start(end, days),
         // The fund's first snapshot.
@@ -80,7 +95,7 @@ pub(super) async fn compute(
         if fold.is_empty() {
             fold.push(latest_entry.seq, latest_snapshot);
         }
-        let (view, instants) = fold.finish(latest_entry.seq, latest_snapshot, end);
+        let (view, instants) = fold.finish(latest_entry.seq, latest_snapshot, end, &table);
         strategies.push(view);
         timelines.push(Timeline { start, instants });
     }
@@ -100,6 +115,7 @@ pub(super) async fn compute(
         },
         inception,
         head,
+        witnessing,
         strategies,
         comparison,
         decisions,
@@ -110,7 +126,12 @@ pub(super) async fn compute(
 
 impl Dashboard {
     /// The answer of `compute` when the ledger holds no snapshot yet.
-    fn without_snapshots(period: Period, head: Head, inception: Option<Inception>) -> Dashboard {
+    fn without_snapshots(
+        period: Period,
+        head: Head,
+        inception: Option<Inception>,
+        witnessing: WitnessingView,
+    ) -> Dashboard {
         Dashboard {
             schema_version: crate::record::SCHEMA_VERSION,
             period,
@@ -121,6 +142,7 @@ impl Dashboard {
             },
             inception,
             head,
+            witnessing,
             strategies: Vec::new(),
             comparison: Comparison {
                 shared_timestamps: 0,
@@ -173,6 +195,8 @@ async fn fold_window(
 /// the same work.
 async fn fold_since_inception(
     store: &dyn SeriesReads,
+    times: &WitnessedTimes,
+    top: Option<u64>,
     keys: &[(StrategyId, Mode)],
     latest: &[(Entry, Snapshot)],
     head: Head,
@@ -185,7 +209,8 @@ async fn fold_since_inception(
     for ((key, series), latest) in keys.iter().zip(since.series).zip(latest) {
         folds.push(fold_series(store, key, series, Some(latest), head, &mut rollups).await?);
     }
-    keep_rollups(store, &rollups).await;
+    let table = table_for(times, &folds, head, top).await?;
+    keep_rollups(store, rollups, &table).await;
     let decisions = since
         .decisions
         .into_iter()
@@ -194,10 +219,55 @@ async fn fold_since_inception(
     Ok((folds, decisions))
 }
 
-/// Stores `rollups`; a store that cannot keep them only costs the next
-/// reader the same work.
-pub(crate) async fn keep_rollups(store: &dyn SeriesReads, rollups: &[Rollup]) {
-    if let Err(error) = store.put_rollups(rollups).await {
+/// The witnessed times the `folds` wait for (one store read, none when
+/// nothing waits or the log is unwitnessed), up to the kept checkpoint of
+/// size `top`.
+async fn table_for(
+    times: &WitnessedTimes,
+    folds: &[SeriesFold],
+    head: Head,
+    top: Option<u64>,
+) -> Result<WitnessTable, StoreError> {
+    match folds.iter().filter_map(SeriesFold::first_waiting).min() {
+        Some(from) => times.table(from, head.size, top).await,
+        None if times.is_witnessed() => Ok(WitnessTable::new(head.size, Vec::new())),
+        None => Ok(WitnessTable::unwitnessed()),
+    }
+}
+
+/// A roll-up to store: its fold, serialised once the witnessed times
+/// known are given to it.
+pub(crate) struct RollupCandidate {
+    /// The roll-up, its state still empty.
+    rollup: Rollup,
+    /// The fold through the series' last closed month.
+    fold: SeriesFold,
+}
+
+/// Stores `rollups` with the witnessed times `table` holds given to them;
+/// a store that cannot keep them only costs the next reader the same work.
+pub(crate) async fn keep_rollups(
+    store: &dyn SeriesReads,
+    rollups: Vec<RollupCandidate>,
+    table: &WitnessTable,
+) {
+    let rollups: Vec<Rollup> = rollups
+        .into_iter()
+        .map(
+            |RollupCandidate {
+                 mut rollup,
+                 mut fold,
+             }| {
+                fold.resolve(table);
+                rollup.state = serde_json::to_string(&fold).expect("a fold serialises");
+                rollup
+            },
+        )
+        .collect();
+    if rollups.is_empty() {
+        return;
+    }
+    if let Err(error) = store.put_rollups(&rollups).await {
         tracing::warn!(%error, "the since-inception roll-ups were not kept");
     }
 }
@@ -213,7 +283,7 @@ pub(crate) async fn fold_series(
     series: SeriesSince,
     latest: Option<&(Entry, Snapshot)>,
     head: Head,
-    rollups: &mut Vec<Rollup>,
+    rollups: &mut Vec<RollupCandidate>,
 ) -> Result<SeriesFold, StoreError> {
     let stored = series
         .state
@@ -248,14 +318,17 @@ pub(crate) async fn fold_series(
         fold.push(*seq, snapshot);
     }
     if let (true, Some(start)) = (closed > 0, open_month) {
-        rollups.push(Rollup {
-            strategy_id: strategy_id.clone(),
-            mode: *mode,
-            version: ROLLUP_VERSION,
-            from_nanos: nanos(start),
-            through_seq: fold.through_seq(),
-            state: serde_json::to_string(&fold).expect("a fold serialises"),
-            overwrite: unreadable,
+        rollups.push(RollupCandidate {
+            rollup: Rollup {
+                strategy_id: strategy_id.clone(),
+                mode: *mode,
+                version: ROLLUP_VERSION,
+                from_nanos: nanos(start),
+                through_seq: fold.through_seq(),
+                state: String::new(),
+                overwrite: unreadable,
+            },
+            fold: fold.clone(),
         });
     }
     for (seq, snapshot) in &snapshots[closed..] {

@@ -20,6 +20,7 @@ mod answer;
 mod compare;
 mod compute;
 mod period;
+mod recording;
 pub(crate) mod rollup;
 mod view;
 
@@ -38,6 +39,7 @@ use crate::ports::ledger_store::{Entry, SeriesReads, StoreError};
 use crate::record::{Record, Snapshot};
 use crate::service::encoded::Encoded;
 use crate::service::head_cache::HeadCache;
+use crate::service::log::WitnessedTimes;
 use crate::service::read::{Answer, ClientTags, Read};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -50,6 +52,8 @@ use std::sync::Arc;
 pub struct RenderedDashboard {
     /// The head it was computed at.
     pub head: Head,
+    /// The witnessed history's top it was computed with.
+    pub top: Option<u64>,
     /// The dashboard itself, every strategy.
     pub view: Arc<Dashboard>,
     /// The JSON of the whole dashboard.
@@ -78,6 +82,8 @@ pub(crate) type PeriodCache<V> = HeadCache<Period, V>;
 /// dashboard's answer by period, compressed at most once per coding.
 pub struct Dashboards {
     store: Arc<dyn SeriesReads>,
+    /// The witnessed history each series' recording is read from.
+    times: WitnessedTimes,
     latest: PeriodCache<Cached>,
     whole_answers: PeriodCache<Arc<Encoded>>,
 }
@@ -104,9 +110,34 @@ impl Dashboards {
     pub fn new(store: Arc<dyn SeriesReads>) -> Dashboards {
         Dashboards {
             store,
+            times: WitnessedTimes::default(),
             latest: PeriodCache::default(),
             whole_answers: PeriodCache::default(),
         }
+    }
+
+    /// Dashboards of the same store whose series show how they were
+    /// recorded, from the witnessed history `times` reads (nothing kept
+    /// from before is reused).
+    pub fn with_witnessed_times(&self, times: WitnessedTimes) -> Dashboards {
+        Dashboards {
+            times,
+            ..Dashboards::new(Arc::clone(&self.store))
+        }
+    }
+
+    /// The witnessed history the dashboards read.
+    pub(crate) fn witnessed_times(&self) -> &WitnessedTimes {
+        &self.times
+    }
+
+    /// The head and the witnessed history's top, read at once (two
+    /// concurrent reads with witnesses, the head alone without), and the
+    /// tag of what they show.
+    pub(crate) async fn stamp(&self) -> Result<(Head, Option<u64>, Head), StoreError> {
+        let (head, top) =
+            futures_util::future::try_join(self.store.head(), self.times.top()).await?;
+        Ok((head, top, stamped(&head, top)))
     }
 
     /// The dashboard read, in one call: `NotModified` when the client
@@ -122,36 +153,38 @@ impl Dashboards {
         period: Period,
         selection: &Selection,
     ) -> Result<Read, DashboardError> {
-        let head = self.store.head().await?;
-        if client.holds_head(&head) {
-            return Ok(Read::NotModified(head));
+        let (head, top, stamp) = self.stamp().await?;
+        if client.holds_head(&stamp) {
+            return Ok(Read::NotModified(stamp));
         }
-        let rendered = self.get_at(head, period).await?;
+        let rendered = self.get_at(head, top, period).await?;
+        let stamp = stamped(&rendered.head, rendered.top);
         let body = if selection.is_everything() {
             self.whole_answers
-                .get_or_compute(rendered.head.root_hash, period, || async {
+                .get_or_compute(stamp.root_hash, period, || async {
                     Ok::<_, DashboardError>(Arc::new(Encoded::new(rendered.answer(selection)?)))
                 })
                 .await?
         } else {
             Arc::new(Encoded::once(rendered.answer(selection)?))
         };
-        Ok(Read::Fresh(Answer {
-            head: rendered.head,
-            body,
-        }))
+        Ok(Read::Fresh(Answer { head: stamp, body }))
     }
 
-    /// The dashboard for `period` at `head` (just read by the caller) when it
-    /// is kept in memory, with no store read; else [`Dashboards::get`].
+    /// The dashboard for `period` at `head` with the witnessed history up
+    /// to `top` (both just read by the caller) when it is kept in memory,
+    /// with no store read; else [`Dashboards::get`].
     pub(crate) async fn get_at(
         &self,
         head: Head,
+        top: Option<u64>,
         period: Period,
     ) -> Result<RenderedDashboard, StoreError> {
-        if let Some((view, json, timelines)) = self.latest.get(&head.root_hash, &period) {
+        let stamp = stamped(&head, top);
+        if let Some((view, json, timelines)) = self.latest.get(&stamp.root_hash, &period) {
             return Ok(RenderedDashboard {
                 head,
+                top,
                 view,
                 json,
                 timelines,
@@ -166,14 +199,23 @@ impl Dashboards {
     /// for the same head and period at the same time.
     pub async fn get(&self, period: Period) -> Result<RenderedDashboard, StoreError> {
         let store = self.store.as_ref();
-        let latest = store.latest_snapshots().await?;
+        let (latest, top) =
+            futures_util::future::try_join(store.latest_snapshots(), self.times.top()).await?;
         let head = latest.head;
         let (view, json, timelines) = self
             .latest
-            .get_or_compute(head.root_hash, period, || async {
+            .get_or_compute(stamped(&head, top).root_hash, period, || async {
                 let inception = latest.first.as_ref().map(inception_of).transpose()?;
-                let (dashboard, timelines) =
-                    compute(store, period, head, latest.entries, inception).await?;
+                let (dashboard, timelines) = compute(
+                    store,
+                    &self.times,
+                    top,
+                    period,
+                    head,
+                    latest.entries,
+                    inception,
+                )
+                .await?;
                 // Room for every point at once: growing the buffer copies it.
                 let points: usize = dashboard.strategies.iter().map(|s| s.series.len()).sum();
                 let mut json = Vec::with_capacity(16 * 1024 + 160 * points);
@@ -183,10 +225,30 @@ impl Dashboards {
             .await?;
         Ok(RenderedDashboard {
             head,
+            top,
             view,
             json,
             timelines,
         })
+    }
+}
+
+/// The tag of a view of the ledger at `head` that also shows witnessed
+/// times up to the kept checkpoint of size `top`: the head's own without
+/// witnessed times, else a hash of both (so a new witnessed checkpoint
+/// changes the tag as an append does).
+pub(crate) fn stamped(head: &Head, top: Option<u64>) -> Head {
+    use sha2::{Digest as _, Sha256};
+    let Some(top) = top else {
+        return *head;
+    };
+    let digest = Sha256::new()
+        .chain_update(head.root_hash.0)
+        .chain_update(b"witnessed\n")
+        .chain_update(top.to_be_bytes());
+    Head {
+        size: head.size,
+        root_hash: crate::merkle::Digest(digest.finalize().into()),
     }
 }
 

@@ -15,6 +15,7 @@
 //! whole series, bit for bit (the state keeps every `f64` exactly; property
 //! tests in `analytics` and here).
 
+use super::recording::Recording;
 use super::view::{latest_view, month_label};
 use super::{
     DrawdownPoint, FlowPoint, MAX_CHART_POINTS, MetricsView, MonthReturn, Point, SeriesPoint,
@@ -22,6 +23,7 @@ use super::{
 };
 use crate::analytics::{self, Fold, IndexPoint, Valuation, finite};
 use crate::record::{Snapshot, decimal_json};
+use crate::service::log::WitnessTable;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
@@ -33,7 +35,7 @@ use std::collections::BTreeMap;
 /// The format of a stored roll-up's state: a change to `SeriesFold`, the
 /// analytics' fold or the chart's rule gets a new number, and states of
 /// another number are ignored (and replaced by the next reader).
-pub(crate) const ROLLUP_VERSION: u32 = 2;
+pub(crate) const ROLLUP_VERSION: u32 = 3;
 
 /// How finely a chart keeps points: every snapshot, or the last of each UTC
 /// day, ISO week or calendar month (the baseline is always kept).
@@ -273,6 +275,8 @@ pub(crate) struct SeriesFold {
     month_ends: Vec<MonthEnd>,
     /// The seq of the latest snapshot taken.
     through_seq: u64,
+    /// How the snapshots were recorded (their witnessed times' lags).
+    recording: Recording,
     /// Every point's instant and growth index, for a windowed period's
     /// comparison (never stored: since inception compares charted points).
     #[serde(skip)]
@@ -301,6 +305,16 @@ impl SeriesFold {
     /// The seq of the latest snapshot taken.
     pub(crate) fn through_seq(&self) -> u64 {
         self.through_seq
+    }
+
+    /// The first record still waiting for its witnessed time.
+    pub(crate) fn first_waiting(&self) -> Option<u64> {
+        self.recording.first_waiting()
+    }
+
+    /// Gives the waiting snapshots the witnessed times `table` holds.
+    pub(crate) fn resolve(&mut self, table: &WitnessTable) {
+        self.recording.resolve(table);
     }
 
     /// Whether the series' returns are defined to its end (every interval
@@ -350,6 +364,7 @@ impl SeriesFold {
         if let Some(points) = self.every_point.as_mut() {
             points.push((at, index));
         }
+        self.recording.push(seq, at, as_of, index);
         self.chart.push(ChartPoint {
             as_of: as_of.to_owned(),
             at,
@@ -394,11 +409,17 @@ impl SeriesFold {
     /// `end` the fund's latest instant. (Long: every part of the entry is
     /// read off the fold in one place, so none is computed twice.)
     pub(crate) fn finish(
-        self,
+        mut self,
         latest_seq: u64,
         latest: &Snapshot,
         end: DateTime<Utc>,
+        table: &WitnessTable,
     ) -> (StrategyView, BTreeMap<DateTime<Utc>, Option<f64>>) {
+        self.recording.resolve(table);
+        let latest_index = self.chart.points.last().map(|p| p.index);
+        let (recording, since_on_time) =
+            self.recording
+                .view(table, latest_index, self.returns_shown());
         let timeline = self.timeline();
         let metrics = self.fold.metrics();
         let shown: Vec<(Option<f64>, Option<f64>)> = self
@@ -486,6 +507,8 @@ impl SeriesFold {
                 .collect(),
             stale: analytics::is_stale(latest.header.as_of.instant(), end),
             baseline_only: metrics.intervals == 0,
+            recording,
+            since_on_time,
         };
         (view, timeline)
     }

@@ -239,6 +239,90 @@ pub struct StrategyView {
     pub stale: bool,
     /// True when only the baseline is known: no return yet.
     pub baseline_only: bool,
+    /// How the period's snapshots were recorded: how many entered the
+    /// witnessed log on time, late or not yet; `"unwitnessed"` when the
+    /// log has no witness policy with a quorum.
+    pub recording: RecordingState,
+    /// The stretch since `recording.onTimeSince` (every later snapshot on
+    /// time) and the growth over it; null when there is none.
+    pub since_on_time: Option<SinceOnTime>,
+}
+
+/// A series' recording, or the word that the log claims no time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum RecordingState {
+    /// The log is witnessed: the counts.
+    Witnessed(RecordingView),
+    /// The log has no policy with a quorum: `"unwitnessed"`.
+    Unwitnessed(UnwitnessedMark),
+}
+
+impl RecordingState {
+    /// The state of a log that claims no time.
+    pub(crate) fn unwitnessed() -> RecordingState {
+        RecordingState::Unwitnessed(UnwitnessedMark::Unwitnessed)
+    }
+}
+
+/// The word `"unwitnessed"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum UnwitnessedMark {
+    /// No witnessed time is claimed.
+    #[serde(rename = "unwitnessed")]
+    Unwitnessed,
+}
+
+/// How a series' snapshots were recorded: each one's lag is its witnessed
+/// time minus its `asOf`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RecordingView {
+    /// The `asOf` from which every later witnessed snapshot was on time;
+    /// null when the latest witnessed one was late, or none is witnessed.
+    pub on_time_since: Option<String>,
+    /// Snapshots in the witnessed log within `log.recordingWindowSeconds`
+    /// of their valuation.
+    pub on_time: u64,
+    /// Snapshots that entered it later than that (disclosed, not refused).
+    pub late: u64,
+    /// Snapshots not yet in a witnessed checkpoint.
+    pub pending: u64,
+    /// The median lag of the witnessed snapshots, seconds.
+    pub median_lag_seconds: Option<f64>,
+    /// The largest lag, seconds.
+    pub max_lag_seconds: Option<i64>,
+}
+
+/// The stretch of a series recorded as it happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SinceOnTime {
+    /// Its first snapshot's `asOf` (`recording.onTimeSince`).
+    pub start: String,
+    /// Time-weighted return from that snapshot to the latest; null when
+    /// returns are undefined.
+    pub twr: Option<f64>,
+}
+
+/// Whether the log claims witnessed times, and since when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WitnessingView {
+    /// `witnessed` (a policy with a quorum) or `unwitnessed`.
+    pub state: &'static str,
+    /// When witnessing began: the first witnessed checkpoint's quorum
+    /// time (records appended before it can only be shown as in the log
+    /// by then); null before it.
+    pub since: Option<String>,
+    /// How long after its valuation a snapshot may enter the witnessed log
+    /// and still be on time.
+    pub recording_window_seconds: i64,
 }
 
 /// One strategy's return over the shared timestamps only.
@@ -401,6 +485,8 @@ pub struct Dashboard {
     pub inception: Option<Inception>,
     /// The ledger head the dashboard was computed at.
     pub head: Head,
+    /// Whether the record's times are witnessed, and since when.
+    pub witnessing: WitnessingView,
     /// One per (strategyId, mode), sorted by id then mode.
     pub strategies: Vec<StrategyView>,
     /// How the strategies line up.

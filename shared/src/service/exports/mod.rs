@@ -362,7 +362,12 @@ async fn series_index(
     let series = since.series.into_iter().next().unwrap_or_default();
     let mut rollups = Vec::new();
     let fold = fold_series(store, &key, series, None, head, &mut rollups).await?;
-    keep_rollups(store, &rollups).await;
+    keep_rollups(
+        store,
+        rollups,
+        &crate::service::log::WitnessTable::unwitnessed(),
+    )
+    .await;
     Ok(Arc::new(SeriesIndex { fold }))
 }
 

@@ -17,9 +17,14 @@ mod consult;
 mod custody;
 mod prove;
 mod vouch;
+mod witnessed_time;
 mod witnessing;
 
 pub use custody::{CustodyStatus, REFUSED_TO_SIGN};
+pub use witnessed_time::{
+    CONSISTENCY_EXTRA, RECORDING_WINDOW_SECONDS, Recorded, WitnessTable, WitnessedAt,
+    WitnessedInclusion, WitnessedTimes, lag_seconds,
+};
 pub use witnessing::{CosignRound, WITNESS_ALARM};
 pub(crate) use witnessing::{WitnessSignature, Witnessed};
 

@@ -16,7 +16,7 @@
 //! keeps serving. Anything else (403, 404, 429, 5xx, no answer within the
 //! timeout) skips that witness this round.
 
-use super::{Log, LogError};
+use super::{Log, LogError, WitnessedTimes};
 use crate::merkle::Head;
 use crate::ports::event_sink::OutsideEvent;
 use crate::ports::witness_client::{WitnessClient, WitnessReply};
@@ -175,6 +175,17 @@ impl Log {
         self
     }
 
+    /// The witnessed history, for the views that show when each record
+    /// was written (unwitnessed without a policy with a quorum).
+    pub fn witnessed_times(&self) -> WitnessedTimes {
+        match &self.witnessing {
+            Some(witnessing) => {
+                WitnessedTimes::new(&witnessing.policy, Arc::clone(&witnessing.memory))
+            }
+            None => WitnessedTimes::default(),
+        }
+    }
+
     /// The witness policy, when the log is witnessed.
     pub fn policy(&self) -> Option<&Policy> {
         self.witnessing.as_ref().map(|w| w.policy.as_ref())
@@ -319,7 +330,11 @@ impl Log {
             for (_, cosignature) in &held {
                 note.push_str(&cosignature.line);
             }
-            kept = witnessing.memory.keep_witnessed(head.size, &note).await?;
+            let times: Vec<(usize, u64)> = held.iter().map(|(i, c)| (*i, c.time)).collect();
+            kept = witnessing
+                .memory
+                .keep_witnessed(head.size, &note, policy.quorum_time(&times))
+                .await?;
         }
         // Known without another read: this head's, or what the round began
         // with (another process may have kept a larger one meanwhile).

@@ -145,9 +145,12 @@ fn one_pass(series: &[Snapshot]) -> SeriesFold {
 
 fn view_json(fold: &SeriesFold, series: &[Snapshot]) -> String {
     let latest = &series[series.len() - 1];
-    let (view, _) = fold
-        .clone()
-        .finish(series.len() as u64, latest, latest.header.as_of.instant());
+    let (view, _) = fold.clone().finish(
+        series.len() as u64,
+        latest,
+        latest.header.as_of.instant(),
+        &crate::service::log::WitnessTable::unwitnessed(),
+    );
     serde_json::to_string(&view).unwrap()
 }
 
@@ -181,7 +184,7 @@ proptest! {
             .collect();
         let reference = analytics::metrics(&valuations);
         let latest = &series[series.len() - 1];
-        let (view, _) = one_pass(&series).finish(series.len() as u64, latest, latest.header.as_of.instant());
+        let (view, _) = one_pass(&series).finish(series.len() as u64, latest, latest.header.as_of.instant(), &crate::service::log::WitnessTable::unwitnessed());
         prop_assert_eq!(view.metrics.twr, reference.twr);
         prop_assert_eq!(view.metrics.sharpe, reference.sharpe);
         prop_assert_eq!(view.metrics.longest_drawdown_days, reference.longest_drawdown_days);

@@ -1,0 +1,173 @@
+//! How a series was recorded: each snapshot's lag (its witnessed time minus
+//! its `asOf`), folded as the series is (a part of [`SeriesFold`]'s state,
+//! so the since-inception roll-up keeps it).
+//!
+//! Snapshots wait, in order, until the witnessed history holds them; each
+//! reader resolves what its [`WitnessTable`] covers (the history only
+//! grows, and holds a prefix of the log, so the first snapshot still
+//! pending keeps every later one pending). A resolved snapshot is on time
+//! when its lag is at most [`RECORDING_WINDOW_SECONDS`], late above.
+//!
+//! [`SeriesFold`]: super::rollup::SeriesFold
+
+use super::view::{RecordingState, RecordingView, SinceOnTime};
+use crate::analytics::finite;
+use crate::service::log::{RECORDING_WINDOW_SECONDS, Recorded, WitnessTable, lag_seconds};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A snapshot not yet in the witnessed history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Waiting {
+    seq: u64,
+    /// `asOf` in seconds since the epoch.
+    at: i64,
+    /// `asOf` as written.
+    as_of: String,
+    /// The series' growth index at it, as bits (NaN included).
+    index: u64,
+}
+
+/// One series' recording so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Recording {
+    waiting: Vec<Waiting>,
+    on_time: u64,
+    late: u64,
+    /// Every resolved snapshot's lag in seconds, in order.
+    lags: Vec<i64>,
+    /// The first on-time snapshot after the last late one: its `asOf` as
+    /// written and its growth index's bits.
+    since: Option<(String, u64)>,
+}
+
+impl Recording {
+    /// Takes the series' next snapshot (record `seq`, valued at `at`, its
+    /// growth index `index`).
+    pub(crate) fn push(&mut self, seq: u64, at: DateTime<Utc>, as_of: &str, index: f64) {
+        self.waiting.push(Waiting {
+            seq,
+            at: at.timestamp(),
+            as_of: as_of.to_owned(),
+            index: index.to_bits(),
+        });
+    }
+
+    /// The first record still waiting for its witnessed time.
+    pub(crate) fn first_waiting(&self) -> Option<u64> {
+        self.waiting.first().map(|w| w.seq)
+    }
+
+    /// Resolves, in order, every waiting snapshot `table` gives a time.
+    pub(crate) fn resolve(&mut self, table: &WitnessTable) {
+        let mut resolved = 0;
+        for waiting in &self.waiting {
+            let Recorded::Witnessed(witnessed) = table.of(waiting.seq) else {
+                break;
+            };
+            let as_of = DateTime::from_timestamp(waiting.at, 0).unwrap_or_default();
+            let lag = lag_seconds(witnessed, as_of);
+            self.lags.push(lag);
+            if lag <= RECORDING_WINDOW_SECONDS {
+                self.on_time = self.on_time.saturating_add(1);
+                if self.since.is_none() {
+                    self.since = Some((waiting.as_of.clone(), waiting.index));
+                }
+            } else {
+                self.late = self.late.saturating_add(1);
+                self.since = None;
+            }
+            resolved += 1;
+        }
+        self.waiting.drain(..resolved);
+    }
+
+    /// The view, once resolved against `table`; `latest_index` is the
+    /// series' growth index at its latest snapshot, `returns_shown` whether
+    /// its returns are defined.
+    pub(crate) fn view(
+        &self,
+        table: &WitnessTable,
+        latest_index: Option<f64>,
+        returns_shown: bool,
+    ) -> (RecordingState, Option<SinceOnTime>) {
+        if !table.is_witnessed() {
+            return (RecordingState::unwitnessed(), None);
+        }
+        let mut lags = self.lags.clone();
+        lags.sort_unstable();
+        let median = match lags.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(lags[n / 2] as f64),
+            n => Some((lags[n / 2 - 1] as f64 + lags[n / 2] as f64) / 2.0),
+        };
+        let since = self.since.as_ref().map(|(as_of, index)| {
+            let start = f64::from_bits(*index);
+            SinceOnTime {
+                start: as_of.clone(),
+                twr: latest_index
+                    .filter(|_| returns_shown)
+                    .and_then(|latest| finite(latest / start - 1.0)),
+            }
+        });
+        let view = RecordingView {
+            on_time_since: self.since.as_ref().map(|(as_of, _)| as_of.clone()),
+            on_time: self.on_time,
+            late: self.late,
+            pending: u64::try_from(self.waiting.len()).unwrap_or(u64::MAX),
+            median_lag_seconds: median,
+            max_lag_seconds: lags.last().copied(),
+        };
+        (RecordingState::Witnessed(view), since)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(seconds, 0).unwrap()
+    }
+
+    #[test]
+    fn late_snapshots_reset_the_stretch_and_pending_ones_wait() {
+        let mut recording = Recording::default();
+        // Valued at 0, 1000, 5000, 9000; witnessed at 4000 (late, then on
+        // time), 9100 (on time), and the last not yet.
+        recording.push(1, at(0), "a", 1.0);
+        recording.push(2, at(3_000), "b", 1.1);
+        recording.push(3, at(9_000), "c", 1.2);
+        recording.push(4, at(9_500), "d", 1.32);
+        let table = WitnessTable::new(1, vec![(1, 4_000), (2, 4_000), (3, 9_100)]);
+        recording.resolve(&table);
+        assert_eq!(recording.first_waiting(), Some(4));
+        let (state, since) = recording.view(&table, Some(1.32), true);
+        let RecordingState::Witnessed(view) = state else {
+            panic!("witnessed")
+        };
+        assert_eq!((view.on_time, view.late, view.pending), (2, 1, 1));
+        assert_eq!(view.on_time_since.as_deref(), Some("b"));
+        assert_eq!(view.max_lag_seconds, Some(4_000));
+        assert_eq!(view.median_lag_seconds, Some(1_000.0));
+        let since = since.unwrap();
+        assert_eq!(since.start, "b");
+        assert!((since.twr.unwrap() - 0.2).abs() < 1e-12);
+        // Resolving again later changes nothing already given.
+        let later = WitnessTable::new(1, vec![(1, 4_000), (2, 4_000), (3, 9_100), (4, 99_000)]);
+        recording.resolve(&later);
+        let (RecordingState::Witnessed(view), since) = recording.view(&later, Some(1.32), true)
+        else {
+            panic!("witnessed")
+        };
+        assert_eq!((view.on_time, view.late, view.pending), (2, 2, 0));
+        assert_eq!(view.on_time_since, None, "the latest was late");
+        assert!(since.is_none());
+        let (state, _) = recording.view(&WitnessTable::unwitnessed(), None, false);
+        assert_eq!(
+            serde_json::to_value(state).unwrap(),
+            serde_json::json!("unwitnessed")
+        );
+    }
+}
