@@ -306,3 +306,201 @@ async fn verify(base: &str, policy: &str) -> Result<String, Failure> {
         .await
         .map(|v| v.0)
 }
+
+/// A snapshot of its own series valued `ago` before now.
+fn valued_ago(id: &str, ago: chrono::Duration) -> Value {
+    let as_of = (chrono::Utc::now() - ago).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    serde_json::json!({
+        "id": id, "type": "snapshot", "visibility": "public", "mode": "paper",
+        "strategyId": id, "strategyName": "Witnessed time",
+        "asOf": as_of, "source": {"name": "test", "url": "https://example.com/t"},
+        "currency": "USD", "equity": 1000, "flowSincePrevious": 0
+    })
+}
+
+/// Each entry's `witnessed` and `lagSeconds` in the ledger view, by id.
+async fn witnessed_entries(base: &str) -> Vec<(String, Value, Option<i64>)> {
+    let ledger = support::ledger(base).await;
+    ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["record"]["id"].as_str().unwrap().to_owned(),
+                e["witnessed"].clone(),
+                e["lagSeconds"].as_i64(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (app1, key1) = freedom_witness(1, dirs[1].path());
+    let (app2, key2) = freedom_witness(2, dirs[2].path());
+    let w1 = Stoppable::start(app1);
+    let w2 = Stoppable::start(app2);
+    let w3 = SpecWitness::start("w3.example", [3; 32], &log_key().verifier().to_text()).await;
+    let policy_text = format!(
+        "log {}\nwitness W1 {key1} {}\nwitness W2 {key2} {}\nwitness W3 {} {}\ngroup G 2 W1 W2 W3\nquorum G\n",
+        log_key().verifier().to_text(),
+        w1.url(),
+        w2.url(),
+        w3.vkey(),
+        w3.url()
+    );
+    let policy = Policy::parse(&policy_text).unwrap();
+    let private = log_key().to_private_text();
+    let env = [
+        ("FF_LOG_SIGNING_KEY", private.as_str()),
+        ("FF_LOG_POLICY", policy_text.as_str()),
+    ];
+    let args = ["--cosign-interval-secs", "3600"];
+    let (server, _) = support::start_with_args(dirs[0].path(), &env, &args);
+    let base = server.base.clone();
+
+    let none = reqwest::get(format!("{base}/log/witnessed/1"))
+        .await
+        .unwrap();
+    assert_eq!(none.status(), 404, "nothing is witnessed before a round");
+    let client = reqwest::Client::new();
+    for (id, ago) in [
+        ("on-time", chrono::Duration::seconds(60)),
+        ("backfilled", chrono::Duration::days(3)),
+    ] {
+        let answer = client
+            .post(format!("{base}/api/freedom-fund"))
+            .bearer_auth(TOKEN)
+            .json(&valued_ago(id, ago))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 201, "a late record is accepted");
+    }
+    let pending = witnessed_entries(&base).await;
+    assert!(
+        pending
+            .iter()
+            .all(|(_, w, lag)| w.is_null() && lag.is_none()),
+        "pending before the round: {pending:?}"
+    );
+    let round = cosign(&base).await;
+    assert_eq!(round["quorumMet"], true, "{round}");
+
+    // The witnessed time, computed from the cosignature timestamps alone.
+    let note = reqwest::get(format!("{base}/log/witnessed/1"))
+        .await
+        .unwrap();
+    assert_eq!(note.status(), 200);
+    assert!(
+        note.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    let note = note.text().await.unwrap();
+    let checkpoint = Checkpoint::open(&note, &log_key().verifier()).unwrap();
+    assert_eq!(checkpoint.size, 2);
+    let split = note.find("\n\n").unwrap() + 1;
+    let (text, lines) = note.split_at(split);
+    let mut times = Vec::new();
+    for (index, witness) in policy.witnesses().iter().enumerate() {
+        for line in lines.lines().skip(2) {
+            let mut parts = line.trim_start_matches('\u{2014}').trim().splitn(2, ' ');
+            let (name, encoded) = (parts.next().unwrap(), parts.next().unwrap());
+            if let Ok(Some(cosignature)) = witness.key.verify_line(text, name, encoded) {
+                times.push((index, cosignature.time));
+            }
+        }
+    }
+    let quorum_time = policy
+        .quorum_time(&times)
+        .expect("a quorum of cosignatures");
+    let expected_at = chrono::DateTime::from_timestamp(quorum_time as i64, 0)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let witnessed = witnessed_entries(&base).await;
+    for (id, w, lag) in &witnessed {
+        assert_eq!(w["at"], expected_at.as_str(), "{id}");
+        assert_eq!(w["size"], 2, "{id}");
+        let lag = lag.expect("a witnessed snapshot has a lag");
+        match id.as_str() {
+            "on-time" => assert!((0..600).contains(&lag), "minutes: {lag}"),
+            _ => assert!(
+                (3 * 86_400..3 * 86_400 + 600).contains(&lag),
+                "about three days: {lag}"
+            ),
+        }
+    }
+    let dashboard: Value = reqwest::get(format!("{base}/api/freedom-fund?period=all"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(dashboard["witnessing"]["state"], "witnessed");
+    assert_eq!(dashboard["witnessing"]["since"], expected_at.as_str());
+    for strategy in dashboard["strategies"].as_array().unwrap() {
+        let recording = &strategy["recording"];
+        let lag = witnessed
+            .iter()
+            .find(|(id, _, _)| strategy["strategyId"] == id.as_str())
+            .and_then(|(_, _, lag)| *lag)
+            .unwrap();
+        assert_eq!(recording["maxLagSeconds"], lag, "{recording}");
+        if strategy["strategyId"] == "on-time" {
+            assert_eq!(
+                (recording["onTime"].as_u64(), recording["late"].as_u64()),
+                (Some(1), Some(0))
+            );
+            assert!(recording["onTimeSince"].is_string());
+            assert_eq!(strategy["sinceOnTime"]["start"], recording["onTimeSince"]);
+        } else {
+            assert_eq!(
+                (recording["onTime"].as_u64(), recording["late"].as_u64()),
+                (Some(0), Some(1))
+            );
+            assert!(recording["onTimeSince"].is_null());
+        }
+    }
+    let page = reqwest::get(format!("{base}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Recorded as it happened since"),
+        "the on-time line"
+    );
+    assert!(page.contains("logged late, up to 3 days"), "the late line");
+    assert!(page.contains("late: 3 days"), "the ledger table marks it");
+
+    // The proof against the witnessed checkpoint verifies alone.
+    let file = reqwest::get(format!(
+        "{base}/api/freedom-fund?view=proof&seq=2&format=tlog-proof&at=witnessed"
+    ))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let proof = freedom_shared::tlog::proof::TlogProof::parse(&file).unwrap();
+    assert_eq!(proof.checkpoint, note, "the earliest witnessed checkpoint");
+    for bad in ["&at=now", "&at=witnessed&size=2"] {
+        let refused = reqwest::get(format!(
+            "{base}/api/freedom-fund?view=proof&seq=2&format=tlog-proof{bad}"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(refused.status(), 400, "{bad}");
+    }
+
+    // A kill -9 and a restart: every witnessed time stays as given.
+    drop(server);
+    let (server, _) = support::start_with_args(dirs[0].path(), &env, &args);
+    assert_eq!(witnessed_entries(&server.base).await, witnessed);
+    drop((w1, w2, w3));
+}
