@@ -70,7 +70,7 @@ pub trait WitnessMemory: Send + Sync + 'static {
 
     /// The witnessed history from its earliest checkpoint of size at least
     /// `from` on, smallest first, at most `limit` (capped at
-    /// [`MAX_HISTORY_READ`]): one store read.
+    /// 10,000): one store read.
     async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError>;
 
     /// As [`WitnessMemory::history`], without the notes (sizes and quorum
