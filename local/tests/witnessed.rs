@@ -489,6 +489,25 @@ async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
     .unwrap();
     let proof = freedom_shared::tlog::proof::TlogProof::parse(&file).unwrap();
     assert_eq!(proof.checkpoint, note, "the earliest witnessed checkpoint");
+    let backfilled = valued_ago_of(&witnessed_record(&base, "backfilled").await);
+    let line = verify_proof_file(&file, &log_key().verifier(), &backfilled, Some(&policy))
+        .unwrap()
+        .0;
+    assert!(
+        line.contains(&format!(
+            "in the log by {expected_at}, 3 days after its valuation, on the word of"
+        )),
+        "{line}"
+    );
+    let service = Service::new(&base).unwrap();
+    let timeline = freedom_verify::verify_timeline(&service, &log_key().verifier(), &policy)
+        .await
+        .unwrap()
+        .0;
+    assert!(
+        timeline.contains("2 series' recording recomputed"),
+        "{timeline}"
+    );
     for bad in ["&at=now", "&at=witnessed&size=2"] {
         let refused = reqwest::get(format!(
             "{base}/api/freedom-fund?view=proof&seq=2&format=tlog-proof{bad}"
@@ -503,4 +522,21 @@ async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
     let (server, _) = support::start_with_args(dirs[0].path(), &env, &args);
     assert_eq!(witnessed_entries(&server.base).await, witnessed);
     drop((w1, w2, w3));
+}
+
+/// The record `id` as the ledger view holds it.
+async fn witnessed_record(base: &str, id: &str) -> Value {
+    let ledger = support::ledger(base).await;
+    ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["record"]["id"] == id)
+        .unwrap()["record"]
+        .clone()
+}
+
+/// A record's JSON bytes, as a reader saves them for `freedom-verify proof`.
+fn valued_ago_of(record: &Value) -> Vec<u8> {
+    serde_json::to_vec(record).unwrap()
 }

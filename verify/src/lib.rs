@@ -21,7 +21,15 @@
 //! ignored, a line from a listed key that does not verify is a failure, and
 //! so is a cosignature dated more than ten minutes ahead of the clock.
 //!
+//! **Witnessed time** (given a policy): a proof's line says when the record
+//! was in the log by, on whose word, and a snapshot's lag; `--timeline`
+//! ([`verify_timeline`]) recomputes every series' recording block from the
+//! log and its witnessed checkpoints and compares it with the dashboard's.
+//!
 //! A result is one [`Verified`] line, or the first [`Failure`].
+
+mod timeline;
+pub use timeline::{RECORDING_WINDOW_SECONDS, quorum_time, verify_timeline};
 
 use freedom_tlog::canonical::canonical_json;
 use freedom_tlog::checkpoint::Checkpoint;
@@ -459,8 +467,12 @@ pub fn verify_proof_file(
         .map(|policy| check_witnesses(&proof.checkpoint, policy, now()))
         .transpose()?
         .unwrap_or_default();
+    let when = policy
+        .map(|policy| timeline::proof_time_words(&proof.checkpoint, policy, &value))
+        .transpose()?
+        .unwrap_or_default();
     Ok(Verified(format!(
-        "OK record seq {} is in {} at size {} (root {}), signature valid{witnessed}",
+        "OK record seq {} is in {} at size {} (root {}), signature valid{witnessed}{when}",
         proof.index + 1,
         checkpoint.origin,
         checkpoint.size,

@@ -2,13 +2,18 @@
 //! log, trusting only the log's verifier key.
 //!
 //! ```text
-//! freedom-verify <base-url> --key <verifier-key> [--state <file>] [--policy <file>]
+//! freedom-verify <base-url> --key <verifier-key> [--state <file>] [--policy <file> [--timeline]]
 //! freedom-verify proof <file.tlog-proof> --key <verifier-key> --record <record.json> [--policy <file>]
 //! ```
 //!
 //! With `--policy` (a c2sp.org/tlog-policy file), the checkpoint must carry
 //! cosignatures meeting its quorum: the line names the witnesses that
-//! verified, and on failure the groups short of their threshold.
+//! verified, and on failure the groups short of their threshold. A proof's
+//! line then also says when the record was in the log by (its checkpoint's
+//! quorum time, from the cosignatures alone), on whose word, and a
+//! snapshot's lag. `--timeline` recomputes every series' recording block
+//! from the log and its witnessed checkpoints and fails where the
+//! dashboard differs.
 //!
 //! Prints one line. Exit 0: verified. Exit 1: a discrepancy (the line names
 //! the first one). Exit 2: the check could not be made (unreachable
@@ -17,7 +22,7 @@
 use clap::{Parser, Subcommand};
 use freedom_tlog::note::VerifierKey;
 use freedom_tlog::policy::Policy;
-use freedom_verify::{Failure, Service, Verified, verify_log, verify_proof_file};
+use freedom_verify::{Failure, Service, Verified, verify_log, verify_proof_file, verify_timeline};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,6 +49,10 @@ struct Options {
     /// A witness policy (c2sp.org/tlog-policy) whose quorum the checkpoint must meet.
     #[arg(long)]
     policy: Option<PathBuf>,
+    /// Also recompute every series' recording block (on time, late, lags)
+    /// from the log and its witnessed checkpoints; needs --policy.
+    #[arg(long, requires = "policy")]
+    timeline: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -101,7 +110,15 @@ async fn run(options: Options) -> Result<Verified, Failure> {
             let key = verifier(options.key.as_deref().unwrap_or_default())?;
             let policy = policy(options.policy.as_ref())?;
             let service = Service::new(options.base_url.as_deref().unwrap_or_default())?;
-            verify_log(&service, &key, options.state.as_deref(), policy.as_ref()).await
+            let verified =
+                verify_log(&service, &key, options.state.as_deref(), policy.as_ref()).await?;
+            match (options.timeline, policy.as_ref()) {
+                (true, Some(policy)) => {
+                    let timeline = verify_timeline(&service, &key, policy).await?;
+                    Ok(Verified(format!("{}\n{}", verified.0, timeline.0)))
+                }
+                _ => Ok(verified),
+            }
         }
     }
 }
