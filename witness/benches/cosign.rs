@@ -11,6 +11,9 @@
 //!   schedule's rate), and with rounds back to back (each after a new
 //!   record: the worst case); witnessing shares no lock with appends, so
 //!   what is left is CPU shared on the machine;
+//! - after timing, the witnessed history's growth: 10 000 appends with a
+//!   round every second beside them, and how many checkpoints the history
+//!   gained (at most one per round that saw new records);
 //! - before timing, the sizes of a proof's checkpoint with and without the
 //!   three cosignatures (the checkpoint alone and in a `.tlog-proof`).
 //!
@@ -21,7 +24,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use freedom_shared::adapters::HttpWitnesses;
 use freedom_shared::adapters::{SqliteLedgerStore, SqliteWitnessMemory};
 use freedom_shared::ports::conformance::decision;
-use freedom_shared::ports::{LedgerAppend, LedgerStore};
+use freedom_shared::ports::{LedgerAppend, LedgerStore, WitnessMemory};
 use freedom_shared::service::Log;
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::SigningKey;
@@ -38,6 +41,7 @@ struct Setup {
     log: Arc<Log>,
     store: Arc<SqliteLedgerStore>,
     next: AtomicUsize,
+    memory: Arc<SqliteWitnessMemory>,
     _dirs: Vec<tempfile::TempDir>,
 }
 
@@ -73,6 +77,7 @@ async fn setup() -> Setup {
     policy.push_str("group G 2 W1 W2 W3\nquorum G\n");
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteLedgerStore::open(data.path()).unwrap());
+    let memory = Arc::new(SqliteWitnessMemory::open(data.path()).unwrap());
     let log = Log::new(
         Arc::clone(&store) as Arc<dyn LedgerStore>,
         ORIGIN,
@@ -81,7 +86,7 @@ async fn setup() -> Setup {
     .unwrap()
     .with_witnesses(
         Policy::parse(&policy).unwrap(),
-        Arc::new(SqliteWitnessMemory::open(data.path()).unwrap()),
+        Arc::clone(&memory) as _,
         Arc::new(HttpWitnesses),
     );
     dirs.push(data);
@@ -89,6 +94,7 @@ async fn setup() -> Setup {
         log: Arc::new(log),
         store,
         next: AtomicUsize::new(1),
+        memory,
         _dirs: dirs,
     }
 }
@@ -194,6 +200,43 @@ fn witnessing(c: &mut Criterion) {
         );
     }
     group.finish();
+    runtime.block_on(history_growth(&setup));
+}
+
+/// 10 000 appends with a round every second beside them: the witnessed
+/// history gains at most one checkpoint per round.
+async fn history_growth(setup: &Setup) {
+    let kept = |memory: Arc<SqliteWitnessMemory>| async move {
+        memory.history(0, usize::MAX).await.unwrap().len()
+    };
+    let before = kept(Arc::clone(&setup.memory)).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let background = {
+        let log = Arc::clone(&setup.log);
+        let stop = Arc::clone(&stop);
+        let rounds = Arc::clone(&rounds);
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let _ = log.cosign(false).await;
+                rounds.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        })
+    };
+    let start = Instant::now();
+    for _ in 0..10_000 {
+        setup.append().await;
+    }
+    let took = start.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    background.await.unwrap();
+    let gained = kept(Arc::clone(&setup.memory)).await - before;
+    let rounds = rounds.load(Ordering::SeqCst);
+    eprintln!(
+        "history: 10000 appends in {took:.1?} with {rounds} rounds beside them; the witnessed history gained {gained} checkpoints (at most one per round)"
+    );
+    assert!(gained <= rounds, "{gained} entries for {rounds} rounds");
 }
 
 criterion_group!(benches, witnessing);

@@ -458,3 +458,35 @@ async fn the_dashboard_shows_the_newest_fifty_decisions_with_long_text_cut() {
         assert_eq!(page["entries"][0]["record"]["summary"], long);
     }
 }
+
+/// Without a witness policy nothing claims a time: the ledger's entries,
+/// each series' recording and the dashboard's witnessing say
+/// `unwitnessed`, and the page says why.
+#[tokio::test]
+async fn without_witnesses_every_answer_says_unwitnessed() {
+    let app = App::new();
+    let days = weekdays(3);
+    for day in &days {
+        app.post(snapshot("core", "live", *day, 1000.0, 0.0)).await;
+    }
+    let ledger = app.get("?view=ledger").await;
+    for entry in ledger["entries"].as_array().unwrap() {
+        assert_eq!(entry["witnessed"], "unwitnessed", "{entry}");
+        assert!(entry.get("lagSeconds").is_none(), "{entry}");
+    }
+    for period in ["21", "all"] {
+        let dashboard = app.get(&format!("?period={period}")).await;
+        assert_eq!(dashboard["witnessing"]["state"], "unwitnessed");
+        assert_eq!(dashboard["witnessing"]["since"], Value::Null);
+        assert_eq!(dashboard["witnessing"]["recordingWindowSeconds"], 3600);
+        let strategy = &dashboard["strategies"][0];
+        assert_eq!(strategy["recording"], "unwitnessed", "{period}");
+        assert_eq!(strategy["sinceOnTime"], Value::Null);
+    }
+    let request = Request::get("/").body(Body::empty()).unwrap();
+    let page = app.router.clone().oneshot(request).await.unwrap();
+    let page = page.into_body().collect().await.unwrap().to_bytes();
+    let page = String::from_utf8(page.to_vec()).unwrap();
+    assert!(page.contains("Not witnessed: the log has no witness policy with a quorum"));
+    assert!(page.contains("claims no time for any record"));
+}
