@@ -164,6 +164,8 @@ pub(crate) const OPERATIONS: &[Operation] = &[
                 },
                 ApiError::NoSuchStrategy,
                 ApiError::Busy,
+                // view=proof&at=witnessed before a witnessed checkpoint holds the record.
+                ApiError::NotWitnessed,
             ];
             errors.extend(signing_or_store_failures());
             errors

@@ -69,6 +69,7 @@ pub(super) async fn compute(
         Some(days) => {
             fold_window(
                 store,
+                times.is_witnessed(),
                 &keys,
                 &latest,
                 head,
@@ -161,6 +162,7 @@ impl Dashboard {
 /// and the window's decisions, up to `head`.
 async fn fold_window(
     store: &dyn SeriesReads,
+    witnessed: bool,
     keys: &[(StrategyId, Mode)],
     latest: &[(Entry, Snapshot)],
     head: Head,
@@ -174,7 +176,7 @@ async fn fold_window(
         .await?;
     let mut folds = Vec::with_capacity(keys.len());
     for (entries, latest) in window.series.iter().zip(latest) {
-        let mut fold = SeriesFold::keeping_every_point();
+        let mut fold = SeriesFold::keeping_every_point(witnessed);
         for entry in entries.iter().filter(|e| at_head(e, head)) {
             fold.push(entry.seq, &*snapshot_in(entry, Some(latest))?);
         }
@@ -207,7 +209,18 @@ async fn fold_since_inception(
     let mut folds = Vec::with_capacity(keys.len());
     let mut rollups = Vec::new();
     for ((key, series), latest) in keys.iter().zip(since.series).zip(latest) {
-        folds.push(fold_series(store, key, series, Some(latest), head, &mut rollups).await?);
+        folds.push(
+            fold_series(
+                store,
+                key,
+                series,
+                Some(latest),
+                head,
+                times.is_witnessed(),
+                &mut rollups,
+            )
+            .await?,
+        );
     }
     let table = table_for(times, &folds, head, top).await?;
     keep_rollups(store, rollups, &table).await;
@@ -276,31 +289,45 @@ pub(crate) async fn keep_rollups(
 /// as [`SeriesReads::since_inception`] read it) with the snapshots after
 /// it. When months closed since the roll-up, the new roll-up (the fold
 /// through the last closed month) is added to `rollups`. `latest` is the
-/// series' latest snapshot when the caller has it parsed already.
+/// series' latest snapshot when the caller has it parsed already. A reader
+/// that shows witnessed times (`witnessed`) cannot use a roll-up that did
+/// not keep how its snapshots were recorded (one made while the log had no
+/// witnesses): it folds the whole series once, and replaces it. Another
+/// reader continues whatever the roll-up keeps.
 pub(crate) async fn fold_series(
     store: &dyn SeriesReads,
     (strategy_id, mode): &(StrategyId, Mode),
     series: SeriesSince,
     latest: Option<&(Entry, Snapshot)>,
     head: Head,
+    witnessed: bool,
     rollups: &mut Vec<RollupCandidate>,
 ) -> Result<SeriesFold, StoreError> {
     let stored = series
         .state
         .as_deref()
-        .map(serde_json::from_str::<SeriesFold>);
+        .map(serde_json::from_str::<SeriesFold>)
+        .map(|parsed| {
+            parsed.map_err(|e| e.to_string()).and_then(|fold| {
+                if witnessed && !fold.keeps_recording() {
+                    Err("kept no recording".to_owned())
+                } else {
+                    Ok(fold)
+                }
+            })
+        });
     let unreadable = matches!(stored, Some(Err(_)));
     let (mut fold, entries) = match stored {
         Some(Ok(fold)) => (fold, series.entries),
         // A state this version cannot read: start over from the series'
         // first snapshot, and replace it.
         Some(Err(_)) => (
-            SeriesFold::default(),
+            SeriesFold::new(witnessed),
             store
                 .snapshot_series(strategy_id, *mode, i64::MIN, i64::MAX)
                 .await?,
         ),
-        None => (SeriesFold::default(), series.entries),
+        None => (SeriesFold::new(witnessed), series.entries),
     };
     let snapshots: Vec<(u64, Cow<Snapshot>)> = entries
         .iter()

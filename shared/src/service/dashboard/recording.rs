@@ -15,6 +15,7 @@ use crate::analytics::finite;
 use crate::service::log::{RECORDING_WINDOW_SECONDS, Recorded, WitnessTable, lag_seconds};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A snapshot not yet in the witnessed history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,8 +35,9 @@ pub(crate) struct Recording {
     waiting: Vec<Waiting>,
     on_time: u64,
     late: u64,
-    /// Every resolved snapshot's lag in seconds, in order.
-    lags: Vec<i64>,
+    /// How many resolved snapshots had each lag, in seconds (bounded by
+    /// the distinct lags, not by the series' length).
+    lags: BTreeMap<i64, u64>,
     /// The first on-time snapshot after the last late one: its `asOf` as
     /// written and its growth index's bits.
     since: Option<(String, u64)>,
@@ -67,7 +69,8 @@ impl Recording {
             };
             let as_of = DateTime::from_timestamp(waiting.at, 0).unwrap_or_default();
             let lag = lag_seconds(witnessed, as_of);
-            self.lags.push(lag);
+            let count = self.lags.entry(lag).or_insert(0);
+            *count = count.saturating_add(1);
             if lag <= RECORDING_WINDOW_SECONDS {
                 self.on_time = self.on_time.saturating_add(1);
                 if self.since.is_none() {
@@ -94,13 +97,7 @@ impl Recording {
         if !table.is_witnessed() {
             return (RecordingState::unwitnessed(), None);
         }
-        let mut lags = self.lags.clone();
-        lags.sort_unstable();
-        let median = match lags.len() {
-            0 => None,
-            n if n % 2 == 1 => Some(lags[n / 2] as f64),
-            n => Some((lags[n / 2 - 1] as f64 + lags[n / 2] as f64) / 2.0),
-        };
+        let median = self.median_lag();
         let since = self.since.as_ref().map(|(as_of, index)| {
             let start = f64::from_bits(*index);
             SinceOnTime {
@@ -116,9 +113,37 @@ impl Recording {
             late: self.late,
             pending: u64::try_from(self.waiting.len()).unwrap_or(u64::MAX),
             median_lag_seconds: median,
-            max_lag_seconds: lags.last().copied(),
+            max_lag_seconds: self.lags.keys().next_back().copied(),
         };
         (RecordingState::Witnessed(view), since)
+    }
+}
+
+impl Recording {
+    /// The median of the resolved lags (the mean of the two middle ones
+    /// for an even count).
+    fn median_lag(&self) -> Option<f64> {
+        let total: u64 = self.lags.values().sum();
+        if total == 0 {
+            return None;
+        }
+        // The lags at (0-based) ranks (total - 1) / 2 and total / 2.
+        let ranks = [(total - 1) / 2, total / 2];
+        let mut found = [None, None];
+        let mut seen = 0u64;
+        for (&lag, &count) in &self.lags {
+            let next = seen.saturating_add(count);
+            for (slot, rank) in found.iter_mut().zip(ranks) {
+                if slot.is_none() && rank < next {
+                    *slot = Some(lag as f64);
+                }
+            }
+            seen = next;
+        }
+        match found {
+            [Some(low), Some(high)] => Some((low + high) / 2.0),
+            _ => None,
+        }
     }
 }
 
@@ -164,6 +189,22 @@ mod tests {
         assert_eq!((view.on_time, view.late, view.pending), (2, 2, 0));
         assert_eq!(view.on_time_since, None, "the latest was late");
         assert!(since.is_none());
+        let mut many = Recording::default();
+        for (seq, valued) in [(1, 0), (2, 10), (3, 20), (4, 30), (5, 40)] {
+            many.push(seq, at(valued), "x", 1.0);
+        }
+        // Lags 100, 90, 80, 100, 90: the median is 90, the largest 100.
+        many.resolve(&WitnessTable::new(
+            1,
+            vec![(1, 100), (2, 100), (3, 100), (5, 130)],
+        ));
+        let (RecordingState::Witnessed(view), _) =
+            many.view(&WitnessTable::new(1, vec![(5, 130)]), Some(1.0), true)
+        else {
+            panic!("witnessed")
+        };
+        assert_eq!(view.median_lag_seconds, Some(90.0));
+        assert_eq!(view.max_lag_seconds, Some(100));
         let (state, _) = recording.view(&WitnessTable::unwitnessed(), None, false);
         assert_eq!(
             serde_json::to_value(state).unwrap(),

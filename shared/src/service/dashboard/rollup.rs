@@ -275,8 +275,10 @@ pub(crate) struct SeriesFold {
     month_ends: Vec<MonthEnd>,
     /// The seq of the latest snapshot taken.
     through_seq: u64,
-    /// How the snapshots were recorded (their witnessed times' lags).
-    recording: Recording,
+    /// How the snapshots were recorded (their witnessed times' lags), when
+    /// the reader that began the fold shows witnessed times (a log without
+    /// witnesses keeps nothing that could only grow).
+    recording: Option<Recording>,
     /// Every point's instant and growth index, for a windowed period's
     /// comparison (never stored: since inception compares charted points).
     #[serde(skip)]
@@ -284,12 +286,26 @@ pub(crate) struct SeriesFold {
 }
 
 impl SeriesFold {
-    /// A fold that also keeps every point for the comparison.
-    pub(crate) fn keeping_every_point() -> SeriesFold {
+    /// An empty fold that keeps how its snapshots were recorded when
+    /// `witnessed`.
+    pub(crate) fn new(witnessed: bool) -> SeriesFold {
         SeriesFold {
-            every_point: Some(Vec::new()),
+            recording: witnessed.then(Recording::default),
             ..SeriesFold::default()
         }
+    }
+
+    /// A fold that also keeps every point for the comparison.
+    pub(crate) fn keeping_every_point(witnessed: bool) -> SeriesFold {
+        SeriesFold {
+            every_point: Some(Vec::new()),
+            ..SeriesFold::new(witnessed)
+        }
+    }
+
+    /// Whether it keeps how its snapshots were recorded.
+    pub(crate) fn keeps_recording(&self) -> bool {
+        self.recording.is_some()
     }
 
     /// Whether it has taken no snapshot.
@@ -309,12 +325,14 @@ impl SeriesFold {
 
     /// The first record still waiting for its witnessed time.
     pub(crate) fn first_waiting(&self) -> Option<u64> {
-        self.recording.first_waiting()
+        self.recording.as_ref().and_then(Recording::first_waiting)
     }
 
     /// Gives the waiting snapshots the witnessed times `table` holds.
     pub(crate) fn resolve(&mut self, table: &WitnessTable) {
-        self.recording.resolve(table);
+        if let Some(recording) = &mut self.recording {
+            recording.resolve(table);
+        }
     }
 
     /// Whether the series' returns are defined to its end (every interval
@@ -364,7 +382,9 @@ impl SeriesFold {
         if let Some(points) = self.every_point.as_mut() {
             points.push((at, index));
         }
-        self.recording.push(seq, at, as_of, index);
+        if let Some(recording) = &mut self.recording {
+            recording.push(seq, at, as_of, index);
+        }
         self.chart.push(ChartPoint {
             as_of: as_of.to_owned(),
             at,
@@ -415,11 +435,17 @@ impl SeriesFold {
         end: DateTime<Utc>,
         table: &WitnessTable,
     ) -> (StrategyView, BTreeMap<DateTime<Utc>, Option<f64>>) {
-        self.recording.resolve(table);
+        self.resolve(table);
         let latest_index = self.chart.points.last().map(|p| p.index);
-        let (recording, since_on_time) =
-            self.recording
-                .view(table, latest_index, self.returns_shown());
+        let (recording, since_on_time) = match &self.recording {
+            Some(recording) => recording.view(table, latest_index, self.returns_shown()),
+            // Only a log without witnesses folds without keeping it.
+            None => Recording::default().view(
+                &WitnessTable::unwitnessed(),
+                latest_index,
+                self.returns_shown(),
+            ),
+        };
         let timeline = self.timeline();
         let metrics = self.fold.metrics();
         let shown: Vec<(Option<f64>, Option<f64>)> = self

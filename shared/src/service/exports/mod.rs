@@ -361,7 +361,7 @@ async fn series_index(
         .await?;
     let series = since.series.into_iter().next().unwrap_or_default();
     let mut rollups = Vec::new();
-    let fold = fold_series(store, &key, series, None, head, &mut rollups).await?;
+    let fold = fold_series(store, &key, series, None, head, false, &mut rollups).await?;
     keep_rollups(
         store,
         rollups,

@@ -144,14 +144,34 @@ fn one_pass(series: &[Snapshot]) -> SeriesFold {
 }
 
 fn view_json(fold: &SeriesFold, series: &[Snapshot]) -> String {
+    view_json_with(fold, series, &WitnessTable::unwitnessed())
+}
+
+fn view_json_with(fold: &SeriesFold, series: &[Snapshot], table: &WitnessTable) -> String {
     let latest = &series[series.len() - 1];
     let (view, _) = fold.clone().finish(
         series.len() as u64,
         latest,
         latest.header.as_of.instant(),
-        &crate::service::log::WitnessTable::unwitnessed(),
+        table,
     );
     serde_json::to_string(&view).unwrap()
+}
+
+/// A witnessed history in which record `seq` entered a checkpoint
+/// `lags[seq - 1]` seconds after its valuation (checkpoints of one record
+/// each), through record `through`.
+fn history(series: &[Snapshot], lags: &[i64], through: usize) -> WitnessTable {
+    let kept = series[..through]
+        .iter()
+        .zip(lags)
+        .enumerate()
+        .map(|(i, (s, lag))| {
+            let time = s.header.as_of.instant().timestamp() + lag;
+            (i as u64 + 1, u64::try_from(time).unwrap())
+        })
+        .collect();
+    WitnessTable::new(1, kept)
 }
 
 proptest! {
@@ -177,6 +197,46 @@ proptest! {
     }
 
     #[test]
+    fn a_witnessed_roll_up_resolved_at_any_time_resumes_to_one_pass(
+        series in series_strategy(),
+        lags in prop::collection::vec(0i64..20_000, 201),
+        pick in 0usize..1000,
+        witnessed_at_split in 0usize..1000,
+    ) {
+        let split = 1 + pick % series.len();
+        // When the roll-up was made, a prefix of its records was witnessed.
+        let early = history(&series, &lags, witnessed_at_split % (split + 1));
+        let mut rolled = SeriesFold::new(true);
+        for (i, s) in series[..split].iter().enumerate() {
+            rolled.push(i as u64 + 1, s);
+        }
+        rolled.resolve(&early);
+        let stored = serde_json::to_string(&rolled).unwrap();
+        rolled = serde_json::from_str(&stored).unwrap();
+        for (i, s) in series.iter().enumerate().skip(split) {
+            rolled.push(i as u64 + 1, s);
+        }
+        let mut whole = SeriesFold::new(true);
+        for (i, s) in series.iter().enumerate() {
+            whole.push(i as u64 + 1, s);
+        }
+        // Now every record but the last is witnessed.
+        let now = history(&series, &lags, series.len() - 1);
+        rolled.resolve(&now);
+        whole.resolve(&now);
+        prop_assert_eq!(&rolled, &whole);
+        prop_assert_eq!(view_json_with(&rolled, &series, &now), view_json_with(&whole, &series, &now));
+        let view: serde_json::Value = serde_json::from_str(&view_json_with(&whole, &series, &now)).unwrap();
+        let witnessed = &lags[..series.len() - 1];
+        prop_assert_eq!(view["recording"]["pending"].as_u64(), Some(1));
+        prop_assert_eq!(
+            view["recording"]["late"].as_u64(),
+            Some(witnessed.iter().filter(|lag| **lag > 3_600).count() as u64)
+        );
+        prop_assert_eq!(view["recording"]["maxLagSeconds"].as_i64(), witnessed.iter().max().copied());
+    }
+
+    #[test]
     fn the_roll_up_view_equals_the_metrics_of_the_whole_series(series in series_strategy()) {
         let valuations: Vec<Valuation> = series
             .iter()
@@ -184,7 +244,7 @@ proptest! {
             .collect();
         let reference = analytics::metrics(&valuations);
         let latest = &series[series.len() - 1];
-        let (view, _) = one_pass(&series).finish(series.len() as u64, latest, latest.header.as_of.instant(), &crate::service::log::WitnessTable::unwitnessed());
+        let (view, _) = one_pass(&series).finish(series.len() as u64, latest, latest.header.as_of.instant(), &WitnessTable::unwitnessed());
         prop_assert_eq!(view.metrics.twr, reference.twr);
         prop_assert_eq!(view.metrics.sharpe, reference.sharpe);
         prop_assert_eq!(view.metrics.longest_drawdown_days, reference.longest_drawdown_days);
