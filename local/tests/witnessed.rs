@@ -477,6 +477,11 @@ async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
     );
     assert!(page.contains("logged late, up to 3 days"), "the late line");
     assert!(page.contains("late: 3 days"), "the ledger table marks it");
+    assert!(
+        page.contains("id=\"late-note\""),
+        "the chart says why a stretch is lighter"
+    );
+    assert!(page.contains("class=\"curve late "), "and draws it lighter");
 
     // The proof against the witnessed checkpoint verifies alone.
     let file = reqwest::get(format!(

@@ -641,3 +641,129 @@ async fn a_lost_tile_is_rebuilt_and_an_altered_record_is_never_served() {
     let run = store.entry_run(1, 10).await;
     assert!(matches!(run, Err(StoreError::Corrupt(_))), "{run:?}");
 }
+
+/// A witness in process that cosigns whatever it is brought, dated by a
+/// clock the test sets: the same rounds give the same cosignatures.
+struct FixedClockWitness {
+    key: freedom_shared::tlog::cosignature::CosignerKey,
+    time: Arc<std::sync::atomic::AtomicU64>,
+}
+
+#[async_trait::async_trait]
+impl freedom_shared::ports::WitnessClient for FixedClockWitness {
+    async fn add_checkpoint(
+        &self,
+        _prefix: &str,
+        body: &str,
+        _timeout: Duration,
+    ) -> Result<freedom_shared::ports::WitnessReply, String> {
+        let note = &body[body.find("\n\n").ok_or("no checkpoint")? + 2..];
+        let text = &note[..note.find("\n\n").ok_or("no signature")? + 1];
+        Ok(freedom_shared::ports::WitnessReply {
+            status: 200,
+            content_type: None,
+            body: self.key.cosign(text, self.time.load(Ordering::SeqCst)),
+        })
+    }
+}
+
+/// The witnessed history through the KV store and through SQLite: the same
+/// appends and rounds give the same witnessed times, each record's fixed
+/// once given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn witnessed_times_are_the_same_through_the_kv_store_and_sqlite() {
+    use freedom_shared::adapters::{SqliteLedgerStore, SqliteWitnessMemory};
+    use freedom_shared::ports::{LedgerStore, WitnessMemory};
+    use freedom_shared::service::{Log, Recorded};
+    use freedom_shared::tlog::cosignature::CosignerKey;
+    use freedom_shared::tlog::note::SigningKey;
+    use freedom_shared::tlog::policy::Policy;
+
+    let (_server, bridge) = bridge().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = SigningKey::from_seed("same.example/log", [5; 32]).unwrap();
+    let witness = CosignerKey::from_seed("w.example", [6; 32]).unwrap();
+    let policy = format!(
+        "witness W {} http://127.0.0.1:9\nquorum W\n",
+        witness.witness_key().to_text()
+    );
+    let time = Arc::new(std::sync::atomic::AtomicU64::new(1_790_000_000));
+    let kv_memory = Arc::new(KvWitnessMemory::new(
+        KvClient::new(&bridge.kv_config("same:")),
+        "same:",
+    ));
+    let stores: Vec<(Arc<dyn LedgerStore>, Arc<dyn WitnessMemory>)> = vec![
+        (Arc::new(store(&bridge, "same:")), kv_memory),
+        (
+            Arc::new(SqliteLedgerStore::open(dir.path()).unwrap()),
+            Arc::new(SqliteWitnessMemory::open(dir.path()).unwrap()),
+        ),
+    ];
+    let logs: Vec<(Arc<dyn LedgerStore>, Log)> = stores
+        .into_iter()
+        .map(|(ledger, memory)| {
+            let log = Log::new(
+                Arc::clone(&ledger) as _,
+                "same.example/log",
+                Some(key.clone()),
+            )
+            .unwrap()
+            .with_new_log(true)
+            .with_witnesses(
+                Policy::parse(&policy).unwrap(),
+                memory,
+                Arc::new(FixedClockWitness {
+                    key: witness.clone(),
+                    time: Arc::clone(&time),
+                }),
+            );
+            (ledger, log)
+        })
+        .collect();
+    // Three rounds: after records 1-2, after 3, and one with nothing new.
+    for (appends, at) in [
+        (1..=2, 1_790_000_100u64),
+        (3..=3, 1_790_000_500),
+        (4..=3, 1_790_000_900),
+    ] {
+        time.store(at, Ordering::SeqCst);
+        for i in appends {
+            for (ledger, _) in &logs {
+                ledger
+                    .append(decision(&format!("d{i}"), "s", i))
+                    .await
+                    .unwrap();
+            }
+        }
+        for (_, log) in &logs {
+            assert!(log.cosign(false).await.unwrap().quorum_met);
+        }
+    }
+    let mut answers = Vec::new();
+    for (_, log) in &logs {
+        let times = log.witnessed_times();
+        let table = times.table(1, 4, times.top().await.unwrap()).await.unwrap();
+        let recorded: Vec<Recorded> = (1..=4).map(|seq| table.of(seq)).collect();
+        let notes = (
+            log.witnessed_checkpoint(1).await.unwrap().unwrap().note,
+            log.witnessed_checkpoint(3).await.unwrap().unwrap().note,
+        );
+        answers.push((recorded, notes));
+    }
+    assert_eq!(answers[0], answers[1], "the KV store and SQLite agree");
+    let at = |recorded: Recorded| match recorded {
+        Recorded::Witnessed(w) => Some((w.at, w.size)),
+        _ => None,
+    };
+    let recorded = &answers[0].0;
+    assert_eq!(
+        recorded.iter().map(|r| at(*r)).collect::<Vec<_>>(),
+        [
+            Some((1_790_000_100, 2)),
+            Some((1_790_000_100, 2)),
+            Some((1_790_000_500, 3)),
+            None
+        ],
+        "a round with nothing new keeps nothing, and record 4 was never appended"
+    );
+}

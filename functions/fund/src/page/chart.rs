@@ -31,6 +31,10 @@ pub(crate) struct Curve {
     pub mode: &'static str,
     /// Its points in time order.
     pub points: Vec<Point>,
+    /// How many of its first points were logged late (drawn lighter, with
+    /// the class `late`): the stretch before it was recorded as it
+    /// happened.
+    pub late_points: usize,
 }
 
 /// One point of a curve.
@@ -133,10 +137,15 @@ pub(crate) fn line_chart(curves: &[Curve], labels: &Labels<'_>) -> Markup {
                     text x=(fmt(left + plot_w / 2.0)) y=(CHART_HEIGHT - 4.0) text-anchor="middle" { (labels.x_axis) }
                 }
                 @for curve in curves {
+                    @let late = curve.late_points.min(curve.points.len());
                     g data-strategy=(curve.strategy_id) data-mode=(curve.mode) {
-                        path class=(format!("curve {}", curve.class)) d=(path(&curve.points, &x, &y)) {}
-                        @for point in &curve.points {
-                            circle class=(format!("dot {}", curve.class)) cx=(fmt(x(point.t))) cy=(fmt(y(point.value))) r="3" {
+                        @if late > 0 {
+                            path class=(format!("curve late {}", curve.class)) d=(path(&curve.points[..late], &x, &y)) {}
+                        }
+                        // The recorded stretch joins the late one's last point.
+                        path class=(format!("curve {}", curve.class)) d=(path(&curve.points[late.saturating_sub(1)..], &x, &y)) {}
+                        @for (i, point) in curve.points.iter().enumerate() {
+                            circle class=(format!("dot {}{}", curve.class, if i < late { " late" } else { "" })) cx=(fmt(x(point.t))) cy=(fmt(y(point.value))) r="3" {
                                 title { (point.title) }
                             }
                         }

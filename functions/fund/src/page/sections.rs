@@ -5,7 +5,7 @@
 
 use super::bits::*;
 use super::chart::{self, COLOURS, Curve, Point};
-use freedom_shared::service::{Dashboard, Period, StrategyView};
+use freedom_shared::service::{Dashboard, Period, RecordingState, StrategyView};
 use maud::{Markup, html};
 use std::sync::LazyLock;
 
@@ -72,6 +72,7 @@ pub(super) fn growth_curves(shown: &[&StrategyView], window_start: Option<i64>) 
             class: format!("c{} {}", i % COLOURS, strategy.mode.as_str()),
             strategy_id: strategy.strategy_id.to_string(),
             mode: strategy.mode.as_str(),
+            late_points: late_points(strategy),
             points: strategy
                 .series
                 .iter()
@@ -94,6 +95,25 @@ pub(super) fn growth_curves(shown: &[&StrategyView], window_start: Option<i64>) 
                 .collect(),
         })
         .collect()
+}
+
+/// How many of a strategy's charted points (those with a value) come before
+/// it was recorded as it happened: before `recording.onTimeSince`, or all
+/// of them when its latest witnessed valuation was late.
+fn late_points(strategy: &StrategyView) -> usize {
+    let RecordingState::Witnessed(recording) = &strategy.recording else {
+        return 0;
+    };
+    if recording.late == 0 {
+        return 0;
+    }
+    let valued = strategy.series.iter().filter(|p| p.index.is_some());
+    match recording.on_time_since.as_deref().and_then(instant) {
+        Some(since) => valued
+            .filter(|p| instant(&p.as_of).is_some_and(|t| t < since))
+            .count(),
+        None => valued.count(),
+    }
 }
 
 /// The chart's description: each strategy's latest charted value and date.
@@ -161,6 +181,17 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
                     }
                 }
                 p.note { "Solid lines are live accounts; dashed lines are paper experiments. Hover a point for its date and value." }
+                @let late: Vec<&&StrategyView> = shown.iter().zip(&curves).filter(|(_, c)| c.late_points > 0).map(|(s, _)| s).collect();
+                @if !late.is_empty() {
+                    p.note #late-note {
+                        "Drawn lighter: valuations logged late, more than " (dashboard.witnessing.recording_window_seconds / 60) " minutes after their date by the witnessed log's time, so nothing shows they were recorded as they happened ("
+                        @for (i, strategy) in late.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            bdi { (shown_name(&strategy.strategy_name, strategy.mode)) }
+                        }
+                        ")."
+                    }
+                }
             }
             @if !left_off.is_empty() {
                 p.note {

@@ -337,6 +337,7 @@ pub(super) fn underwater_chart(strategy: &StrategyView) -> Markup {
         strategy_id: strategy.strategy_id.to_string(),
         mode: strategy.mode.as_str(),
         points,
+        late_points: 0,
     };
     html! {
         div.underwater {
