@@ -338,17 +338,18 @@ async fn witnessed_entries(base: &str) -> Vec<(String, Value, Option<i64>)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
     let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    // Three freedom-witness, each its own state.
     let (app1, key1) = freedom_witness(1, dirs[1].path());
     let (app2, key2) = freedom_witness(2, dirs[2].path());
+    let (app3, key3) = freedom_witness(3, dirs[3].path());
     let w1 = Stoppable::start(app1);
     let w2 = Stoppable::start(app2);
-    let w3 = SpecWitness::start("w3.example", [3; 32], &log_key().verifier().to_text()).await;
+    let w3 = Stoppable::start(app3);
     let policy_text = format!(
-        "log {}\nwitness W1 {key1} {}\nwitness W2 {key2} {}\nwitness W3 {} {}\ngroup G 2 W1 W2 W3\nquorum G\n",
+        "log {}\nwitness W1 {key1} {}\nwitness W2 {key2} {}\nwitness W3 {key3} {}\ngroup G 2 W1 W2 W3\nquorum G\n",
         log_key().verifier().to_text(),
         w1.url(),
         w2.url(),
-        w3.vkey(),
         w3.url()
     );
     let policy = Policy::parse(&policy_text).unwrap();
