@@ -410,7 +410,7 @@ async fn tiles_and_trees_beyond_the_log_are_404_and_bad_proof_queries_400() {
         .json();
     assert_eq!(
         unknown["error"]["details"][0]["allowed"],
-        json!(["seq", "size", "format", "view"])
+        json!(["seq", "size", "format", "at", "view"])
     );
     let post = Request::post("/log/checkpoint")
         .body(Body::empty())
