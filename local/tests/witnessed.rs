@@ -514,13 +514,22 @@ async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
         timeline.contains("2 series' recording recomputed"),
         "{timeline}"
     );
-    for bad in ["&at=now", "&at=witnessed&size=2"] {
+    let json: Value = reqwest::get(format!(
+        "{base}/api/freedom-fund?view=proof&seq=1&at=witnessed&size=2"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(json["checkpoint"], note.as_str(), "JSON, from size 2 on");
+    for (bad, status) in [("&at=now", 400), ("&at=witnessed&size=3", 404)] {
         let refused = reqwest::get(format!(
             "{base}/api/freedom-fund?view=proof&seq=2&format=tlog-proof{bad}"
         ))
         .await
         .unwrap();
-        assert_eq!(refused.status(), 400, "{bad}");
+        assert_eq!(refused.status(), status, "{bad}");
     }
 
     // A kill -9 and a restart: every witnessed time stays as given.

@@ -175,32 +175,51 @@ fn witnessing(c: &mut Criterion) {
         ("while_cosigning_every_second", Duration::from_secs(1)),
         ("while_cosigning_back_to_back", Duration::ZERO),
     ] {
-        let stop = Arc::new(AtomicBool::new(false));
-        let rounds = Arc::new(AtomicUsize::new(0));
-        let background = {
-            let log = Arc::clone(&setup.log);
-            let stop = Arc::clone(&stop);
-            let rounds = Arc::clone(&rounds);
-            runtime.spawn(async move {
-                while !stop.load(Ordering::SeqCst) {
-                    let _ = log.cosign(false).await;
-                    rounds.fetch_add(1, Ordering::SeqCst);
-                    tokio::time::sleep(pause).await;
-                }
-            })
+        let rounds = {
+            let _guard = runtime.enter();
+            Rounds::beside(&setup.log, pause)
         };
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| setup.append());
         });
-        stop.store(true, Ordering::SeqCst);
-        runtime.block_on(background).unwrap();
-        eprintln!(
-            "{name}: {} cosigning rounds ran beside the appends",
-            rounds.load(Ordering::SeqCst)
-        );
+        let rounds = runtime.block_on(rounds.stop());
+        eprintln!("{name}: {rounds} cosigning rounds ran beside the appends");
     }
     group.finish();
     runtime.block_on(history_growth(&setup));
+}
+
+/// Cosigning rounds run beside whatever the bench times, `pause` apart.
+struct Rounds {
+    stop: Arc<AtomicBool>,
+    count: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Rounds {
+    /// Starts them (on the current runtime).
+    fn beside(log: &Arc<Log>, pause: Duration) -> Rounds {
+        let stop = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(AtomicUsize::new(0));
+        let task = {
+            let (log, stop, count) = (Arc::clone(log), Arc::clone(&stop), Arc::clone(&count));
+            tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    let _ = log.cosign(false).await;
+                    count.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(pause).await;
+                }
+            })
+        };
+        Rounds { stop, count, task }
+    }
+
+    /// Stops them after the round running; how many ran.
+    async fn stop(self) -> usize {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.unwrap();
+        self.count.load(Ordering::SeqCst)
+    }
 }
 
 /// 10 000 appends with a round every second beside them: the witnessed
@@ -210,29 +229,14 @@ async fn history_growth(setup: &Setup) {
         memory.history(0, usize::MAX).await.unwrap().len()
     };
     let before = kept(Arc::clone(&setup.memory)).await;
-    let stop = Arc::new(AtomicBool::new(false));
-    let rounds = Arc::new(AtomicUsize::new(0));
-    let background = {
-        let log = Arc::clone(&setup.log);
-        let stop = Arc::clone(&stop);
-        let rounds = Arc::clone(&rounds);
-        tokio::spawn(async move {
-            while !stop.load(Ordering::SeqCst) {
-                let _ = log.cosign(false).await;
-                rounds.fetch_add(1, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        })
-    };
+    let rounds = Rounds::beside(&setup.log, Duration::from_secs(1));
     let start = Instant::now();
     for _ in 0..10_000 {
         setup.append().await;
     }
     let took = start.elapsed();
-    stop.store(true, Ordering::SeqCst);
-    background.await.unwrap();
+    let rounds = rounds.stop().await;
     let gained = kept(Arc::clone(&setup.memory)).await - before;
-    let rounds = rounds.load(Ordering::SeqCst);
     eprintln!(
         "history: 10000 appends in {took:.1?} with {rounds} rounds beside them; the witnessed history gained {gained} checkpoints (at most one per round)"
     );

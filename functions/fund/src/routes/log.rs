@@ -55,12 +55,12 @@ const PROOF_FORMAT: Param = Param {
 /// The one value of [`AT`].
 const WITNESSED: &str = "witnessed";
 
-/// Which checkpoint a proof file is against.
+/// Which checkpoint a proof is against.
 const AT: Param = Param {
     name: "at",
     required: false,
     repeatable: false,
-    description: "witnessed: the proof against the earliest witnessed checkpoint that holds the record (the one its witnessed time is read from), with its cosignatures, and in the file's extra data the consistency proof from it to the served checkpoint; only with format=tlog-proof and without size",
+    description: "witnessed: the proof against the earliest witnessed checkpoint that holds the record (the one its witnessed time is read from; with size, the earliest of at least that size), with its cosignatures; as a tlog-proof, the file's extra data holds the consistency proof from it to the served checkpoint",
     schema: || json!({"enum": [WITNESSED]}),
 };
 
@@ -127,16 +127,7 @@ impl ProofQuery {
         let size = positive(params, &SIZE)?;
         let at_witnessed = match params.get(AT.name) {
             None => false,
-            Some(WITNESSED) if format == ProofFormat::TlogProof && size.is_none() => true,
-            Some(WITNESSED) => {
-                return Err(ApiError::invalid_query(
-                    AT.name,
-                    format!(
-                        "{}={WITNESSED} needs format={TLOG_PROOF} and no size: the witnessed checkpoint fixes the tree",
-                        AT.name
-                    ),
-                ));
-            }
+            Some(WITNESSED) => true,
             Some(_) => {
                 return Err(ApiError::invalid_query(
                     AT.name,
@@ -300,15 +291,23 @@ pub(crate) async fn proof(
         at_witnessed,
     } = ProofQuery::parse(params)?;
     if at_witnessed {
-        let proof = state.log.witnessed_inclusion(seq).await?;
-        let text = TlogProof {
-            index: proof.inclusion.leaf_index,
-            path: proof.inclusion.path,
-            checkpoint: proof.checkpoint,
-            extra: proof.extra,
-        }
-        .to_text();
-        return Ok(with_content_etag(headers, TEXT_PLAIN, text.into_bytes()));
+        let proof = state.log.witnessed_inclusion(seq, size).await?;
+        return Ok(match format {
+            ProofFormat::TlogProof => {
+                let text = TlogProof {
+                    index: proof.inclusion.leaf_index,
+                    path: proof.inclusion.path,
+                    checkpoint: proof.checkpoint,
+                    extra: proof.extra,
+                }
+                .to_text();
+                with_content_etag(headers, TEXT_PLAIN, text.into_bytes())
+            }
+            ProofFormat::Json => json_with_content_etag(
+                headers,
+                &ProofView::new(seq, proof.inclusion, &proof.checkpoint),
+            )?,
+        });
     }
     let (inclusion, checkpoint) = state.log.inclusion(seq, size).await?;
     Ok(match format {

@@ -276,12 +276,29 @@ impl Log {
     }
 
     /// Record `seq`'s inclusion proof against the earliest witnessed
-    /// checkpoint that holds it, and the consistency proof from there to
-    /// the served checkpoint. [`LogError::NotWitnessed`] while no kept
-    /// checkpoint holds it.
-    pub async fn witnessed_inclusion(&self, seq: u64) -> Result<WitnessedInclusion, LogError> {
+    /// checkpoint that holds it and is of size at least `at_least` (when
+    /// given), and the consistency proof from there to the served
+    /// checkpoint. [`LogError::NotWitnessed`] while no kept checkpoint is.
+    pub async fn witnessed_inclusion(
+        &self,
+        seq: u64,
+        at_least: Option<u64>,
+    ) -> Result<WitnessedInclusion, LogError> {
+        let head = self.store.head().await?.size;
+        if let Some(size) = at_least.filter(|size| *size > head) {
+            return Err(LogError::BeyondLog {
+                parameter: "size",
+                message: format!("the log has {head} records; there is no tree of {size}"),
+            });
+        }
+        if seq > head {
+            return Err(LogError::BeyondLog {
+                parameter: "seq",
+                message: format!("the log has {head} records; there is no record {seq}"),
+            });
+        }
         let kept = self
-            .witnessed_checkpoint(seq)
+            .witnessed_checkpoint(seq.max(at_least.unwrap_or(0)))
             .await?
             .ok_or(LogError::NotWitnessed)?;
         let (inclusion, _) = self.inclusion(seq, Some(kept.size)).await?;
