@@ -490,3 +490,20 @@ async fn without_witnesses_every_answer_says_unwitnessed() {
     assert!(page.contains("Not witnessed: the log has no witness policy with a quorum"));
     assert!(page.contains("claims no time for any record"));
 }
+
+/// A proof at=witnessed from a log that claims no time does not exist:
+/// 404 naming `at`, never a 503 that asks to wait for what never comes.
+#[tokio::test]
+async fn without_witnesses_a_witnessed_proof_is_404() {
+    let app = App::new();
+    app.post(snapshot("core", "live", weekdays(1)[0], 1000.0, 0.0))
+        .await;
+    for format in ["json", "tlog-proof"] {
+        let (status, body) = app
+            .get_raw(&format!("?view=proof&seq=1&at=witnessed&format={format}"))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{format}");
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["details"][0]["parameter"], "at");
+    }
+}

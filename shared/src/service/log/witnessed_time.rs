@@ -278,12 +278,23 @@ impl Log {
     /// Record `seq`'s inclusion proof against the earliest witnessed
     /// checkpoint that holds it and is of size at least `at_least` (when
     /// given), and the consistency proof from there to the served
-    /// checkpoint. [`LogError::NotWitnessed`] while no kept checkpoint is.
+    /// checkpoint. [`LogError::NotWitnessed`] while no kept checkpoint is;
+    /// [`LogError::BeyondLog`] (parameter `at`) when the log has no policy
+    /// with a quorum.
     pub async fn witnessed_inclusion(
         &self,
         seq: u64,
         at_least: Option<u64>,
     ) -> Result<WitnessedInclusion, LogError> {
+        // A log that claims no time has no witnessed checkpoint, ever: the
+        // proof asked for does not exist (404), where a witnessed log's
+        // record not yet cosigned is only a wait (503).
+        if !self.witnessed_times().is_witnessed() {
+            return Err(LogError::BeyondLog {
+                parameter: "at",
+                message: "this log has no witness policy with a quorum, so no checkpoint is witnessed and there is no proof at=witnessed".into(),
+            });
+        }
         let head = self.store.head().await?.size;
         if let Some(size) = at_least.filter(|size| *size > head) {
             return Err(LogError::BeyondLog {
