@@ -404,6 +404,33 @@ async fn each_record_carries_its_witnessed_time_and_a_backfilled_one_is_late() {
     let note = note.text().await.unwrap();
     let checkpoint = Checkpoint::open(&note, &log_key().verifier()).unwrap();
     assert_eq!(checkpoint.size, 2);
+    let again = reqwest::get(format!("{base}/log/witnessed/2"))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.text().await.unwrap(),
+        note,
+        "the earliest of size ≥ 2"
+    );
+    // Refused: sizes beyond what is witnessed, not a canonical decimal, or
+    // past u64 are no such checkpoint; a query is a bad request. The
+    // history is unchanged after every one.
+    for (path, status) in [
+        ("/log/witnessed/3", 404),
+        ("/log/witnessed/0", 404),
+        ("/log/witnessed/01", 404),
+        ("/log/witnessed/-1", 404),
+        ("/log/witnessed/abc", 404),
+        ("/log/witnessed/99999999999999999999999", 404),
+        ("/log/witnessed/1?x=1", 400),
+    ] {
+        let refused = reqwest::get(format!("{base}{path}")).await.unwrap();
+        assert_eq!(refused.status(), status, "{path}");
+    }
+    let still = reqwest::get(format!("{base}/log/witnessed/1"))
+        .await
+        .unwrap();
+    assert_eq!(still.text().await.unwrap(), note);
     let split = note.find("\n\n").unwrap() + 1;
     let (text, lines) = note.split_at(split);
     let mut times = Vec::new();

@@ -257,7 +257,7 @@ impl Ledger {
             futures_util::future::try_join(self.pages.page(query), self.times.top()).await?;
         let table = match (page.entries.last(), page.entries.first()) {
             (Some(oldest), Some(newest)) => self.times.table(oldest.seq, newest.seq, top).await?,
-            _ if self.times.is_witnessed() => WitnessTable::new(page.head.size, Vec::new()),
+            // An empty page dates nothing.
             _ => WitnessTable::unwitnessed(),
         };
         let recorded = page

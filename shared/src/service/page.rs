@@ -160,11 +160,13 @@ impl Pages {
         render: impl FnOnce(&PageData) -> String,
     ) -> Result<Read, StoreError> {
         // 304 before any work: the head (and, with witnesses, the witnessed
-        // checkpoint the page shows) alone decides.
+        // checkpoint the page shows, read with the witnessed history's top
+        // in one store read) alone decides.
         let witnessed = self.witnessed_shown().await?;
         let scanner = self.scanner_health().await?;
-        let (head, top, stamp) = self.dashboards.stamp().await?;
-        let shown = shown_head(&stamp, witnessed.as_ref(), scanner.as_deref());
+        let head = self.ledger.head().await?;
+        let top = witnessed.as_ref().and_then(|w| w.history_top);
+        let shown = shown_head(&stamped(&head, top), witnessed.as_ref(), scanner.as_deref());
         if client.holds_head(&shown) {
             return Ok(Read::NotModified(shown));
         }

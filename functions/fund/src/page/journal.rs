@@ -116,14 +116,6 @@ pub(super) fn snapshots_around<'a>(
 
 // -------------------------------------------------------------- ledger
 
-/// A witnessed time (seconds since the epoch) as the page writes instants.
-fn witnessed_at(seconds: i64) -> Markup {
-    let text = chrono::DateTime::from_timestamp(seconds, 0)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default();
-    html! { (date_time(&text)) }
-}
-
 pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> Markup {
     html! {
         section #ledger aria-labelledby="ledger-title" {
@@ -151,7 +143,7 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> 
                                     td {
                                         @match entry.recorded {
                                             Recorded::Witnessed(at) => {
-                                                (witnessed_at(at.at))
+                                                (date_time(&at.rfc3339()))
                                                 @if let Some(lag) = lag {
                                                     @if late { " " strong.late-mark { "late: " (lag_words(lag as f64)) } } @else { " (" (lag_words(lag as f64)) ")" }
                                                 }

@@ -65,9 +65,9 @@ pub(super) async fn compute(
         .iter()
         .map(|(_, s)| (s.header.strategy_id.clone(), s.header.mode))
         .collect();
-    let (folds, decisions) = match period.days() {
+    let (folds, decisions, rollups) = match period.days() {
         Some(days) => {
-            fold_window(
+            let (folds, decisions) = fold_window(
                 store,
                 times.is_witnessed(),
                 &keys,
@@ -75,11 +75,14 @@ pub(super) async fn compute(
                 head,
                 nanos(analytics::window_start(end, days)),
             )
-            .await?
+            .await?;
+            (folds, decisions, Vec::new())
         }
-        None => fold_since_inception(store, times, top, &keys, &latest, head).await?,
+        None => fold_since_inception(store, times.is_witnessed(), &keys, &latest, head).await?,
     };
+    // One read of the witnessed history for every series and roll-up.
     let table = table_for(times, &folds, head, top).await?;
+    keep_rollups(store, rollups, &table).await;
     let start = match period.days() {
         Some(days) => analytics::window_start(end, days),
         // The fund's first snapshot.
@@ -193,16 +196,16 @@ async fn fold_window(
 /// The since-inception series: each stored roll-up (see the `rollup` module) with
 /// the snapshots after it, and the latest decisions, up to `head`. Months
 /// that closed since a series' roll-up are folded into it and the roll-up
-/// is stored again; a store that cannot keep it only costs the next reader
-/// the same work.
+/// is to be stored again (the roll-ups returned, kept by the caller once
+/// the witnessed times are known); a store that cannot keep it only costs
+/// the next reader the same work.
 async fn fold_since_inception(
     store: &dyn SeriesReads,
-    times: &WitnessedTimes,
-    top: Option<u64>,
+    witnessed: bool,
     keys: &[(StrategyId, Mode)],
     latest: &[(Entry, Snapshot)],
     head: Head,
-) -> Result<(Vec<SeriesFold>, Vec<Entry>), StoreError> {
+) -> Result<(Vec<SeriesFold>, Vec<Entry>, Vec<RollupCandidate>), StoreError> {
     let since = store
         .since_inception(keys, ROLLUP_VERSION, head.size, MAX_DECISIONS)
         .await?;
@@ -216,20 +219,18 @@ async fn fold_since_inception(
                 series,
                 Some(latest),
                 head,
-                times.is_witnessed(),
+                witnessed,
                 &mut rollups,
             )
             .await?,
         );
     }
-    let table = table_for(times, &folds, head, top).await?;
-    keep_rollups(store, rollups, &table).await;
     let decisions = since
         .decisions
         .into_iter()
         .filter(|e| at_head(e, head))
         .collect();
-    Ok((folds, decisions))
+    Ok((folds, decisions, rollups))
 }
 
 /// The witnessed times the `folds` wait for (one store read, none when

@@ -56,6 +56,13 @@ pub enum Recorded {
     Witnessed(WitnessedAt),
 }
 
+impl WitnessedAt {
+    /// The quorum time as RFC 3339 (UTC, whole seconds).
+    pub fn rfc3339(&self) -> String {
+        crate::clock::epoch_seconds_rfc3339(self.at)
+    }
+}
+
 impl Serialize for Recorded {
     /// As the ledger view writes it: `{"at", "size"}`, `null` while
     /// pending, `"unwitnessed"` without a policy.
@@ -86,8 +93,7 @@ impl WitnessTable {
         WitnessTable::default()
     }
 
-    /// A table of `kept` (size, quorum time) from record `from` on (tests
-    /// and `freedom-verify` build one from checkpoints they checked).
+    /// A table of `kept` (size, quorum time) from record `from` on.
     pub fn new(from: u64, mut kept: Vec<(u64, u64)>) -> WitnessTable {
         kept.sort_unstable();
         kept.dedup_by_key(|(size, _)| *size);
@@ -238,7 +244,7 @@ impl WitnessedTimes {
 pub const CONSISTENCY_EXTRA: &str = "freedom-fund/consistency-to-served@v1";
 
 /// A record's inclusion proof against the earliest witnessed checkpoint
-/// that holds it (`format=tlog-proof&at=witnessed`).
+/// that holds it (`view=proof&at=witnessed`).
 #[derive(Debug, Clone)]
 pub struct WitnessedInclusion {
     /// The proof, against `checkpoint`'s tree.
@@ -259,12 +265,20 @@ impl Log {
         &self,
         size: u64,
     ) -> Result<Option<KeptCheckpoint>, LogError> {
+        Ok(self.opened_witnessed(size).await?.map(|(kept, _)| kept))
+    }
+
+    /// [`Log::witnessed_checkpoint`] with the checkpoint it opened.
+    async fn opened_witnessed(
+        &self,
+        size: u64,
+    ) -> Result<Option<(KeptCheckpoint, Checkpoint)>, LogError> {
         let Some(kept) = self.witnessed_times().checkpoint(size.max(1)).await? else {
             return Ok(None);
         };
         let verifier = self.signer()?.verifier();
         match Checkpoint::open(&kept.note, &verifier) {
-            Ok(checkpoint) if checkpoint.size == kept.size => Ok(Some(kept)),
+            Ok(checkpoint) if checkpoint.size == kept.size => Ok(Some((kept, checkpoint))),
             _ => {
                 tracing::error!(
                     size = kept.size,
@@ -308,16 +322,12 @@ impl Log {
                 message: format!("the log has {head} records; there is no record {seq}"),
             });
         }
-        let kept = self
-            .witnessed_checkpoint(seq.max(at_least.unwrap_or(0)))
+        let (kept, checkpoint) = self
+            .opened_witnessed(seq.max(at_least.unwrap_or(0)))
             .await?
             .ok_or(LogError::NotWitnessed)?;
         let (inclusion, _) = self.inclusion(seq, Some(kept.size)).await?;
-        let verifier = self.signer()?.verifier();
-        let root = Checkpoint::open(&kept.note, &verifier)
-            .map_err(|e| LogError::Store(StoreError::Corrupt(e.to_string())))?
-            .root;
-        if root != inclusion.root {
+        if checkpoint.root != inclusion.root {
             return Err(LogError::Store(StoreError::Corrupt(
                 "a kept witnessed checkpoint names another root than the ledger's tree".into(),
             )));

@@ -45,6 +45,9 @@ pub(super) struct Witnessing {
     pub(super) policy: Arc<Policy>,
     memory: Arc<dyn WitnessMemory>,
     pub(super) client: Arc<dyn WitnessClient>,
+    /// The witnessed history as the read views see it (one for the log, so
+    /// what it learns once, when witnessing began, is shared).
+    times: WitnessedTimes,
     round: Mutex<()>,
 }
 
@@ -104,6 +107,8 @@ pub struct WitnessSignature {
 pub struct Witnessed {
     /// Its tree size.
     pub size: u64,
+    /// The largest checkpoint of the witnessed history, read with it.
+    pub history_top: Option<u64>,
     /// Its root hash.
     pub root: crate::merkle::Digest,
     /// The note: the log's signed checkpoint and the cosignature lines.
@@ -119,6 +124,7 @@ impl Witnessing {
         client: Arc<dyn WitnessClient>,
     ) -> Witnessing {
         Witnessing {
+            times: WitnessedTimes::new(&policy, Arc::clone(&memory)),
             policy: Arc::new(policy),
             memory,
             client,
@@ -178,12 +184,10 @@ impl Log {
     /// The witnessed history, for the views that show when each record
     /// was written (unwitnessed without a policy with a quorum).
     pub fn witnessed_times(&self) -> WitnessedTimes {
-        match &self.witnessing {
-            Some(witnessing) => {
-                WitnessedTimes::new(&witnessing.policy, Arc::clone(&witnessing.memory))
-            }
-            None => WitnessedTimes::default(),
-        }
+        self.witnessing
+            .as_ref()
+            .map(|witnessing| witnessing.times.clone())
+            .unwrap_or_default()
     }
 
     /// The witness policy, when the log is witnessed.
@@ -203,7 +207,8 @@ impl Log {
         let (Some(witnessing), Some(signer)) = (&self.witnessing, self.signer.as_ref()) else {
             return Ok(None);
         };
-        let Some((size, note)) = witnessing.memory.read().await?.witnessed else {
+        let state = witnessing.memory.read().await?;
+        let Some((size, note)) = state.witnessed else {
             return Ok(None);
         };
         let verifier = signer.verifier();
@@ -224,6 +229,7 @@ impl Log {
         let witnesses = witnessing.policy.witnesses();
         Ok(Some(Witnessed {
             size,
+            history_top: state.history_top,
             root: checkpoint.root,
             note: note.into(),
             cosignatures: found

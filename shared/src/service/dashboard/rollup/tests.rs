@@ -204,8 +204,10 @@ proptest! {
         witnessed_at_split in 0usize..1000,
     ) {
         let split = 1 + pick % series.len();
-        // When the roll-up was made, a prefix of its records was witnessed.
-        let early = history(&series, &lags, witnessed_at_split % (split + 1));
+        // When the roll-up was made, a prefix of its records was witnessed
+        // (the history only grows: never more than is witnessed now, below).
+        let early_through = (witnessed_at_split % (split + 1)).min(series.len() - 1);
+        let early = history(&series, &lags, early_through);
         let mut rolled = SeriesFold::new(true);
         for (i, s) in series[..split].iter().enumerate() {
             rolled.push(i as u64 + 1, s);
