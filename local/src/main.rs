@@ -166,7 +166,10 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         key_memory: Some(Arc::new(memory)),
         policy,
     };
-    let fund_state = fund::compose::fund(&stores, log, write_token.clone(), events.clone());
+    let benchmarks = config::benchmarks(lookup)?;
+    benchmarks.check(stores.ledger.as_ref()).await?;
+    let fund_state = fund::compose::fund(&stores, log, write_token.clone(), events.clone())
+        .with_benchmarks(benchmarks);
     let custody = fund_state.log.custody_status().await?;
     if new_log && let CustodyStatus::Remembers { size, memory } = &custody {
         return Err(format!(

@@ -17,7 +17,7 @@ use freedom_shared::config;
 use freedom_shared::lambda::{
     self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled,
 };
-use freedom_shared::service::Log;
+use freedom_shared::service::{BenchmarkCheckError, Log};
 use freedom_shared::web::store_not_configured_app;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -50,7 +50,16 @@ impl FundLambda {
             config: log_config,
             key_memory: None,
         };
-        let state = compose::fund(&start.stores, log, start.write_token, start.events);
+        let benchmarks = config::benchmarks(&lookup)?;
+        benchmarks
+            .check(start.stores.ledger.as_ref())
+            .await
+            .map_err(|error| match error {
+                BenchmarkCheckError::Unknown(unknown) => StartError::Config(unknown.into()),
+                BenchmarkCheckError::Store(error) => StartError::Store(error),
+            })?;
+        let state = compose::fund(&start.stores, log, start.write_token, start.events)
+            .with_benchmarks(benchmarks);
         if state.log.verifier_key().is_none() {
             tracing::warn!(
                 "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"

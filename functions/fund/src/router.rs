@@ -82,7 +82,7 @@ async fn read(
                 .contracts
                 .read(|registrations| {
                     contract::json_bytes(&contract::with_registrations(
-                        contract::contract_with_log(&state.log),
+                        contract::contract_with_log(&state.log, state.dashboards.benchmarks()),
                         registrations,
                     ))
                 })

@@ -6,11 +6,11 @@ use freedom_shared::ports::Events;
 use freedom_shared::ports::{LedgerStore, ScanStore, SeriesReads};
 use freedom_shared::record::Guard;
 use freedom_shared::service::Contracts;
-use freedom_shared::service::Dashboards;
 use freedom_shared::service::Exports;
 use freedom_shared::service::Ledger;
 use freedom_shared::service::Log;
 use freedom_shared::service::Pages;
+use freedom_shared::service::{Benchmarks, Dashboards};
 use freedom_shared::tlog::DEFAULT_ORIGIN;
 use std::sync::Arc;
 
@@ -96,6 +96,12 @@ impl AppState {
         );
         self.dashboards = Arc::new(self.dashboards.with_witnessed_times(log.witnessed_times()));
         self.log = Arc::new(log);
+        self.rewired()
+    }
+
+    /// The same state comparing each mode's series with `benchmarks`.
+    pub fn with_benchmarks(mut self, benchmarks: Benchmarks) -> AppState {
+        self.dashboards = Arc::new(self.dashboards.with_benchmarks(benchmarks));
         self.rewired()
     }
 

@@ -2,8 +2,8 @@
 //!
 //! [`Fold`] takes the valuations one at a time, in time order, and holds
 //! only what the formulas still need: the growth index and its peaks, the
-//! open day, month and year, the closed months and years, and running
-//! statistics of the daily returns. So a fold can stop after any valuation,
+//! open day, month and year, the closed months and years, running
+//! statistics of the daily returns and each closed day's return. So a fold can stop after any valuation,
 //! be stored, and resume later with the same result as one pass over the
 //! whole series: the arithmetic is the same operations in the same order
 //! (the state keeps each `f64` bit for bit when serialised). That is what
@@ -19,6 +19,8 @@ use super::bits;
 use super::{
     Metrics, Month, TRADING_DAYS_PER_YEAR, Valuation, finite, interval_return, trading_days_between,
 };
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -124,6 +126,48 @@ impl DailyStatistics {
     }
 }
 
+/// Every closed day's return, in day order: what a benchmark comparison
+/// pairs by day and the Sharpe's statistics take their moments from.
+/// Stored as one base64 text of 12 bytes a day (the day as days from the
+/// common era, big-endian i32, then the return's bits, big-endian), so a
+/// roll-up of years of days stays small and quick to read.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct DailyReturns(Vec<(NaiveDate, f64)>);
+
+impl Serialize for DailyReturns {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut bytes = Vec::with_capacity(self.0.len() * 12);
+        for (day, r) in &self.0 {
+            bytes.extend_from_slice(&day.num_days_from_ce().to_be_bytes());
+            bytes.extend_from_slice(&r.to_bits().to_be_bytes());
+        }
+        serializer.serialize_str(&BASE64.encode(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for DailyReturns {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<DailyReturns, D::Error> {
+        use serde::de::Error;
+        let text = <std::borrow::Cow<str>>::deserialize(deserializer)?;
+        let bytes = BASE64.decode(text.as_bytes()).map_err(D::Error::custom)?;
+        if bytes.len() % 12 != 0 {
+            return Err(D::Error::custom("the daily returns are not whole days"));
+        }
+        bytes
+            .chunks_exact(12)
+            .map(|chunk| {
+                let (day, bits) = chunk.split_at(4);
+                let day = i32::from_be_bytes(day.try_into().expect("four bytes"));
+                let bits = u64::from_be_bytes(bits.try_into().expect("eight bytes"));
+                NaiveDate::from_num_days_from_ce_opt(day)
+                    .map(|day| (day, f64::from_bits(bits)))
+                    .ok_or_else(|| D::Error::custom("a day out of range"))
+            })
+            .collect::<Result<_, _>>()
+            .map(DailyReturns)
+    }
+}
+
 /// The highest growth index so far and when it was set, for the longest
 /// drawdown.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -178,6 +222,7 @@ pub(crate) struct Fold {
     under_water: bool,
     longest_drawdown_days: i64,
     daily: DailyStatistics,
+    days: DailyReturns,
     open_day: Option<Group<NaiveDate>>,
     months: Vec<Group<Month>>,
     open_month: Option<Group<Month>>,
@@ -200,6 +245,7 @@ impl Default for Fold {
             under_water: false,
             longest_drawdown_days: 0,
             daily: DailyStatistics::default(),
+            days: DailyReturns::default(),
             open_day: None,
             months: Vec::new(),
             open_month: None,
@@ -293,6 +339,7 @@ impl Fold {
         }
         if let Some(day) = chain(&mut self.open_day, valuation.at.date_naive(), 1.0 + r) {
             self.daily.add(day.growth - 1.0);
+            self.days.0.push((day.key, day.growth - 1.0));
         }
         let month = (valuation.at.year(), valuation.at.month());
         if let Some(closed) = chain(&mut self.open_month, month, 1.0 + r) {
@@ -368,8 +415,11 @@ impl Fold {
             return Metrics::undefined(intervals, pnl, net_flows);
         }
         let mut daily = self.daily;
+        let mut daily_returns = Vec::with_capacity(self.days.0.len() + 1);
+        daily_returns.extend_from_slice(&self.days.0);
         if let Some(day) = self.open_day {
             daily.add(day.growth - 1.0);
+            daily_returns.push((day.key, day.growth - 1.0));
         }
         let twr = finite(self.level - 1.0);
         let span = trading_days_between(first.at, last.at);
@@ -380,6 +430,12 @@ impl Fold {
         } else {
             0.0
         };
+        let returns: Vec<f64> = daily_returns.iter().map(|(_, r)| *r).collect();
+        let (statistics, withheld) = match super::sharpe_statistics(&returns, span) {
+            Ok(statistics) => (Some(statistics), None),
+            Err(reason) => (None, Some(reason)),
+        };
+        let shown = |ratio: Option<f64>| ratio.filter(|_| withheld.is_none());
         let longest = match (self.under_water, self.high_water) {
             (true, Some(high)) => self
                 .longest_drawdown_days
@@ -393,9 +449,12 @@ impl Fold {
             net_flows,
             max_drawdown,
             volatility: daily.volatility(),
-            sharpe: daily.sharpe(),
-            sortino: daily.sortino(),
-            calmar: super::calmar(annualized, max_drawdown),
+            sharpe: shown(daily.sharpe()),
+            sortino: shown(daily.sortino()),
+            calmar: shown(super::calmar(annualized, max_drawdown)),
+            withheld,
+            sharpe_statistics: statistics,
+            daily_returns,
             best_day: (daily.count > 0).then_some(daily.best).and_then(finite),
             worst_day: (daily.count > 0).then_some(daily.worst).and_then(finite),
             current_drawdown: finite(current_drawdown),

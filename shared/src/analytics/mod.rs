@@ -41,10 +41,16 @@ pub(crate) mod bits {
 }
 
 mod fold;
+mod uncertainty;
 
 pub(crate) use fold::{Fold, IndexPoint, Step};
+pub(crate) use uncertainty::sample_variance;
+pub use uncertainty::{
+    BenchmarkComparison, BenchmarkWithheld, MIN_DAILY_RETURNS, SharpeStatistics, Withheld,
+    compare_with_benchmark, deflate, expected_maximum_sharpe, sharpe_statistics,
+};
 
-use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
@@ -162,12 +168,20 @@ pub struct Metrics {
     pub max_drawdown: Option<f64>,
     /// Annualised volatility of daily returns.
     pub volatility: Option<f64>,
-    /// Sharpe ratio (risk-free 0).
+    /// Sharpe ratio (risk-free 0); `None` while `withheld`.
     pub sharpe: Option<f64>,
-    /// Sortino ratio.
+    /// Sortino ratio; `None` while `withheld`.
     pub sortino: Option<f64>,
-    /// Annualised return / |max drawdown|.
+    /// Annualised return / |max drawdown|; `None` while `withheld`.
     pub calmar: Option<f64>,
+    /// Why the Sharpe, Sortino and Calmar ratios and the Sharpe's
+    /// statistics are withheld (too few daily returns, no variation).
+    pub withheld: Option<Withheld>,
+    /// What the Sharpe can support ([`sharpe_statistics`]); deflated by
+    /// the caller, who knows the other strategies.
+    pub sharpe_statistics: Option<SharpeStatistics>,
+    /// Each UTC day's return, in day order (for a benchmark comparison).
+    pub daily_returns: Vec<(NaiveDate, f64)>,
     /// The best daily return.
     pub best_day: Option<f64>,
     /// The worst daily return.
@@ -203,6 +217,9 @@ impl Metrics {
             sharpe: None,
             sortino: None,
             calmar: None,
+            withheld: None,
+            sharpe_statistics: None,
+            daily_returns: Vec::new(),
             best_day: None,
             worst_day: None,
             current_drawdown: None,

@@ -288,7 +288,13 @@ fn calmar_is_the_annualised_return_over_the_drawdown() {
     let m = metrics(&series);
     let annualised = 1.5f64.powf(252.0 / 390.0) - 1.0;
     assert!(close(m.annualized_return.unwrap(), annualised, 1e-12));
-    assert!(close(m.calmar.unwrap(), annualised / 0.2, 1e-12));
+    let calmar = super::calmar(m.annualized_return, m.max_drawdown);
+    assert!(close(calmar.unwrap(), annualised / 0.2, 1e-12));
+    // Three daily returns: the dashboard withholds it.
+    assert_eq!(
+        (m.calmar, m.withheld),
+        (None, Some(Withheld::TooFewReturns))
+    );
 }
 
 /// CFA Institute's GIPS guidance on annualising: a return for a period
@@ -467,6 +473,11 @@ fn reference_metrics(series: &[Valuation]) -> Metrics {
     let under = underwater(&index);
     let instants: Vec<DateTime<Utc>> = series.iter().map(|v| v.at).collect();
     let flows: Decimal = series[1..].iter().map(|v| v.flow).sum();
+    // The statistics' own formulas are tested in `uncertainty`; here, that
+    // the fold withholds the ratios exactly when the whole series does.
+    let statistics = super::sharpe_statistics(&daily, span);
+    let withheld = statistics.as_ref().err().copied();
+    let shown = |ratio: Option<f64>| ratio.filter(|_| withheld.is_none());
     Metrics {
         twr,
         annualized_return: annualized,
@@ -474,9 +485,12 @@ fn reference_metrics(series: &[Valuation]) -> Metrics {
         net_flows: Some(flows),
         max_drawdown: drawdown,
         volatility: volatility(&daily),
-        sharpe: sharpe(&daily),
-        sortino: sortino(&daily),
-        calmar: calmar(annualized, drawdown),
+        sharpe: shown(sharpe(&daily)),
+        sortino: shown(sortino(&daily)),
+        calmar: shown(calmar(annualized, drawdown)),
+        withheld,
+        sharpe_statistics: statistics.ok(),
+        daily_returns: Vec::new(),
         best_day: daily.iter().copied().reduce(f64::max),
         worst_day: daily.iter().copied().reduce(f64::min),
         current_drawdown: under.last().copied(),
@@ -533,6 +547,15 @@ proptest! {
         ] {
             prop_assert!(relative_close(a, b), "{name}: {a:?} vs {b:?}");
         }
+        prop_assert_eq!(fold.withheld, reference.withheld);
+        prop_assert_eq!(fold.sharpe_statistics.is_some(), reference.sharpe_statistics.is_some());
+        let daily: Vec<f64> = fold.daily_returns.iter().map(|(_, r)| *r).collect();
+        let reference_daily = daily_returns(&series, &interval_returns(&series).unwrap());
+        prop_assert!(all_close(
+            &daily.iter().copied().map(Some).collect::<Vec<_>>(),
+            &reference_daily.iter().copied().map(Some).collect::<Vec<_>>()
+        ));
+        prop_assert!(fold.daily_returns.windows(2).all(|pair| pair[0].0 < pair[1].0));
         prop_assert_eq!(fold.pnl, reference.pnl);
         prop_assert_eq!(fold.net_flows, reference.net_flows);
         prop_assert_eq!(fold.intervals, reference.intervals);

@@ -164,6 +164,42 @@ pub enum ConfigError {
     /// `FF_LOG_NEW_LOG` is neither true nor false.
     #[error("FF_LOG_NEW_LOG must be true or false (or unset)")]
     BadNewLog,
+    /// A benchmark variable is not a strategy id.
+    #[error(
+        "{variable} must be a strategy id of the ledger (1 to 128 of A-Z a-z 0-9 . _ : -), or unset"
+    )]
+    BadBenchmark {
+        /// The variable.
+        variable: &'static str,
+    },
+    /// A benchmark variable names a strategy the ledger has no series of.
+    #[error(transparent)]
+    UnknownBenchmark(#[from] crate::service::UnknownBenchmark),
+}
+
+/// The strategy each mode is compared with, from `FF_BENCHMARK_LIVE` and
+/// `FF_BENCHMARK_PAPER` (each a strategy id, or unset; the paper default
+/// is [`crate::service::DEFAULT_PAPER_BENCHMARK`] once the ledger holds
+/// it). Whether the ledger holds them is checked at start-up
+/// ([`crate::service::Benchmarks::check`]).
+pub fn benchmarks(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<crate::service::Benchmarks, ConfigError> {
+    use crate::record::{Mode, StrategyId};
+    use crate::service::Benchmarks;
+    let read = |mode: Mode| {
+        let variable = Benchmarks::variable(mode);
+        match lookup(variable).filter(|value| !value.is_empty()) {
+            None => Ok(None),
+            Some(value) => StrategyId::parse(&value)
+                .map(Some)
+                .ok_or(ConfigError::BadBenchmark { variable }),
+        }
+    };
+    Ok(Benchmarks {
+        live: read(Mode::Live)?,
+        paper: read(Mode::Paper)?,
+    })
 }
 
 /// The log's identity from the environment: its origin and signing key.

@@ -27,7 +27,9 @@ use freedom_shared::SCHEMA_VERSION;
 use freedom_shared::record::{RecordKind, record_schema};
 use freedom_shared::service::BODY_TIMEOUT;
 use freedom_shared::service::Log;
-use freedom_shared::service::{Registrations, contract_limits, record_rules, scanner_rules};
+use freedom_shared::service::{
+    Benchmarks, Registrations, contract_limits, describe_benchmarks, record_rules, scanner_rules,
+};
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::{ApiError, Encoded, ServerLimits};
 use operations::{OPERATIONS, Operation, http_layer};
@@ -67,11 +69,14 @@ pub(crate) fn json_bytes(document: &Value) -> Vec<u8> {
     serde_json::to_vec(document).unwrap_or_default()
 }
 
-/// The contract view of a service publishing its ledger as `log`: the
-/// static contract with `log: {origin, verifierKey, prefix}` (the verifier
-/// key is null when the log has no signing key).
-pub(crate) fn contract_with_log(log: &Log) -> Value {
+/// The contract view of a service publishing its ledger as `log` and
+/// comparing each mode with `benchmarks`: the static contract with `log:
+/// {origin, verifierKey, prefix, …}` (the verifier key is null when the
+/// log has no signing key) and `benchmarks: {live, paper, paperDefault,
+/// minSharedDailyReturns}`.
+pub(crate) fn contract_with_log(log: &Log, benchmarks: &Benchmarks) -> Value {
     let mut contract = contract().clone();
+    contract["benchmarks"] = describe_benchmarks(benchmarks);
     contract["log"] = json!({
         "origin": log.origin(),
         "verifierKey": log.verifier_key().map(|key| key.to_text()),

@@ -3,6 +3,7 @@
 //! and chart points, and the comparison.
 
 use super::compare::{Timeline, compare};
+use super::figures::{Benchmarks, compare_within_modes};
 use super::period::*;
 use super::rollup::{self, ROLLUP_VERSION, SeriesFold};
 use super::snapshot_of;
@@ -23,10 +24,12 @@ fn nanos(instant: DateTime<Utc>) -> i64 {
 /// The dashboard for `period` at `head`, from the `latest` snapshot of
 /// every series and the ledger's `inception` (its first record's `asOf`),
 /// with the witnessed times `times` holds up to its checkpoint of size
-/// `top` (read with the head).
+/// `top` (read with the head), each series set beside its mode's
+/// `benchmarks`.
 pub(super) async fn compute(
     store: &dyn SeriesReads,
     times: &WitnessedTimes,
+    benchmarks: &Benchmarks,
     top: Option<u64>,
     period: Period,
     head: Head,
@@ -94,15 +97,21 @@ pub(super) async fn compute(
     };
     let mut strategies = Vec::with_capacity(latest.len());
     let mut timelines = Vec::with_capacity(latest.len());
+    let mut daily_returns = Vec::with_capacity(latest.len());
     for ((latest_entry, latest_snapshot), mut fold) in latest.iter().zip(folds) {
         // The series always holds the latest snapshot; fall back to it alone.
         if fold.is_empty() {
             fold.push(latest_entry.seq, latest_snapshot);
         }
-        let (view, instants) = fold.finish(latest_entry.seq, latest_snapshot, end, &table);
-        strategies.push(view);
-        timelines.push(Timeline { start, instants });
+        let finished = fold.finish(latest_entry.seq, latest_snapshot, end, &table);
+        strategies.push(finished.view);
+        timelines.push(Timeline {
+            start,
+            instants: finished.timeline,
+        });
+        daily_returns.push(finished.daily_returns);
     }
+    compare_within_modes(&mut strategies, &daily_returns, benchmarks);
     let comparison = compare(&strategies, &timelines);
     // The store's query selects decisions; the text is checked to be JSON here.
     let decisions = decisions

@@ -19,6 +19,7 @@
 mod answer;
 mod compare;
 mod compute;
+mod figures;
 mod period;
 mod recording;
 pub(crate) mod rollup;
@@ -26,6 +27,10 @@ mod view;
 
 pub(crate) use answer::SelectionError;
 pub use answer::{MAX_ANSWER_BYTES, Selection};
+pub use figures::{
+    BenchmarkCheckError, Benchmarks, DEFAULT_PAPER_BENCHMARK, UnknownBenchmark,
+    describe as describe_benchmarks,
+};
 pub use period::Period;
 pub(crate) use period::UNIT;
 pub(crate) use period::{ALL, DEFAULT_PERIOD, PERIODS};
@@ -84,6 +89,8 @@ pub struct Dashboards {
     store: Arc<dyn SeriesReads>,
     /// The witnessed history each series' recording is read from.
     times: WitnessedTimes,
+    /// The strategy each mode is compared with.
+    benchmarks: Benchmarks,
     latest: PeriodCache<Cached>,
     whole_answers: PeriodCache<Arc<Encoded>>,
 }
@@ -111,6 +118,7 @@ impl Dashboards {
         Dashboards {
             store,
             times: WitnessedTimes::default(),
+            benchmarks: Benchmarks::default(),
             latest: PeriodCache::default(),
             whole_answers: PeriodCache::default(),
         }
@@ -122,8 +130,24 @@ impl Dashboards {
     pub fn with_witnessed_times(&self, times: WitnessedTimes) -> Dashboards {
         Dashboards {
             times,
+            benchmarks: self.benchmarks.clone(),
             ..Dashboards::new(Arc::clone(&self.store))
         }
+    }
+
+    /// Dashboards of the same store that compare each mode's series with
+    /// `benchmarks` (nothing kept from before is reused).
+    pub fn with_benchmarks(&self, benchmarks: Benchmarks) -> Dashboards {
+        Dashboards {
+            times: self.times.clone(),
+            benchmarks,
+            ..Dashboards::new(Arc::clone(&self.store))
+        }
+    }
+
+    /// The benchmarks the dashboards compare with.
+    pub fn benchmarks(&self) -> &Benchmarks {
+        &self.benchmarks
     }
 
     /// The witnessed history the dashboards read.
@@ -209,6 +233,7 @@ impl Dashboards {
                 let (dashboard, timelines) = compute(
                     store,
                     &self.times,
+                    &self.benchmarks,
                     top,
                     period,
                     head,

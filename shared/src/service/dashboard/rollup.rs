@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 /// The format of a stored roll-up's state: a change to `SeriesFold`, the
 /// analytics' fold or the chart's rule gets a new number, and states of
 /// another number are ignored (and replaced by the next reader).
-pub(crate) const ROLLUP_VERSION: u32 = 3;
+pub(crate) const ROLLUP_VERSION: u32 = 4;
 
 /// How finely a chart keeps points: every snapshot, or the last of each UTC
 /// day, ISO week or calendar month (the baseline is always kept).
@@ -434,7 +434,7 @@ impl SeriesFold {
         latest: &Snapshot,
         end: DateTime<Utc>,
         table: &WitnessTable,
-    ) -> (StrategyView, BTreeMap<DateTime<Utc>, Option<f64>>) {
+    ) -> FinishedSeries {
         self.resolve(table);
         let latest_index = self.chart.points.last().map(|p| p.index);
         let (recording, since_on_time) = match &self.recording {
@@ -447,7 +447,8 @@ impl SeriesFold {
             ),
         };
         let timeline = self.timeline();
-        let metrics = self.fold.metrics();
+        let mut metrics = self.fold.metrics();
+        let daily_returns = std::mem::take(&mut metrics.daily_returns);
         let shown: Vec<(Option<f64>, Option<f64>)> = self
             .chart
             .points
@@ -502,6 +503,10 @@ impl SeriesFold {
                 sharpe: metrics.sharpe,
                 sortino: metrics.sortino,
                 calmar: metrics.calmar,
+                withheld: metrics.withheld,
+                daily_returns: daily_returns.len() as u64,
+                sharpe_stats: metrics.sharpe_statistics,
+                benchmark: None,
                 best_day: metrics.best_day,
                 worst_day: metrics.worst_day,
                 current_drawdown: metrics.current_drawdown,
@@ -536,8 +541,22 @@ impl SeriesFold {
             recording,
             since_on_time,
         };
-        (view, timeline)
+        FinishedSeries {
+            view,
+            timeline,
+            daily_returns,
+        }
     }
+}
+
+/// A series' dashboard entry with what the dashboard's comparisons need.
+pub(crate) struct FinishedSeries {
+    /// The entry (its Sharpe not yet deflated, no benchmark yet).
+    pub view: StrategyView,
+    /// Its growth index by instant, for the comparison.
+    pub timeline: BTreeMap<DateTime<Utc>, Option<f64>>,
+    /// Each UTC day's return, for the benchmark comparison.
+    pub daily_returns: Vec<(NaiveDate, f64)>,
 }
 
 /// The UTC calendar month of `at`.

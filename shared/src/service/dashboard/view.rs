@@ -126,13 +126,29 @@ pub struct MetricsView {
     pub max_drawdown: Option<f64>,
     /// Annualised volatility of daily returns.
     pub volatility: Option<f64>,
-    /// Sharpe ratio (risk-free 0).
+    /// Sharpe ratio (risk-free 0); null while `withheld`.
     pub sharpe: Option<f64>,
-    /// Sortino ratio.
+    /// Sortino ratio; null while `withheld`.
     pub sortino: Option<f64>,
     /// annualizedReturn / |maxDrawdown|; null unless both are defined and
-    /// maxDrawdown < 0.
+    /// maxDrawdown < 0, and while `withheld`.
     pub calmar: Option<f64>,
+    /// Why the Sharpe, Sortino and Calmar ratios and `sharpeStats` are
+    /// null: `"fewer than 20 daily returns"`, `"no variation"` (every
+    /// daily return the same) or `"no standard error"`; null when they are
+    /// shown (or the series' returns are undefined).
+    pub withheld: Option<analytics::Withheld>,
+    /// The UTC days with a return (each day's intervals chained).
+    pub daily_returns: u64,
+    /// What the Sharpe can support: its standard error and 95 % interval,
+    /// the probability it is above 0, the history 95 % confidence needs,
+    /// and the figure deflated for the strategies of the mode tried;
+    /// null while `withheld`.
+    pub sharpe_stats: Option<analytics::SharpeStatistics>,
+    /// The series against its mode's benchmark (`benchmarks` in the
+    /// contract) over the days both have a return; null for the benchmark
+    /// itself and when its mode has none.
+    pub benchmark: Option<analytics::BenchmarkComparison>,
     /// The best daily return.
     pub best_day: Option<f64>,
     /// The worst daily return.

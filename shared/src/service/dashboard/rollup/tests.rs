@@ -149,12 +149,15 @@ fn view_json(fold: &SeriesFold, series: &[Snapshot]) -> String {
 
 fn view_json_with(fold: &SeriesFold, series: &[Snapshot], table: &WitnessTable) -> String {
     let latest = &series[series.len() - 1];
-    let (view, _) = fold.clone().finish(
-        series.len() as u64,
-        latest,
-        latest.header.as_of.instant(),
-        table,
-    );
+    let view = fold
+        .clone()
+        .finish(
+            series.len() as u64,
+            latest,
+            latest.header.as_of.instant(),
+            table,
+        )
+        .view;
     serde_json::to_string(&view).unwrap()
 }
 
@@ -246,7 +249,7 @@ proptest! {
             .collect();
         let reference = analytics::metrics(&valuations);
         let latest = &series[series.len() - 1];
-        let (view, _) = one_pass(&series).finish(series.len() as u64, latest, latest.header.as_of.instant(), &WitnessTable::unwitnessed());
+        let view = one_pass(&series).finish(series.len() as u64, latest, latest.header.as_of.instant(), &WitnessTable::unwitnessed()).view;
         prop_assert_eq!(view.metrics.twr, reference.twr);
         prop_assert_eq!(view.metrics.sharpe, reference.sharpe);
         prop_assert_eq!(view.metrics.longest_drawdown_days, reference.longest_drawdown_days);
