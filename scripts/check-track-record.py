@@ -16,7 +16,19 @@
   order, equal to the ledger's records, with a growth index that Python
   recomputes from equity and flows;
 - the Atom feed parsed by feedparser: no error, the latest 50 decisions
-  newest first, ids from their leaf hashes.
+  newest first, ids from their leaf hashes;
+- what the figures can support, on paper series of seeded random daily
+  returns (normal and Student-t, several lengths) and a benchmark named by
+  FF_BENCHMARK_PAPER: from each series' JSON export, the PSR against
+  `quantstats.stats.probabilistic_sharpe_ratio`, the information ratio
+  against `quantstats.stats.information_ratio` (times sqrt(252)), beta and
+  alpha against `quantstats.stats.greeks`, and the interval, minimum track
+  record and deflated Sharpe against this script's own formulas with
+  scipy's normal distribution, all to 1e-9; the trials N against the
+  strategies the ledger view lists; the best of nine noise series
+  deflated well below its PSR; a series of 12 returns and a flat one
+  withheld with their reasons; a benchmark naming no series refused at
+  start-up, naming the variable.
 
     scripts/check-track-record.py <target-dir>
 
@@ -57,7 +69,7 @@ def close(a, b, tolerance=1e-9):
     return a is not None and b is not None and abs(a - b) <= tolerance * max(1.0, abs(b))
 
 
-def start_local(binaries, home):
+def start_local(binaries, home, extra_env=None):
     """freedom-local with its data dir (and the key file beside it) in `home`."""
     spec = importlib.util.spec_from_file_location("check_openapi", os.path.join(HERE, "check-openapi.py"))
     check_openapi = importlib.util.module_from_spec(spec)
@@ -66,6 +78,7 @@ def start_local(binaries, home):
     env.pop("FF_EVENT_BUS_NAME", None)
     env["FF_AGENT_WRITE_TOKEN"] = TOKEN
     env["RUST_LOG"] = "info"
+    env.update(extra_env or {})
     local, match, _ = check_openapi.start(
         [os.path.join(binaries, "freedom-local"), "--addr", "127.0.0.1:0",
          "--data-dir", os.path.join(home, "data"), "--no-schedule"],
@@ -90,9 +103,9 @@ def get(url):
         return answer.status, answer.headers, answer.read()
 
 
-def snapshot(strategy, when, equity, flow):
+def snapshot(strategy, when, equity, flow, mode="live"):
     return {
-        "id": f"{strategy}-{when}", "type": "snapshot", "visibility": "public", "mode": "live",
+        "id": f"{strategy}-{when}", "type": "snapshot", "visibility": "public", "mode": mode,
         "strategyId": strategy, "strategyName": strategy.title(), "asOf": when,
         "source": {"name": "statement", "url": "https://example.com/s"},
         "currency": "USD", "equity": equity, "flowSincePrevious": flow,
@@ -202,7 +215,9 @@ def check_rolled_up(base, data_dir, daily, first):
     with sqlite3.connect(os.path.join(data_dir, "data", "ledger.sqlite3")) as db:
         kept = sorted(row[0] for row in db.execute("SELECT strategy_id FROM rollups"))
     check(kept == ["daily", "intraday"], f"the first request stored the roll-ups: {kept}")
-    post(base, snapshot("other", "2026-09-01T00:00:00Z", 1000.0, 0))
+    # A paper series: the live ones' trials (N) and their Sharpes'
+    # variance, which every live entry's deflated Sharpe depends on, stay.
+    post(base, snapshot("other", "2026-09-01T00:00:00Z", 1000.0, 0, "paper"))
     again = check_dashboard(base, daily)
     for strategy in ("daily", "intraday"):
         check(again[strategy] == first[strategy], f"{strategy}: from the roll-ups, the same entry as from every snapshot")
@@ -288,6 +303,156 @@ def check_feed(base):
     check(all(u is not None for u in updated), "every entry has its updated time")
 
 
+EULER_GAMMA = 0.5772156649
+
+
+def export_daily_returns(base, strategy, mode):
+    """The series' daily returns from its JSON export, by UTC date: each
+    interval r = (E - F) / E_prev - 1 chained within the date of its
+    ending snapshot."""
+    rows, url = [], f"/api/freedom-fund?view=series&strategyId={strategy}&mode={mode}&format=json"
+    while url:
+        _, headers, body = get(base + url)
+        rows.extend(json.loads(body)["rows"])
+        url = next_link(headers)
+    days = {}
+    for previous, row in zip(rows, rows[1:]):
+        day = row["asOf"][:10]
+        r = (row["equity"] - row["flowSincePrevious"]) / previous["equity"] - 1
+        days[day] = days.get(day, 1.0) * (1 + r)
+    return pd.Series([g - 1 for g in days.values()], index=pd.DatetimeIndex(list(days)))
+
+
+def variance_term(returns, sr):
+    g3 = float(returns.skew())
+    g4 = float(returns.kurt()) + 3
+    return 1 - g3 * sr + (g4 - 1) / 4 * sr * sr
+
+
+def check_sharpe_stats(name, stats, returns, trials, variance):
+    from scipy.stats import norm
+    n = len(returns)
+    sr = float(returns.mean() / returns.std())
+    term = variance_term(returns, sr)
+    se = math.sqrt(term / (n - 1))
+    check(stats["n"] == n, f"{name}: n {stats['n']} vs {n} daily returns in the export")
+    check(close(stats["perDay"], sr), f"{name}: perDay {stats['perDay']} vs {sr}")
+    psr = float(qs.stats.probabilistic_sharpe_ratio(returns))
+    check(close(stats["psr"], psr), f"{name}: psr {stats['psr']} vs quantstats {psr}")
+    check(close(stats["standardError"], se), f"{name}: standardError {stats['standardError']} vs {se}")
+    low, high = (sr - 1.96 * se) * math.sqrt(252), (sr + 1.96 * se) * math.sqrt(252)
+    check(close(stats["interval95"][0], low) and close(stats["interval95"][1], high), f"{name}: interval95 {stats['interval95']} vs {[low, high]}")
+    if sr > 0:
+        needed = 1 + term * (1.6449 / sr) ** 2
+        check(close(stats["minTrackRecord"], needed), f"{name}: minTrackRecord {stats['minTrackRecord']} vs {needed}")
+        check(stats["enough"] == (n >= needed), f"{name}: enough {stats['enough']}")
+    else:
+        check(stats["minTrackRecord"] is None and not stats["enough"], f"{name}: no track record is enough at SR <= 0")
+    check(stats["trials"] == trials, f"{name}: trials {stats['trials']} vs {trials} from the ledger view")
+    sr0 = math.sqrt(variance) * ((1 - EULER_GAMMA) * norm.ppf(1 - 1 / trials) + EULER_GAMMA * norm.ppf(1 - 1 / (trials * math.e)))
+    deflated = float(norm.cdf((sr - sr0) * math.sqrt(n - 1) / math.sqrt(term)))
+    check(close(stats["deflated"], deflated), f"{name}: deflated {stats['deflated']} vs {deflated}")
+
+
+def check_benchmark(name, comparison, returns, benchmark):
+    shared = returns.index.intersection(benchmark.index)
+    r, b = returns.loc[shared], benchmark.loc[shared]
+    check(comparison["shared"] == len(shared), f"{name}: shared {comparison['shared']} vs {len(shared)}")
+    ir = float(qs.stats.information_ratio(r, b)) * math.sqrt(252)
+    check(close(comparison["informationRatio"], ir), f"{name}: informationRatio {comparison['informationRatio']} vs quantstats {ir}")
+    greeks = qs.stats.greeks(r, b)
+    check(close(comparison["beta"], float(greeks["beta"])), f"{name}: beta {comparison['beta']} vs quantstats {greeks['beta']}")
+    check(close(comparison["alpha"], float(greeks["alpha"])), f"{name}: alpha {comparison['alpha']} vs quantstats {greeks['alpha']}")
+    check(close(comparison["correlation"], float(r.corr(b))), f"{name}: correlation {comparison['correlation']} vs pandas {r.corr(b)}")
+    te = float((r - b).std()) * math.sqrt(252)
+    check(close(comparison["trackingError"], te), f"{name}: trackingError {comparison['trackingError']} vs {te}")
+    excess = float((1 + r).prod() - (1 + b).prod())
+    check(close(comparison["excessReturn"], excess), f"{name}: excessReturn {comparison['excessReturn']} vs {excess}")
+    up = float(r[b > 0].mean() / b[b > 0].mean())
+    check(close(comparison["upCapture"], up), f"{name}: upCapture {comparison['upCapture']} vs {up}")
+
+
+def seed_figures(base):
+    """Paper series ending on the same day: nine of pure noise (normal or
+    Student-t with 3 degrees of freedom, 25 to 250 returns), a benchmark,
+    one of 12 returns and a flat one."""
+    rng = random.Random(20261128)
+    last = dt.date(2026, 8, 31)
+    def post_series(strategy, returns):
+        days = [d for d in weekday_closes(last - dt.timedelta(days=2 * len(returns) + 10), last)][-(len(returns) + 1):]
+        equity = 10_000.0
+        for n, day in enumerate(days):
+            if n > 0:
+                equity = round(equity * (1 + returns[n - 1]), 6)
+            post(base, snapshot(strategy, f"{day.isoformat()}T20:00:00Z", equity, 0, "paper"))
+    def t3():
+        return rng.gauss(0, 1) / math.sqrt(rng.gammavariate(1.5, 2) / 3)
+    benchmark = [rng.gauss(0.0005, 0.02) for _ in range(250)]
+    post_series("bench", benchmark)
+    for k, length in enumerate([25, 40, 60, 90, 120, 160, 200, 250, 250]):
+        draw = (lambda: rng.gauss(0, 0.01)) if k % 2 == 0 else (lambda: 0.006 * t3())
+        # Each noise series follows the benchmark a little, so beta is not 0.
+        post_series(f"noise-{k}", [draw() + 0.3 * b for b in benchmark[-length:]])
+    post_series("short", [rng.gauss(0, 0.01) for _ in range(12)])
+    post_series("flat", [0.0] * 30)
+
+
+def check_figures(binaries):
+    with tempfile.TemporaryDirectory() as home:
+        local, base = start_local(binaries, home)
+        try:
+            seed_figures(base)
+        finally:
+            local.terminate()
+            local.wait(timeout=20)
+        # A benchmark that names no series of its mode stops start-up.
+        env = {k: v for k, v in os.environ.items() if "KV_REST" not in k and "REDIS_REST" not in k}
+        env.update({"FF_AGENT_WRITE_TOKEN": TOKEN, "FF_BENCHMARK_LIVE": "bench"})
+        refused = subprocess.run(
+            [os.path.join(binaries, "freedom-local"), "--addr", "127.0.0.1:0", "--data-dir", os.path.join(home, "data"), "--no-schedule"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )
+        check(refused.returncode != 0 and "FF_BENCHMARK_LIVE" in refused.stderr, f"a live benchmark without a live series: exit {refused.returncode}, {refused.stderr[-300:]}")
+        local, base = start_local(binaries, home, {"FF_BENCHMARK_PAPER": "bench"})
+        try:
+            contract = json.loads(get(f"{base}/api/freedom-fund?view=contract")[2])
+            check(contract["benchmarks"]["paper"] == "bench", f"the contract names the benchmark: {contract.get('benchmarks')}")
+            dashboard = json.loads(get(f"{base}/api/freedom-fund?period=all")[2])
+            series = {s["strategyId"]: s for s in dashboard["strategies"]}
+            listed, before = set(), None
+            while True:
+                url = f"{base}/api/freedom-fund?view=ledger&type=snapshot&mode=paper&limit=1000" + (f"&before={before}" if before else "")
+                page = json.loads(get(url)[2])
+                listed.update(e["record"]["strategyId"] for e in page["entries"])
+                before = page["next"]
+                if before is None:
+                    break
+            trials = len(listed)
+            check(trials == 12, f"{trials} paper strategies in the ledger view")
+            returns = {name: export_daily_returns(base, name, "paper") for name in series}
+            shown = [name for name, s in series.items() if s["metrics"]["sharpeStats"]]
+            per_day = [float(returns[name].mean() / returns[name].std()) for name in shown]
+            variance = float(pd.Series(per_day).var())
+            for name in shown:
+                check_sharpe_stats(name, series[name]["metrics"]["sharpeStats"], returns[name], trials, variance)
+                if name != "bench":
+                    check_benchmark(name, series[name]["metrics"]["benchmark"], returns[name], returns["bench"])
+            check(series["bench"]["metrics"]["benchmark"] is None, "the benchmark is not compared with itself")
+            for name, reason in [("short", "fewer than 20 daily returns"), ("flat", "no variation")]:
+                m = series[name]["metrics"]
+                check(m["withheld"] == reason and m["sharpe"] is None and m["sortino"] is None and m["calmar"] is None and m["sharpeStats"] is None,
+                      f"{name}: withheld {m['withheld']}, sharpe {m['sharpe']}")
+            short = series["short"]["metrics"]["benchmark"]
+            check(short["withheld"] == "fewer than 20 shared daily returns" and short["beta"] is None, f"short: benchmark {short}")
+            noise = [name for name in shown if name.startswith("noise-")]
+            best = max(noise, key=lambda name: series[name]["metrics"]["sharpeStats"]["perDay"])
+            stats = series[best]["metrics"]["sharpeStats"]
+            check(stats["deflated"] < stats["psr"] - 0.1, f"the best of nine noise series ({best}): deflated {stats['deflated']} vs psr {stats['psr']}")
+        finally:
+            local.terminate()
+            local.wait(timeout=20)
+
+
 def main():
     binaries = os.path.join(sys.argv[1], "debug")
     with tempfile.TemporaryDirectory() as data_dir:
@@ -302,6 +467,7 @@ def main():
         finally:
             local.terminate()
             local.wait(timeout=20)
+    check_figures(binaries)
     for problem in PROBLEMS[:50]:
         print(problem, file=sys.stderr)
     if PROBLEMS:

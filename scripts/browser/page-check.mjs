@@ -256,6 +256,13 @@ try {
     const cells = await card.locator('table.monthly td.up, table.monthly td.down, table.monthly td.flat').count();
     const expected = strategy.monthly.filter((m) => m.return !== null).length + strategy.yearly.filter((y) => y.return !== null).length;
     check(cells === expected, `${strategy.strategyId}: ${cells} return cells for ${expected} returns`);
+    // Each Sharpe with what it can support, or why it is withheld.
+    const said = await card.locator('p.sharpe').count() ? await card.locator('p.sharpe').innerText() : '';
+    if (strategy.metrics.sharpeStats) {
+      check(said.includes('Probability the Sharpe is above 0') && said.includes('95\u00a0%:') && said.includes('Enough history for 95\u00a0% confidence'), `${strategy.strategyId}: the Sharpe's interval and probabilities (${said})`);
+    } else if (strategy.metrics.withheld) {
+      check(said.includes(`withheld: ${strategy.metrics.withheld}`), `${strategy.strategyId}: why the Sharpe is withheld (${said})`);
+    }
     const underwater = await card.locator('figure.chart.drawdown path.curve').count();
     const drawn = strategy.underwater.filter((p) => p.drawdown !== null).length >= 2 ? 1 : 0;
     check(underwater === drawn, `${strategy.strategyId}: ${underwater} underwater charts, expected ${drawn}`);

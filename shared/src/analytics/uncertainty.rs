@@ -71,6 +71,15 @@ pub enum BenchmarkWithheld {
     TooFewShared,
 }
 
+impl BenchmarkWithheld {
+    /// The reason in words, as the API gives it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            BenchmarkWithheld::TooFewShared => "fewer than 20 shared daily returns",
+        }
+    }
+}
+
 /// The sample moments of a series of returns, as pandas estimates them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Moments {

@@ -9,9 +9,9 @@ use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::{LIMIT, TYPE};
 use crate::routes::{FORMAT, MODE, STRATEGY_ID, View, link};
 use chrono::SecondsFormat;
-use freedom_shared::record::RecordKind;
+use freedom_shared::record::{Mode, RecordKind};
 use freedom_shared::scan::{RunStatus, ScannerHealth};
-use freedom_shared::service::{Dashboard, RecordingState, SeriesKey, StrategyView};
+use freedom_shared::service::{Dashboard, MetricsView, RecordingState, SeriesKey, StrategyView};
 use maud::{Markup, html};
 
 pub(super) fn metric_row(name: &str, formula: &str, value: Markup) -> Markup {
@@ -119,6 +119,8 @@ pub(super) fn overview(dashboard: &Dashboard) -> Markup {
                         th scope="col" { a href="#formula-twr" { "Return" } }
                         th scope="col" { a href="#formula-maxDrawdown" { abbr title="Maximum drawdown" { "Max DD" } } }
                         th scope="col" { a href="#formula-sharpe" { "Sharpe" } }
+                        th scope="col" { a href="#formula-sharpeStats" { "95 % interval" } }
+                        th scope="col" { a href="#formula-sharpeStats" { abbr title="Probability the Sharpe is above 0" { "P(> 0)" } } }
                         th scope="col" { "Equity" }
                     }
                 }
@@ -134,7 +136,14 @@ pub(super) fn overview(dashboard: &Dashboard) -> Markup {
                             }
                             td { (percent(strategy.metrics.twr)) }
                             td { (level(strategy.metrics.max_drawdown)) }
-                            td { (ratio(strategy.metrics.sharpe)) }
+                            td { (withheld_or(&strategy.metrics, ratio(strategy.metrics.sharpe))) }
+                            @match &strategy.metrics.sharpe_stats {
+                                Some(stats) => {
+                                    td { (interval(stats.interval95)) }
+                                    td { (probability(stats.psr)) }
+                                }
+                                None => { td { (not_computable()) } td { (not_computable()) } }
+                            }
                             td { (money(&strategy.latest.equity)) }
                         }
                     }
@@ -170,17 +179,21 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
                         (metric_row("Net flows", "netFlows", m.net_flows.as_ref().map_or_else(not_computable, |v| html! { (money(v)) })))
                         (metric_row("Max drawdown", "maxDrawdown", level(m.max_drawdown)))
                         (metric_row("Volatility (annualized)", "volatility", level(m.volatility)))
-                        (metric_row("Sharpe", "sharpe", ratio(m.sharpe)))
-                        (metric_row("Sortino", "sortino", ratio(m.sortino)))
-                        (metric_row("Calmar", "calmar", ratio(m.calmar)))
+                        (metric_row("Sharpe", "sharpe", withheld_or(m, ratio(m.sharpe))))
+                        (metric_row("Sortino", "sortino", withheld_or(m, ratio(m.sortino))))
+                        (metric_row("Calmar", "calmar", withheld_or(m, ratio(m.calmar))))
                         (metric_row("Best day", "bestDay", percent(m.best_day)))
                         (metric_row("Worst day", "worstDay", percent(m.worst_day)))
                         (metric_row("Current drawdown", "currentDrawdown", level(m.current_drawdown)))
                         (metric_row("Longest drawdown", "longestDrawdownDays", m.longest_drawdown_days.map_or_else(not_computable, |d| html! { (d) " days" })))
                     }
                 }))
+                (sharpe_line(strategy))
             }
-            div { (positions(strategy)) }
+            div {
+                (positions(strategy))
+                (benchmark_table(strategy))
+            }
             }
             (monthly_grid(strategy))
             (underwater_chart(strategy))
@@ -191,6 +204,104 @@ pub(super) fn strategy_card(strategy: &StrategyView, misaligned: bool) -> Markup
                 a.export href=(export_link(strategy, "json")) { "JSON" }
             }
         }
+    }
+}
+
+/// `value`, or "withheld" when the figures are (the card's Sharpe line
+/// says why in words).
+fn withheld_or(metrics: &MetricsView, value: Markup) -> Markup {
+    match metrics.withheld {
+        Some(reason) => html! { span.withheld title=(reason.reason()) { "withheld" } },
+        None => value,
+    }
+}
+
+/// What the Sharpe can support, in sentences under the card's tables:
+/// its 95 % interval, the probability it is above 0, whether the history
+/// is long enough for 95 % confidence, and the figure allowing for the
+/// strategies tried; or why the ratios are withheld.
+fn sharpe_line(strategy: &StrategyView) -> Markup {
+    let m = &strategy.metrics;
+    let Some(stats) = &m.sharpe_stats else {
+        return match m.withheld {
+            Some(reason) => html! {
+                p.note.sharpe {
+                    "Sharpe, Sortino and Calmar withheld: " (reason.reason())
+                    @if m.daily_returns > 0 { " (" (m.daily_returns) " so far)" }
+                    "."
+                }
+            },
+            None => html! {},
+        };
+    };
+    html! {
+        p.note.sharpe {
+            a href="#formula-sharpeStats" { "Sharpe" } " " (ratio(m.sharpe)) ", 95\u{a0}%: " (interval(stats.interval95)) ". "
+            "Probability the Sharpe is above 0: " (probability(stats.psr)) ". "
+            "Enough history for 95\u{a0}% confidence: "
+            @match (stats.enough, stats.min_track_record, stats.more_trading_days) {
+                (true, _, _) => { "yes (" (stats.n) " daily returns)" }
+                (false, None, _) => { "never, at this Sharpe (not above 0)" }
+                (false, Some(_), Some(days)) => { "needs about " (days) " more trading day" @if days != 1 { "s" } }
+                (false, Some(needed), None) => { "needs about " (format!("{:.0}", needed.ceil())) " daily returns" }
+            }
+            "."
+            // The page names luck among the paper experiments (the API
+            // deflates every mode's Sharpe).
+            @if let (Mode::Paper, Some(deflated)) = (strategy.mode, stats.deflated) {
+                " " a href="#formula-deflatedSharpe" { "Allowing for " (stats.trials) " paper strategies tried" } ": " (probability(deflated)) "."
+            }
+        }
+    }
+}
+
+/// A probability as a percentage with one decimal, and a no-break space
+/// before the sign; "> 99.9 %" and "< 0.1 %" rather than a rounded
+/// certainty.
+fn probability(value: f64) -> String {
+    if value > 0.999 {
+        "> 99.9\u{a0}%".to_owned()
+    } else if value < 0.001 {
+        "< 0.1\u{a0}%".to_owned()
+    } else {
+        format!("{:.1}\u{a0}%", value * 100.0)
+    }
+}
+
+/// A 95 % interval of the annualised Sharpe, "2.18 to 11.23".
+fn interval([low, high]: [f64; 2]) -> String {
+    minus(format!("{low:.2} to {high:.2}"))
+}
+
+/// The series against its mode's benchmark, or why it cannot be compared.
+fn benchmark_table(strategy: &StrategyView) -> Markup {
+    let Some(benchmark) = &strategy.metrics.benchmark else {
+        return html! {};
+    };
+    let anchor = strategy_anchor(strategy);
+    if let Some(reason) = benchmark.withheld {
+        return html! {
+            p.note.benchmark {
+                "Against " code { bdi { (benchmark.strategy_id) } } ": withheld, " (reason.reason())
+                " (" (benchmark.shared) " so far)."
+            }
+        };
+    }
+    html! {
+        (scroll_table(&format!("{anchor}-benchmark"), "metrics benchmark", html! {
+            "Against " bdi { (benchmark.strategy_id) } " (" (benchmark.shared) " shared days)"
+        }, html! {
+            tbody {
+                (metric_row("Excess return", "benchmark", percent(benchmark.excess_return)))
+                (metric_row("Tracking error", "benchmark", level(benchmark.tracking_error)))
+                (metric_row("Information ratio", "benchmark", ratio(benchmark.information_ratio)))
+                (metric_row("Beta", "benchmark", ratio(benchmark.beta)))
+                (metric_row("Alpha (annualized)", "benchmark", percent(benchmark.alpha)))
+                (metric_row("Correlation", "benchmark", ratio(benchmark.correlation)))
+                (metric_row("Up capture", "benchmark", percent_plain(benchmark.up_capture)))
+                (metric_row("Down capture", "benchmark", percent_plain(benchmark.down_capture)))
+            }
+        }))
     }
 }
 

@@ -1,0 +1,278 @@
+//! What the figures can support, through the router: the deflated Sharpe
+//! of the best of nine noise strategies, its trials against the ledger
+//! view's count, the benchmark comparison, the withheld figures, and a
+//! benchmark naming no series refused.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
+use freedom_shared::adapters::SqliteLedgerStore;
+use freedom_shared::config::WriteToken;
+use freedom_shared::record::StrategyId;
+use freedom_shared::service::{BenchmarkCheckError, Benchmarks};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+const TOKEN: &str = "figures-test-token-0123456789";
+
+struct App {
+    router: axum::Router,
+    store: Arc<SqliteLedgerStore>,
+    _dir: tempfile::TempDir,
+}
+
+impl App {
+    fn new(benchmarks: Benchmarks) -> App {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
+        let state = fund::AppState::new(Arc::clone(&store) as _, WriteToken::new(TOKEN))
+            .with_benchmarks(benchmarks);
+        App {
+            router: fund::app(state),
+            store,
+            _dir: dir,
+        }
+    }
+
+    async fn post(&self, record: Value) {
+        let request = Request::post("/api/freedom-fund")
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(record.to_string()))
+            .unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED, "{record}");
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, String) {
+        let request = Request::get(path).body(Body::empty()).unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    async fn json(&self, query: &str) -> Value {
+        let (status, body) = self.get(&format!("/api/freedom-fund{query}")).await;
+        assert_eq!(status, StatusCode::OK, "{query}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// A paper series of weekday closes ending Friday 2026-05-29, one per
+    /// return.
+    async fn series(&self, strategy: &str, returns: &[f64]) {
+        let days = weekdays(returns.len() + 1);
+        let mut equity = 10_000.0f64;
+        for (i, at) in days.iter().enumerate() {
+            if i > 0 {
+                equity = (equity * (1.0 + returns[i - 1]) * 1e6).round() / 1e6;
+            }
+            self.post(json!({
+                "id": format!("{strategy}-{}", at.format("%Y%m%d")), "type": "snapshot",
+                "visibility": "public", "mode": "paper", "strategyId": strategy,
+                "strategyName": format!("Strategy {strategy}"),
+                "asOf": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                "source": {"name": "test", "url": "https://example.com/t"},
+                "currency": "USD", "equity": equity, "flowSincePrevious": 0
+            }))
+            .await;
+        }
+    }
+}
+
+/// Weekday closes (20:00 UTC) going back from Friday 2026-05-29, oldest first.
+fn weekdays(count: usize) -> Vec<DateTime<Utc>> {
+    let mut days = Vec::new();
+    let mut at: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
+    while days.len() < count {
+        if !matches!(at.weekday(), Weekday::Sat | Weekday::Sun) {
+            days.push(at);
+        }
+        at -= Duration::days(1);
+    }
+    days.reverse();
+    days
+}
+
+/// Seeded normal draws (a linear congruential generator through
+/// Box–Muller) with mean 0 and deviation `scale`.
+fn noise(seed: u64, count: usize, scale: f64) -> Vec<f64> {
+    let mut state = seed.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(3_037_000_493);
+    let mut uniform = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..count)
+        .map(|_| {
+            scale * (-2.0 * uniform().ln()).sqrt() * (2.0 * std::f64::consts::PI * uniform()).cos()
+        })
+        .collect()
+}
+
+fn strategy<'a>(dashboard: &'a Value, id: &str) -> &'a Value {
+    dashboard["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["strategyId"] == id)
+        .expect("strategy listed")
+}
+
+/// The distinct paper strategies a reader finds in the ledger view.
+async fn paper_strategies_in_the_ledger(app: &App) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut before: Option<u64> = None;
+    loop {
+        let query = match before {
+            Some(before) => format!("?view=ledger&type=snapshot&mode=paper&limit=200&before={before}"),
+            None => "?view=ledger&type=snapshot&mode=paper&limit=200".to_owned(),
+        };
+        let page = app.json(&query).await;
+        for entry in page["entries"].as_array().unwrap() {
+            found.insert(entry["record"]["strategyId"].as_str().unwrap().to_owned());
+        }
+        match page["next"].as_u64() {
+            Some(next) => before = Some(next),
+            None => return found,
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_best_of_nine_noise_strategies_is_deflated_and_compared_with_the_benchmark() {
+    let app = App::new(Benchmarks {
+        live: None,
+        paper: StrategyId::parse("bench"),
+    });
+    let benchmark = noise(1, 60, 0.02);
+    app.series("bench", &benchmark).await;
+    for k in 0..9u64 {
+        let returns: Vec<f64> = noise(10 + k, 60, 0.01)
+            .iter()
+            .zip(&benchmark)
+            .map(|(r, b)| r + 0.25 * b)
+            .collect();
+        app.series(&format!("noise-{k}"), &returns).await;
+    }
+    let listed = paper_strategies_in_the_ledger(&app).await;
+    assert_eq!(listed.len(), 10);
+    for period in ["all", "63"] {
+        let dashboard = app.json(&format!("?period={period}")).await;
+        let mut best: Option<&Value> = None;
+        for id in &listed {
+            let metrics = &strategy(&dashboard, id)["metrics"];
+            let stats = &metrics["sharpeStats"];
+            assert_eq!(stats["trials"], listed.len(), "{id}: N is the ledger's count");
+            assert_eq!(stats["n"], 60, "{id}");
+            assert!(metrics["withheld"].is_null());
+            let [low, high] = [&stats["interval95"][0], &stats["interval95"][1]]
+                .map(|v| v.as_f64().unwrap());
+            let sharpe = metrics["sharpe"].as_f64().unwrap();
+            assert!(low < sharpe && sharpe < high, "{id}: {low} < {sharpe} < {high}");
+            if id == "bench" {
+                assert!(metrics["benchmark"].is_null(), "not compared with itself");
+                continue;
+            }
+            let comparison = &metrics["benchmark"];
+            assert_eq!(comparison["strategyId"], "bench");
+            assert_eq!(comparison["shared"], 60);
+            assert!(comparison["withheld"].is_null());
+            let beta = comparison["beta"].as_f64().unwrap();
+            assert!((0.1..0.5).contains(&beta), "{id}: beta {beta} near 0.25");
+            if best.is_none_or(|b| stats["perDay"].as_f64() > b["perDay"].as_f64()) {
+                best = Some(stats);
+            }
+        }
+        let best = best.unwrap();
+        let (psr, deflated) = (best["psr"].as_f64().unwrap(), best["deflated"].as_f64().unwrap());
+        assert!(deflated < psr - 0.1, "period {period}: deflated {deflated} vs psr {psr}");
+    }
+    let contract = app.json("?view=contract").await;
+    assert_eq!(contract["benchmarks"]["paper"], "bench");
+    assert_eq!(contract["benchmarks"]["live"], Value::Null);
+    assert_eq!(contract["benchmarks"]["paperDefault"], "scanner-hold-sol-v3");
+    let (status, page) = app.get("/").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Probability the Sharpe is above 0"));
+    assert!(page.contains("Allowing for 10 paper strategies tried"));
+    assert!(page.contains("Against <bdi>bench</bdi> (60 shared days)"), "the benchmark table");
+}
+
+#[tokio::test]
+async fn few_or_flat_returns_are_withheld_with_the_reason() {
+    let app = App::new(Benchmarks::default());
+    app.series("short", &noise(3, 19, 0.01)).await;
+    app.series("flat", &[0.0; 40]).await;
+    app.series("enough", &noise(4, 20, 0.01)).await;
+    let dashboard = app.json("?period=all").await;
+    for (id, reason, days) in [
+        ("short", "fewer than 20 daily returns", 19),
+        ("flat", "no variation", 40),
+    ] {
+        let metrics = &strategy(&dashboard, id)["metrics"];
+        assert_eq!(metrics["withheld"], reason, "{id}");
+        assert_eq!(metrics["dailyReturns"], days, "{id}");
+        for field in ["sharpe", "sortino", "calmar", "sharpeStats", "benchmark"] {
+            assert!(metrics[field].is_null(), "{id}: {field} is null");
+        }
+        assert!(metrics["volatility"].is_number(), "{id}: volatility keeps its rule");
+    }
+    let enough = &strategy(&dashboard, "enough")["metrics"];
+    assert!(enough["withheld"].is_null());
+    assert_eq!(enough["sharpeStats"]["trials"], 3);
+    // One strategy of three has statistics: no variance to deflate with.
+    assert!(enough["sharpeStats"]["deflated"].is_null());
+    let (_, page) = app.get("/").await;
+    assert!(page.contains("withheld: fewer than 20 daily returns"));
+    assert!(page.contains("withheld: no variation"));
+}
+
+#[tokio::test]
+async fn the_paper_default_benchmark_applies_once_the_ledger_holds_it() {
+    let app = App::new(Benchmarks::default());
+    app.series("momentum", &noise(5, 30, 0.01)).await;
+    let dashboard = app.json("?period=all").await;
+    assert!(strategy(&dashboard, "momentum")["metrics"]["benchmark"].is_null());
+    app.series("scanner-hold-sol-v3", &noise(6, 30, 0.02)).await;
+    let dashboard = app.json("?period=all").await;
+    let comparison = &strategy(&dashboard, "momentum")["metrics"]["benchmark"];
+    assert_eq!(comparison["strategyId"], "scanner-hold-sol-v3");
+    assert_eq!(comparison["shared"], 30);
+}
+
+#[tokio::test]
+async fn a_benchmark_naming_no_series_of_its_mode_is_refused_naming_the_variable() {
+    let app = App::new(Benchmarks::default());
+    app.series("bench", &noise(7, 5, 0.01)).await;
+    let paper = Benchmarks {
+        live: None,
+        paper: StrategyId::parse("bench"),
+    };
+    paper.check(app.store.as_ref()).await.unwrap();
+    // A paper series is not a live benchmark.
+    let live = Benchmarks {
+        live: StrategyId::parse("bench"),
+        paper: None,
+    };
+    match live.check(app.store.as_ref()).await {
+        Err(BenchmarkCheckError::Unknown(unknown)) => {
+            assert_eq!(unknown.variable, "FF_BENCHMARK_LIVE");
+            assert!(unknown.to_string().contains("FF_BENCHMARK_LIVE names bench"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let bad = freedom_shared::config::benchmarks(|name: &str| {
+        (name == "FF_BENCHMARK_PAPER").then(|| "no spaces allowed".to_owned())
+    });
+    assert_eq!(
+        bad.unwrap_err(),
+        freedom_shared::config::ConfigError::BadBenchmark {
+            variable: "FF_BENCHMARK_PAPER"
+        }
+    );
+}
