@@ -263,6 +263,9 @@ try {
     } else if (strategy.metrics.withheld) {
       check(said.includes(`withheld: ${strategy.metrics.withheld}`), `${strategy.strategyId}: why the Sharpe is withheld (${said})`);
     }
+    const compared = await card.locator('table.benchmark').count();
+    const expectedTables = strategy.metrics.benchmark && !strategy.metrics.benchmark.withheld ? 1 : 0;
+    check(compared === expectedTables, `${strategy.strategyId}: ${compared} benchmark tables for ${expectedTables}`);
     const underwater = await card.locator('figure.chart.drawdown path.curve').count();
     const drawn = strategy.underwater.filter((p) => p.drawdown !== null).length >= 2 ? 1 : 0;
     check(underwater === drawn, `${strategy.strategyId}: ${underwater} underwater charts, expected ${drawn}`);
@@ -309,6 +312,9 @@ try {
   writeFileSync(join(screenshotDir, 'page-screenshots.sha256'), `${shown.digest('hex')}  the HTML of / and /?period=21 over the sample ledger, as the screenshots show it\n`);
   const darkBackground = await phone.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   check(darkBackground !== lightBackground, `the dark scheme has its own colours (${darkBackground})`);
+  // The phone's screenshot shows the first strategy's metrics and what its
+  // Sharpe can support, as a reader scrolls to them.
+  await phone.page.locator('article.strategy p.sharpe').first().evaluate((sentence) => sentence.scrollIntoView({ block: 'end' }));
   await phone.page.screenshot({ path: join(screenshotDir, 'page-phone-dark.png'), fullPage: false });
   check(phone.log.errors.length === 0, `phone console errors: ${phone.log.errors.join(' | ')}`);
   check(phone.log.foreign.length === 0, `phone requests to other hosts: ${phone.log.foreign.join(' ')}`);

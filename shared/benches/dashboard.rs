@@ -21,6 +21,10 @@
 //!   every snapshot of every series is folded and the roll-ups stored (once
 //!   per ledger, and again only if the roll-up format changes).
 //!
+//! Every reader compares the paper series with `strategy-00` as their
+//! benchmark, so the figures' statistics, deflation and benchmark
+//! comparison are part of every measurement.
+//!
 //! Ledgers are built once into `$CARGO_TARGET_DIR/bench-ledgers/` (the
 //! 1 M ledger takes a few minutes) and reused, by the `tlog` bench too.
 //! Run: `cargo bench -p freedom-shared --bench dashboard`.
@@ -29,9 +33,19 @@
 mod support;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use freedom_shared::service::{Dashboards, Period};
+use freedom_shared::ports::SeriesReads;
+use freedom_shared::record::StrategyId;
+use freedom_shared::service::{Benchmarks, Dashboards, Period};
 use std::sync::Arc;
 use support::bench_ledger;
+
+/// A reader with nothing in memory, comparing with `strategy-00`.
+fn fresh(store: Arc<dyn SeriesReads>) -> Dashboards {
+    Dashboards::new(store).with_benchmarks(Benchmarks {
+        live: None,
+        paper: StrategyId::parse("strategy-00"),
+    })
+}
 
 fn dashboards(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -43,7 +57,7 @@ fn dashboards(c: &mut Criterion) {
         let store = Arc::new(bench_ledger(&runtime, total));
         group.bench_function(BenchmarkId::new("cold", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = Dashboards::new(store.clone());
+                let fresh = fresh(store.clone());
                 fresh.get(period).await.unwrap()
             })
         });
@@ -51,24 +65,22 @@ fn dashboards(c: &mut Criterion) {
         // share one computation (the goal is within 1.5x of one reader).
         group.bench_function(BenchmarkId::new("cold_8_at_once", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = Dashboards::new(store.clone());
+                let fresh = fresh(store.clone());
                 let readers = (0..8).map(|_| fresh.get(period));
                 futures_util::future::join_all(readers).await
             })
         });
-        let warm = Dashboards::new(store.clone());
+        let warm = fresh(store.clone());
         runtime.block_on(warm.get(period)).unwrap();
         group.bench_function(BenchmarkId::new("warm", total), |b| {
             b.to_async(&runtime)
                 .iter(|| async { warm.get(period).await.unwrap() })
         });
         // The first reader stores the roll-ups; every later one uses them.
-        runtime
-            .block_on(Dashboards::new(store.clone()).get(all))
-            .unwrap();
+        runtime.block_on(fresh(store.clone()).get(all)).unwrap();
         group.bench_function(BenchmarkId::new("all_cold", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = Dashboards::new(store.clone());
+                let fresh = fresh(store.clone());
                 fresh.get(all).await.unwrap()
             })
         });
@@ -86,9 +98,7 @@ fn dashboards(c: &mut Criterion) {
                 for _ in 0..iterations {
                     support::forget_rollups(total);
                     let started = std::time::Instant::now();
-                    runtime
-                        .block_on(Dashboards::new(store.clone()).get(all))
-                        .unwrap();
+                    runtime.block_on(fresh(store.clone()).get(all)).unwrap();
                     spent += started.elapsed();
                 }
                 spent

@@ -11,6 +11,8 @@
 
 use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
+use freedom_shared::record::StrategyId;
+use freedom_shared::service::Benchmarks;
 use freedom_testkit::sample_ledger;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,12 +25,19 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Serves a fund router over a fresh embedded store holding `records` on
-/// a loopback port of this runtime; the store's directory lives as long
-/// as the returned guard.
+/// a loopback port of this runtime, comparing paper series with
+/// `equal-weight` (the sample's) so the page shows a benchmark table; the
+/// store's directory lives as long as the returned guard.
 async fn serve(records: Vec<serde_json::Value>) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteLedgerStore::open(dir.path()).unwrap();
-    let router = fund::app(fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)));
+    let benchmarks = Benchmarks {
+        live: None,
+        paper: StrategyId::parse("equal-weight"),
+    };
+    let router = fund::app(
+        fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN)).with_benchmarks(benchmarks),
+    );
     sample_ledger::post_records(&router, TOKEN, records).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

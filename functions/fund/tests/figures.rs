@@ -100,7 +100,9 @@ fn weekdays(count: usize) -> Vec<DateTime<Utc>> {
 /// Seeded normal draws (a linear congruential generator through
 /// Box–Muller) with mean 0 and deviation `scale`.
 fn noise(seed: u64, count: usize, scale: f64) -> Vec<f64> {
-    let mut state = seed.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(3_037_000_493);
+    let mut state = seed
+        .wrapping_mul(2_862_933_555_777_941_757)
+        .wrapping_add(3_037_000_493);
     let mut uniform = move || {
         state = state
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -129,7 +131,9 @@ async fn paper_strategies_in_the_ledger(app: &App) -> BTreeSet<String> {
     let mut before: Option<u64> = None;
     loop {
         let query = match before {
-            Some(before) => format!("?view=ledger&type=snapshot&mode=paper&limit=200&before={before}"),
+            Some(before) => {
+                format!("?view=ledger&type=snapshot&mode=paper&limit=200&before={before}")
+            }
             None => "?view=ledger&type=snapshot&mode=paper&limit=200".to_owned(),
         };
         let page = app.json(&query).await;
@@ -167,13 +171,20 @@ async fn the_best_of_nine_noise_strategies_is_deflated_and_compared_with_the_ben
         for id in &listed {
             let metrics = &strategy(&dashboard, id)["metrics"];
             let stats = &metrics["sharpeStats"];
-            assert_eq!(stats["trials"], listed.len(), "{id}: N is the ledger's count");
+            assert_eq!(
+                stats["trials"],
+                listed.len(),
+                "{id}: N is the ledger's count"
+            );
             assert_eq!(stats["n"], 60, "{id}");
             assert!(metrics["withheld"].is_null());
-            let [low, high] = [&stats["interval95"][0], &stats["interval95"][1]]
-                .map(|v| v.as_f64().unwrap());
+            let [low, high] =
+                [&stats["interval95"][0], &stats["interval95"][1]].map(|v| v.as_f64().unwrap());
             let sharpe = metrics["sharpe"].as_f64().unwrap();
-            assert!(low < sharpe && sharpe < high, "{id}: {low} < {sharpe} < {high}");
+            assert!(
+                low < sharpe && sharpe < high,
+                "{id}: {low} < {sharpe} < {high}"
+            );
             if id == "bench" {
                 assert!(metrics["benchmark"].is_null(), "not compared with itself");
                 continue;
@@ -189,18 +200,30 @@ async fn the_best_of_nine_noise_strategies_is_deflated_and_compared_with_the_ben
             }
         }
         let best = best.unwrap();
-        let (psr, deflated) = (best["psr"].as_f64().unwrap(), best["deflated"].as_f64().unwrap());
-        assert!(deflated < psr - 0.1, "period {period}: deflated {deflated} vs psr {psr}");
+        let (psr, deflated) = (
+            best["psr"].as_f64().unwrap(),
+            best["deflated"].as_f64().unwrap(),
+        );
+        assert!(
+            deflated < psr - 0.1,
+            "period {period}: deflated {deflated} vs psr {psr}"
+        );
     }
     let contract = app.json("?view=contract").await;
     assert_eq!(contract["benchmarks"]["paper"], "bench");
     assert_eq!(contract["benchmarks"]["live"], Value::Null);
-    assert_eq!(contract["benchmarks"]["paperDefault"], "scanner-hold-sol-v3");
+    assert_eq!(
+        contract["benchmarks"]["paperDefault"],
+        "scanner-hold-sol-v3"
+    );
     let (status, page) = app.get("/").await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("Probability the Sharpe is above 0"));
     assert!(page.contains("Allowing for 10 paper strategies tried"));
-    assert!(page.contains("Against <bdi>bench</bdi> (60 shared days)"), "the benchmark table");
+    assert!(
+        page.contains("Against <bdi>bench</bdi> (60 shared days)"),
+        "the benchmark table"
+    );
 }
 
 #[tokio::test]
@@ -220,7 +243,10 @@ async fn few_or_flat_returns_are_withheld_with_the_reason() {
         for field in ["sharpe", "sortino", "calmar", "sharpeStats", "benchmark"] {
             assert!(metrics[field].is_null(), "{id}: {field} is null");
         }
-        assert!(metrics["volatility"].is_number(), "{id}: volatility keeps its rule");
+        assert!(
+            metrics["volatility"].is_number(),
+            "{id}: volatility keeps its rule"
+        );
     }
     let enough = &strategy(&dashboard, "enough")["metrics"];
     assert!(enough["withheld"].is_null());
@@ -262,7 +288,11 @@ async fn a_benchmark_naming_no_series_of_its_mode_is_refused_naming_the_variable
     match live.check(app.store.as_ref()).await {
         Err(BenchmarkCheckError::Unknown(unknown)) => {
             assert_eq!(unknown.variable, "FF_BENCHMARK_LIVE");
-            assert!(unknown.to_string().contains("FF_BENCHMARK_LIVE names bench"));
+            assert!(
+                unknown
+                    .to_string()
+                    .contains("FF_BENCHMARK_LIVE names bench")
+            );
         }
         other => panic!("{other:?}"),
     }

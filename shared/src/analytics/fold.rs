@@ -17,7 +17,8 @@
 
 use super::bits;
 use super::{
-    Metrics, Month, TRADING_DAYS_PER_YEAR, Valuation, finite, interval_return, trading_days_between,
+    DayNumber, Metrics, Month, TRADING_DAYS_PER_YEAR, Valuation, finite, interval_return,
+    trading_days_between,
 };
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -128,18 +129,29 @@ impl DailyStatistics {
 
 /// Every closed day's return, in day order: what a benchmark comparison
 /// pairs by day and the Sharpe's statistics take their moments from.
-/// Stored as one base64 text of 12 bytes a day (the day as days from the
-/// common era, big-endian i32, then the return's bits, big-endian), so a
+/// Stored as one base64 text of runs of consecutive days, each its first
+/// day ([`DayNumber`], big-endian i32), its length (big-endian u32) and
+/// its returns' bits (big-endian u64 each): about 8 bytes a day, so a
 /// roll-up of years of days stays small and quick to read.
 #[derive(Debug, Clone, Default, PartialEq)]
-struct DailyReturns(Vec<(NaiveDate, f64)>);
+struct DailyReturns(Vec<(DayNumber, f64)>);
 
 impl Serialize for DailyReturns {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut bytes = Vec::with_capacity(self.0.len() * 12);
-        for (day, r) in &self.0 {
-            bytes.extend_from_slice(&day.num_days_from_ce().to_be_bytes());
-            bytes.extend_from_slice(&r.to_bits().to_be_bytes());
+        let mut bytes = Vec::with_capacity(self.0.len() * 8 + 8);
+        let mut rest = self.0.as_slice();
+        while let Some(&(first, _)) = rest.first() {
+            let length = rest
+                .iter()
+                .enumerate()
+                .take_while(|(i, (day, _))| i64::from(*day) == i64::from(first) + *i as i64)
+                .count();
+            bytes.extend_from_slice(&first.to_be_bytes());
+            bytes.extend_from_slice(&(length as u32).to_be_bytes());
+            for (_, r) in &rest[..length] {
+                bytes.extend_from_slice(&r.to_bits().to_be_bytes());
+            }
+            rest = &rest[length..];
         }
         serializer.serialize_str(&BASE64.encode(bytes))
     }
@@ -148,23 +160,30 @@ impl Serialize for DailyReturns {
 impl<'de> Deserialize<'de> for DailyReturns {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<DailyReturns, D::Error> {
         use serde::de::Error;
-        let text = <std::borrow::Cow<str>>::deserialize(deserializer)?;
-        let bytes = BASE64.decode(text.as_bytes()).map_err(D::Error::custom)?;
-        if bytes.len() % 12 != 0 {
-            return Err(D::Error::custom("the daily returns are not whole days"));
-        }
-        bytes
-            .chunks_exact(12)
-            .map(|chunk| {
-                let (day, bits) = chunk.split_at(4);
-                let day = i32::from_be_bytes(day.try_into().expect("four bytes"));
+        let bytes = super::base64_bytes(deserializer)?;
+        let mut days = Vec::with_capacity(bytes.len() / 8);
+        let mut rest = bytes.as_slice();
+        while !rest.is_empty() {
+            let (head, body) = rest
+                .split_at_checked(8)
+                .ok_or_else(|| D::Error::custom("a run of days is cut short"))?;
+            let first = i32::from_be_bytes(head[..4].try_into().expect("four bytes"));
+            let length = u32::from_be_bytes(head[4..].try_into().expect("four bytes")) as usize;
+            let (returns, after) = length
+                .checked_mul(8)
+                .and_then(|size| body.split_at_checked(size))
+                .ok_or_else(|| D::Error::custom("a run of days is cut short"))?;
+            for (i, bits) in returns.chunks_exact(8).enumerate() {
+                let day = i32::try_from(i)
+                    .ok()
+                    .and_then(|i| first.checked_add(i))
+                    .ok_or_else(|| D::Error::custom("a day out of range"))?;
                 let bits = u64::from_be_bytes(bits.try_into().expect("eight bytes"));
-                NaiveDate::from_num_days_from_ce_opt(day)
-                    .map(|day| (day, f64::from_bits(bits)))
-                    .ok_or_else(|| D::Error::custom("a day out of range"))
-            })
-            .collect::<Result<_, _>>()
-            .map(DailyReturns)
+                days.push((day, f64::from_bits(bits)));
+            }
+            rest = after;
+        }
+        Ok(DailyReturns(days))
     }
 }
 
@@ -200,6 +219,56 @@ pub(crate) struct IndexPoint {
     level: f64,
     #[serde(with = "bits")]
     peak: f64,
+}
+
+impl IndexPoint {
+    /// How many bytes [`IndexPoint::to_bytes`] writes.
+    pub(crate) const BYTES: usize = 8 + 16 + 16 + 1 + 8 + 8;
+
+    /// The point as fixed-width bytes: the valuation's instant (i64
+    /// nanoseconds), equity and flow (rust_decimal's 16-byte form),
+    /// whether returns are defined, then the index and its peak (f64
+    /// bits), each big-endian: how a roll-up keeps one per month, read
+    /// back far quicker than JSON objects.
+    pub(crate) fn to_bytes(self) -> [u8; IndexPoint::BYTES] {
+        let mut bytes = [0u8; IndexPoint::BYTES];
+        let at = self.last.at.timestamp_nanos_opt().unwrap_or(i64::MAX);
+        bytes[..8].copy_from_slice(&at.to_be_bytes());
+        bytes[8..24].copy_from_slice(&self.last.equity.serialize());
+        bytes[24..40].copy_from_slice(&self.last.flow.serialize());
+        bytes[40] = u8::from(self.defined);
+        bytes[41..49].copy_from_slice(&self.level.to_bits().to_be_bytes());
+        bytes[49..57].copy_from_slice(&self.peak.to_bits().to_be_bytes());
+        bytes
+    }
+
+    /// The point [`IndexPoint::to_bytes`] wrote; `None` for bytes it
+    /// cannot have written (a decimal's scale beyond 28, a flag not 0/1).
+    pub(crate) fn from_bytes(bytes: &[u8; IndexPoint::BYTES]) -> Option<IndexPoint> {
+        let word = |from: usize| {
+            u64::from_be_bytes(bytes[from..from + 8].try_into().expect("eight bytes"))
+        };
+        let decimal = |from: usize| {
+            let raw: [u8; 16] = bytes[from..from + 16].try_into().expect("sixteen bytes");
+            // rust_decimal's form keeps the scale in the third byte.
+            (raw[2] <= 28).then(|| Decimal::deserialize(raw))
+        };
+        let defined = match bytes[40] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        Some(IndexPoint {
+            last: Valuation {
+                at: DateTime::from_timestamp_nanos(word(0) as i64),
+                equity: decimal(8)?,
+                flow: decimal(24)?,
+            },
+            defined,
+            level: f64::from_bits(word(41)),
+            peak: f64::from_bits(word(49)),
+        })
+    }
 }
 
 /// The state of one pass over a series (see the module documentation).
@@ -339,7 +408,9 @@ impl Fold {
         }
         if let Some(day) = chain(&mut self.open_day, valuation.at.date_naive(), 1.0 + r) {
             self.daily.add(day.growth - 1.0);
-            self.days.0.push((day.key, day.growth - 1.0));
+            self.days
+                .0
+                .push((day.key.num_days_from_ce(), day.growth - 1.0));
         }
         let month = (valuation.at.year(), valuation.at.month());
         if let Some(closed) = chain(&mut self.open_month, month, 1.0 + r) {
@@ -419,7 +490,7 @@ impl Fold {
         daily_returns.extend_from_slice(&self.days.0);
         if let Some(day) = self.open_day {
             daily.add(day.growth - 1.0);
-            daily_returns.push((day.key, day.growth - 1.0));
+            daily_returns.push((day.key.num_days_from_ce(), day.growth - 1.0));
         }
         let twr = finite(self.level - 1.0);
         let span = trading_days_between(first.at, last.at);

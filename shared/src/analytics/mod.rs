@@ -40,6 +40,32 @@ pub(crate) mod bits {
     }
 }
 
+/// A base64 text of a stored state read straight into its bytes, from the
+/// JSON it is part of without copying the text first (it has no escapes to
+/// undo, so serde_json hands it over in place).
+pub(crate) fn base64_bytes<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<u8>, D::Error> {
+    struct Base64Text;
+
+    impl serde::de::Visitor<'_> for Base64Text {
+        type Value = Vec<u8>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("a base64 text")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<u8>, E> {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(text.as_bytes())
+                .map_err(E::custom)
+        }
+    }
+
+    deserializer.deserialize_str(Base64Text)
+}
+
 mod fold;
 mod uncertainty;
 
@@ -50,9 +76,13 @@ pub use uncertainty::{
     compare_with_benchmark, deflate, expected_maximum_sharpe, sharpe_statistics,
 };
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc, Weekday};
+use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
+
+/// A UTC date as its number of days from the common era
+/// (`NaiveDate::num_days_from_ce`): daily returns are keyed by it.
+pub type DayNumber = i32;
 
 /// Trading days in a year, for annualising.
 pub(crate) const TRADING_DAYS_PER_YEAR: f64 = 252.0;
@@ -181,7 +211,7 @@ pub struct Metrics {
     /// the caller, who knows the other strategies.
     pub sharpe_statistics: Option<SharpeStatistics>,
     /// Each UTC day's return, in day order (for a benchmark comparison).
-    pub daily_returns: Vec<(NaiveDate, f64)>,
+    pub daily_returns: Vec<(DayNumber, f64)>,
     /// The best daily return.
     pub best_day: Option<f64>,
     /// The worst daily return.

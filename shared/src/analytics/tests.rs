@@ -649,3 +649,36 @@ proptest! {
         prop_assert_eq!(trading_days_between(from, to), trading_days_stepping(from, to));
     }
 }
+
+/// A stored fold whose daily returns are cut short, or name a day out of
+/// range, is refused (the roll-up is then rebuilt), never a panic.
+#[test]
+fn a_damaged_list_of_daily_returns_is_refused() {
+    let mut fold = Fold::default();
+    for day in 1..=10 {
+        fold.push(v(
+            &format!("2026-05-{day:02}T20:00:00Z"),
+            &format!("{}", 100 + day),
+            "0",
+        ));
+    }
+    let stored = serde_json::to_value(&fold).unwrap();
+    let text = stored["days"].as_str().unwrap().to_owned();
+    assert!(!text.is_empty());
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let bytes = engine.decode(&text).unwrap();
+    let damaged = [
+        engine.encode(&bytes[..bytes.len() - 3]),
+        engine.encode(&bytes[..5]),
+        engine.encode([&i32::MAX.to_be_bytes()[..], &2u32.to_be_bytes(), &[0; 16]].concat()),
+        engine.encode([&0i32.to_be_bytes()[..], &u32::MAX.to_be_bytes()].concat()),
+    ];
+    for days in damaged {
+        let mut state = stored.clone();
+        state["days"] = serde_json::Value::String(days.clone());
+        assert!(serde_json::from_value::<Fold>(state).is_err(), "{days}");
+    }
+    let back: Fold = serde_json::from_value(stored).unwrap();
+    assert_eq!(back, fold);
+}

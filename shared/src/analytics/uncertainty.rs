@@ -20,8 +20,7 @@
 //! figures are withheld ([`Withheld`]), never 0 or NaN. Every result passes
 //! through [`finite`].
 
-use super::{TRADING_DAYS_PER_YEAR, finite};
-use chrono::NaiveDate;
+use super::{DayNumber, TRADING_DAYS_PER_YEAR, finite};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -265,7 +264,7 @@ pub fn sharpe_statistics(
 /// SR0: the per-day Sharpe the best of `trials` strategies would show by
 /// luck when their per-day Sharpes vary by `variance`; `None` below two.
 pub fn expected_maximum_sharpe(variance: f64, trials: u64) -> Option<f64> {
-    if trials < 2 || !(variance >= 0.0) {
+    if trials < 2 || variance.is_nan() || variance < 0.0 {
         return None;
     }
     let n = trials as f64;
@@ -328,17 +327,20 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 /// mean of the series' returns / mean of the benchmark's over the shared
 /// days `select` picks by the benchmark's return.
 fn capture(pairs: &[(f64, f64)], select: impl Fn(f64) -> bool) -> Option<f64> {
-    let chosen: Vec<&(f64, f64)> = pairs.iter().filter(|(_, b)| select(*b)).collect();
-    let theirs = mean(chosen.iter().map(|(_, b)| *b)).filter(|m| *m != 0.0)?;
-    finite(mean(chosen.iter().map(|(r, _)| *r))? / theirs)
+    let (ours, theirs) = pairs
+        .iter()
+        .filter(|(_, b)| select(*b))
+        .fold((0.0, 0.0), |(ours, theirs), (r, b)| (ours + r, theirs + b));
+    // Over the same days, the ratio of the sums is the ratio of the means.
+    (theirs != 0.0).then(|| finite(ours / theirs)).flatten()
 }
 
 /// `series` against `benchmark` (each a strategy's daily returns by UTC
 /// day, in day order) over the days both have, the benchmark named
 /// `benchmark_id`.
 pub fn compare_with_benchmark(
-    series: &[(NaiveDate, f64)],
-    benchmark: &[(NaiveDate, f64)],
+    series: &[(DayNumber, f64)],
+    benchmark: &[(DayNumber, f64)],
     benchmark_id: &str,
 ) -> BenchmarkComparison {
     let pairs = shared_days(series, benchmark);
@@ -400,7 +402,7 @@ pub fn compare_with_benchmark(
 }
 
 /// The (series, benchmark) returns of the days both lists hold.
-fn shared_days(series: &[(NaiveDate, f64)], benchmark: &[(NaiveDate, f64)]) -> Vec<(f64, f64)> {
+fn shared_days(series: &[(DayNumber, f64)], benchmark: &[(DayNumber, f64)]) -> Vec<(f64, f64)> {
     let mut pairs = Vec::with_capacity(series.len().min(benchmark.len()));
     let mut theirs = benchmark.iter().peekable();
     for (day, r) in series {

@@ -243,7 +243,7 @@ fn sharpe_line(strategy: &StrategyView) -> Markup {
                 (true, _, _) => { "yes (" (stats.n) " daily returns)" }
                 (false, None, _) => { "never, at this Sharpe (not above 0)" }
                 (false, Some(_), Some(days)) => { "needs about " (days) " more trading day" @if days != 1 { "s" } }
-                (false, Some(needed), None) => { "needs about " (format!("{:.0}", needed.ceil())) " daily returns" }
+                (false, Some(needed), None) => { "needs about " (format!("{:.0}", (needed - stats.n as f64).ceil())) " more daily returns" }
             }
             "."
             // The page names luck among the paper experiments (the API

@@ -187,7 +187,7 @@ fn deflation_lowers_the_best_of_many_and_needs_two_trials() {
 
 #[test]
 fn the_benchmark_comparison_follows_its_formulas() {
-    let day = |i: i64| NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Duration::days(i);
+    let day = |i: i32| 739_617 + i;
     let theirs = returns(21, 60, false);
     let ours: Vec<f64> = returns(22, 60, true)
         .iter()
@@ -195,11 +195,11 @@ fn the_benchmark_comparison_follows_its_formulas() {
         .map(|(noise, b)| 0.5 * noise + 1.2 * b)
         .collect();
     // The benchmark misses day 3; the series misses day 10.
-    let benchmark: Vec<(NaiveDate, f64)> = (0..60)
+    let benchmark: Vec<(DayNumber, f64)> = (0..60)
         .filter(|i| *i != 3)
         .map(|i| (day(i), theirs[i as usize]))
         .collect();
-    let series: Vec<(NaiveDate, f64)> = (0..60)
+    let series: Vec<(DayNumber, f64)> = (0..60)
         .filter(|i| *i != 10)
         .map(|i| (day(i), ours[i as usize]))
         .collect();
@@ -245,9 +245,9 @@ fn the_benchmark_comparison_follows_its_formulas() {
 
 #[test]
 fn a_short_or_flat_benchmark_gives_no_figures() {
-    let day = |i: i64| NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Duration::days(i);
-    let series: Vec<(NaiveDate, f64)> = (0..30).map(|i| (day(i), 0.001 * (i % 3) as f64)).collect();
-    let short: Vec<(NaiveDate, f64)> = (0..19).map(|i| (day(i), 0.002)).collect();
+    let day = |i: i32| 739_617 + i;
+    let series: Vec<(DayNumber, f64)> = (0..30).map(|i| (day(i), 0.001 * (i % 3) as f64)).collect();
+    let short: Vec<(DayNumber, f64)> = (0..19).map(|i| (day(i), 0.002)).collect();
     let c = compare_with_benchmark(&series, &short, "hold");
     assert_eq!(
         (c.shared, c.withheld),
@@ -257,7 +257,7 @@ fn a_short_or_flat_benchmark_gives_no_figures() {
         (c.beta, c.excess_return, c.information_ratio),
         (None, None, None)
     );
-    let flat: Vec<(NaiveDate, f64)> = (0..30).map(|i| (day(i), 0.0)).collect();
+    let flat: Vec<(DayNumber, f64)> = (0..30).map(|i| (day(i), 0.0)).collect();
     let c = compare_with_benchmark(&series, &flat, "cash");
     assert_eq!(c.withheld, None);
     assert_eq!((c.beta, c.alpha, c.correlation), (None, None, None));

@@ -24,15 +24,14 @@ fn nanos(instant: DateTime<Utc>) -> i64 {
 /// The dashboard for `period` at `head`, from the `latest` snapshot of
 /// every series and the ledger's `inception` (its first record's `asOf`),
 /// with the witnessed times `times` holds up to its checkpoint of size
-/// `top` (read with the head), each series set beside its mode's
-/// `benchmarks`.
+/// `top` (read with the head: `(head, top)`), each series set beside its
+/// mode's `benchmarks`.
 pub(super) async fn compute(
     store: &dyn SeriesReads,
     times: &WitnessedTimes,
     benchmarks: &Benchmarks,
-    top: Option<u64>,
+    (head, top): (Head, Option<u64>),
     period: Period,
-    head: Head,
     latest: Vec<Entry>,
     inception: Option<(String, DateTime<Utc>)>,
 ) -> Result<(Dashboard, Vec<Timeline>), StoreError> {

@@ -6,7 +6,6 @@ use super::view::StrategyView;
 use crate::analytics::{self, compare_with_benchmark, deflate, sample_variance};
 use crate::ports::ledger_store::{SeriesReads, StoreError};
 use crate::record::{Mode, Record, StrategyId};
-use chrono::NaiveDate;
 
 /// The paper benchmark when `FF_BENCHMARK_PAPER` is not set: the scanner's
 /// experiment that holds SOL, once the ledger has its series.
@@ -117,7 +116,7 @@ impl Benchmarks {
 /// benchmark. `daily_returns[i]` are `strategies[i]`'s.
 pub(super) fn compare_within_modes(
     strategies: &mut [StrategyView],
-    daily_returns: &[Vec<(NaiveDate, f64)>],
+    daily_returns: &[Vec<(analytics::DayNumber, f64)>],
     benchmarks: &Benchmarks,
 ) {
     for mode in [Mode::Live, Mode::Paper] {

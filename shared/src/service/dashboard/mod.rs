@@ -234,9 +234,8 @@ impl Dashboards {
                     store,
                     &self.times,
                     &self.benchmarks,
-                    top,
+                    (head, top),
                     period,
-                    head,
                     latest.entries,
                     inception,
                 )

@@ -263,6 +263,60 @@ pub(crate) struct MonthEnd {
     point: IndexPoint,
 }
 
+/// The month ends as a roll-up stores them: one base64 text of fixed-width
+/// records (the year as a big-endian i32, the month as one byte, then the
+/// index point's [`IndexPoint::to_bytes`]), since every since-inception
+/// request reads one per month of every series.
+mod month_ends_column {
+    use super::{IndexPoint, MonthEnd};
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASE64;
+    use serde::de::Error as _;
+    use serde::{Deserializer, Serializer};
+
+    const RECORD: usize = 4 + 1 + IndexPoint::BYTES;
+
+    /// Writes the column.
+    pub(super) fn serialize<S: Serializer>(
+        ends: &[MonthEnd],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut bytes = Vec::with_capacity(ends.len() * RECORD);
+        for end in ends {
+            let (year, month) = end.month;
+            bytes.extend_from_slice(&year.to_be_bytes());
+            bytes.push(u8::try_from(month).unwrap_or(u8::MAX));
+            bytes.extend_from_slice(&end.point.to_bytes());
+        }
+        serializer.serialize_str(&BASE64.encode(bytes))
+    }
+
+    /// Reads it back; a text it cannot have written is an error (the
+    /// roll-up is then rebuilt).
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<MonthEnd>, D::Error> {
+        let bytes = crate::analytics::base64_bytes(deserializer)?;
+        if bytes.len() % RECORD != 0 {
+            return Err(D::Error::custom("the month ends are not whole records"));
+        }
+        bytes
+            .chunks_exact(RECORD)
+            .map(|record| {
+                let year = i32::from_be_bytes(record[..4].try_into().expect("four bytes"));
+                let month = u32::from(record[4]);
+                let point = IndexPoint::from_bytes(record[5..].try_into().expect("a point"))
+                    .filter(|_| (1..=12).contains(&month))
+                    .ok_or_else(|| D::Error::custom("a month end out of range"))?;
+                Ok(MonthEnd {
+                    month: (year, month),
+                    point,
+                })
+            })
+            .collect()
+    }
+}
+
 /// One series' dashboard entry as a pass over its snapshots (see the module
 /// documentation); serialised, it is the since-inception roll-up's state.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -272,6 +326,7 @@ pub(crate) struct SeriesFold {
     chart: Chart,
     flows: Vec<Flow>,
     /// The index point at the end of each month that has a later one.
+    #[serde(with = "month_ends_column")]
     month_ends: Vec<MonthEnd>,
     /// The seq of the latest snapshot taken.
     through_seq: u64,
@@ -556,7 +611,7 @@ pub(crate) struct FinishedSeries {
     /// Its growth index by instant, for the comparison.
     pub timeline: BTreeMap<DateTime<Utc>, Option<f64>>,
     /// Each UTC day's return, for the benchmark comparison.
-    pub daily_returns: Vec<(NaiveDate, f64)>,
+    pub daily_returns: Vec<(analytics::DayNumber, f64)>,
 }
 
 /// The UTC calendar month of `at`.
