@@ -167,7 +167,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         policy,
     };
     let benchmarks = config::benchmarks(lookup)?;
-    benchmarks.check(stores.ledger.as_ref()).await?;
+    freedom_shared::service::check_benchmarks(&benchmarks, stores.ledger.as_ref()).await?;
     let fund_state = fund::compose::fund(&stores, log, write_token.clone(), events.clone())
         .with_benchmarks(benchmarks);
     let custody = fund_state.log.custody_status().await?;

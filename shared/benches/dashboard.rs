@@ -33,9 +33,10 @@
 mod support;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use freedom_shared::config::Benchmarks;
 use freedom_shared::ports::SeriesReads;
 use freedom_shared::record::StrategyId;
-use freedom_shared::service::{Benchmarks, Dashboards, Period};
+use freedom_shared::service::{Dashboards, Period};
 use std::sync::Arc;
 use support::bench_ledger;
 

@@ -17,7 +17,7 @@ use freedom_shared::config;
 use freedom_shared::lambda::{
     self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled,
 };
-use freedom_shared::service::{BenchmarkCheckError, Log};
+use freedom_shared::service::{BenchmarkCheckError, Log, check_benchmarks};
 use freedom_shared::web::store_not_configured_app;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -51,11 +51,10 @@ impl FundLambda {
             key_memory: None,
         };
         let benchmarks = config::benchmarks(&lookup)?;
-        benchmarks
-            .check(start.stores.ledger.as_ref())
+        check_benchmarks(&benchmarks, start.stores.ledger.as_ref())
             .await
             .map_err(|error| match error {
-                BenchmarkCheckError::Unknown(unknown) => StartError::Config(unknown.into()),
+                BenchmarkCheckError::Config(error) => StartError::Config(error),
                 BenchmarkCheckError::Store(error) => StartError::Store(error),
             })?;
         let state = compose::fund(&start.stores, log, start.write_token, start.events)

@@ -1,16 +1,17 @@
 //! What the fund's handlers share: the use cases, never a store, and no
 //! bytes (each read use case keeps its own answers per head).
 
+use freedom_shared::config::Benchmarks;
 use freedom_shared::config::WriteToken;
 use freedom_shared::ports::Events;
 use freedom_shared::ports::{LedgerStore, ScanStore, SeriesReads};
 use freedom_shared::record::Guard;
 use freedom_shared::service::Contracts;
+use freedom_shared::service::Dashboards;
 use freedom_shared::service::Exports;
 use freedom_shared::service::Ledger;
 use freedom_shared::service::Log;
 use freedom_shared::service::Pages;
-use freedom_shared::service::{Benchmarks, Dashboards};
 use freedom_shared::tlog::DEFAULT_ORIGIN;
 use std::sync::Arc;
 

@@ -10,9 +10,9 @@
 //! changed and they were not regenerated).
 
 use freedom_shared::adapters::SqliteLedgerStore;
+use freedom_shared::config::Benchmarks;
 use freedom_shared::config::WriteToken;
 use freedom_shared::record::StrategyId;
-use freedom_shared::service::Benchmarks;
 use freedom_testkit::sample_ledger;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,8 +8,9 @@ use axum::http::{Request, StatusCode, header};
 use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
 use freedom_shared::adapters::SqliteLedgerStore;
 use freedom_shared::config::WriteToken;
+use freedom_shared::config::{Benchmarks, ConfigError};
 use freedom_shared::record::StrategyId;
-use freedom_shared::service::{BenchmarkCheckError, Benchmarks};
+use freedom_shared::service::{BenchmarkCheckError, check_benchmarks};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -279,15 +280,21 @@ async fn a_benchmark_naming_no_series_of_its_mode_is_refused_naming_the_variable
         live: None,
         paper: StrategyId::parse("bench"),
     };
-    paper.check(app.store.as_ref()).await.unwrap();
+    check_benchmarks(&paper, app.store.as_ref()).await.unwrap();
     // A paper series is not a live benchmark.
     let live = Benchmarks {
         live: StrategyId::parse("bench"),
         paper: None,
     };
-    match live.check(app.store.as_ref()).await {
-        Err(BenchmarkCheckError::Unknown(unknown)) => {
-            assert_eq!(unknown.variable, "FF_BENCHMARK_LIVE");
+    match check_benchmarks(&live, app.store.as_ref()).await {
+        Err(BenchmarkCheckError::Config(unknown)) => {
+            assert!(matches!(
+                &unknown,
+                ConfigError::UnknownBenchmark {
+                    variable: "FF_BENCHMARK_LIVE",
+                    ..
+                }
+            ));
             assert!(
                 unknown
                     .to_string()
@@ -301,7 +308,7 @@ async fn a_benchmark_naming_no_series_of_its_mode_is_refused_naming_the_variable
     });
     assert_eq!(
         bad.unwrap_err(),
-        freedom_shared::config::ConfigError::BadBenchmark {
+        ConfigError::BadBenchmark {
             variable: "FF_BENCHMARK_PAPER"
         }
     );

@@ -12,6 +12,7 @@ pub use scanner::{ProviderConfig, ScannerConfig};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::record::{Mode, StrategyId};
 use crate::tlog::DEFAULT_ORIGIN;
 use crate::tlog::note::{NoteError, SigningKey};
 
@@ -173,20 +174,67 @@ pub enum ConfigError {
         variable: &'static str,
     },
     /// A benchmark variable names a strategy the ledger has no series of.
-    #[error(transparent)]
-    UnknownBenchmark(#[from] crate::service::UnknownBenchmark),
+    #[error("{variable} names {strategy}, which has no {mode} series in the ledger")]
+    UnknownBenchmark {
+        /// The variable that names it.
+        variable: &'static str,
+        /// The strategy it names.
+        strategy: String,
+        /// The mode it is the benchmark of.
+        mode: &'static str,
+    },
+}
+
+/// The paper benchmark when `FF_BENCHMARK_PAPER` is not set: the scanner's
+/// experiment that holds SOL, once the ledger has its series.
+pub const DEFAULT_PAPER_BENCHMARK: &str = "scanner-hold-sol-v3";
+
+/// The strategy each mode is compared with (`FF_BENCHMARK_LIVE`,
+/// `FF_BENCHMARK_PAPER`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Benchmarks {
+    /// The live benchmark, when configured.
+    pub live: Option<StrategyId>,
+    /// The paper benchmark, when configured (else
+    /// [`DEFAULT_PAPER_BENCHMARK`] once the ledger holds it).
+    pub paper: Option<StrategyId>,
+}
+
+impl Benchmarks {
+    /// The variable that configures `mode`'s benchmark.
+    pub fn variable(mode: Mode) -> &'static str {
+        match mode {
+            Mode::Live => "FF_BENCHMARK_LIVE",
+            Mode::Paper => "FF_BENCHMARK_PAPER",
+        }
+    }
+
+    /// The benchmark configured for `mode`.
+    pub fn configured(&self, mode: Mode) -> Option<&StrategyId> {
+        match mode {
+            Mode::Live => self.live.as_ref(),
+            Mode::Paper => self.paper.as_ref(),
+        }
+    }
+
+    /// The id `mode`'s series are compared with: the configured one, else
+    /// for paper [`DEFAULT_PAPER_BENCHMARK`] (used once the ledger holds
+    /// it); none for live unless configured.
+    pub fn wanted(&self, mode: Mode) -> Option<&str> {
+        match self.configured(mode) {
+            Some(id) => Some(id.as_str()),
+            None if mode == Mode::Paper => Some(DEFAULT_PAPER_BENCHMARK),
+            None => None,
+        }
+    }
 }
 
 /// The strategy each mode is compared with, from `FF_BENCHMARK_LIVE` and
 /// `FF_BENCHMARK_PAPER` (each a strategy id, or unset; the paper default
-/// is [`crate::service::DEFAULT_PAPER_BENCHMARK`] once the ledger holds
-/// it). Whether the ledger holds them is checked at start-up
-/// ([`crate::service::Benchmarks::check`]).
-pub fn benchmarks(
-    lookup: impl Fn(&str) -> Option<String>,
-) -> Result<crate::service::Benchmarks, ConfigError> {
-    use crate::record::{Mode, StrategyId};
-    use crate::service::Benchmarks;
+/// is [`DEFAULT_PAPER_BENCHMARK`] once the ledger holds it). Whether the
+/// ledger holds them is checked at start-up
+/// ([`crate::service::check_benchmarks`]).
+pub fn benchmarks(lookup: impl Fn(&str) -> Option<String>) -> Result<Benchmarks, ConfigError> {
     let read = |mode: Mode| {
         let variable = Benchmarks::variable(mode);
         match lookup(variable).filter(|value| !value.is_empty()) {

@@ -24,11 +24,12 @@ use crate::routes::View;
 use crate::routes::dashboard::PERIOD;
 use crate::routes::ledger::DRY_RUN;
 use freedom_shared::SCHEMA_VERSION;
+use freedom_shared::config::Benchmarks;
 use freedom_shared::record::{RecordKind, record_schema};
 use freedom_shared::service::BODY_TIMEOUT;
 use freedom_shared::service::Log;
 use freedom_shared::service::{
-    Benchmarks, Registrations, contract_limits, describe_benchmarks, record_rules, scanner_rules,
+    Registrations, contract_limits, describe_benchmarks, record_rules, scanner_rules,
 };
 use freedom_shared::tlog::LOG_PREFIX;
 use freedom_shared::web::{ApiError, Encoded, ServerLimits};

@@ -3,13 +3,14 @@
 //! and chart points, and the comparison.
 
 use super::compare::{Timeline, compare};
-use super::figures::{Benchmarks, compare_within_modes};
+use super::figures::compare_within_modes;
 use super::period::*;
 use super::rollup::{self, ROLLUP_VERSION, SeriesFold};
 use super::snapshot_of;
 use super::view::*;
 use crate::analytics;
 use crate::clock::{epoch_seconds_rfc3339, rfc3339};
+use crate::config::Benchmarks;
 use crate::merkle::Head;
 use crate::ports::ledger_store::{Entry, Rollup, SeriesReads, SeriesSince, StoreError};
 use crate::record::{Mode, Snapshot, StrategyId};

@@ -4,108 +4,62 @@
 
 use super::view::StrategyView;
 use crate::analytics::{self, compare_with_benchmark, deflate, sample_variance};
+use crate::config::{Benchmarks, ConfigError, DEFAULT_PAPER_BENCHMARK};
 use crate::ports::ledger_store::{SeriesReads, StoreError};
 use crate::record::{Mode, Record, StrategyId};
-
-/// The paper benchmark when `FF_BENCHMARK_PAPER` is not set: the scanner's
-/// experiment that holds SOL, once the ledger has its series.
-pub const DEFAULT_PAPER_BENCHMARK: &str = "scanner-hold-sol-v3";
-
-/// The strategy each mode is compared with (`FF_BENCHMARK_LIVE`,
-/// `FF_BENCHMARK_PAPER`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Benchmarks {
-    /// The live benchmark, when configured.
-    pub live: Option<StrategyId>,
-    /// The paper benchmark, when configured (else
-    /// [`DEFAULT_PAPER_BENCHMARK`] once the ledger holds it).
-    pub paper: Option<StrategyId>,
-}
-
-/// A configured benchmark the ledger has no series of.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{variable} names {strategy}, which has no {mode} series in the ledger")]
-pub struct UnknownBenchmark {
-    /// The variable that names it.
-    pub variable: &'static str,
-    /// The strategy it names.
-    pub strategy: String,
-    /// The mode it is the benchmark of.
-    pub mode: &'static str,
-}
 
 /// Why the benchmarks could not be checked at start-up.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchmarkCheckError {
-    /// A benchmark names no series.
+    /// A benchmark names no series ([`ConfigError::UnknownBenchmark`]).
     #[error(transparent)]
-    Unknown(#[from] UnknownBenchmark),
+    Config(#[from] ConfigError),
     /// The store could not be read.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-impl Benchmarks {
-    /// The variable that configures `mode`'s benchmark.
-    pub fn variable(mode: Mode) -> &'static str {
-        match mode {
-            Mode::Live => "FF_BENCHMARK_LIVE",
-            Mode::Paper => "FF_BENCHMARK_PAPER",
-        }
+/// Refuses a configured benchmark the ledger in `store` has no series of
+/// in its mode (a start-up check: the ledger only grows, so one found
+/// stays found).
+pub async fn check_benchmarks(
+    benchmarks: &Benchmarks,
+    store: &dyn SeriesReads,
+) -> Result<(), BenchmarkCheckError> {
+    let wanted: Vec<(Mode, &StrategyId)> = [Mode::Live, Mode::Paper]
+        .into_iter()
+        .filter_map(|mode| benchmarks.configured(mode).map(|id| (mode, id)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
     }
-
-    /// The benchmark configured for `mode`.
-    pub fn configured(&self, mode: Mode) -> Option<&StrategyId> {
-        match mode {
-            Mode::Live => self.live.as_ref(),
-            Mode::Paper => self.paper.as_ref(),
-        }
-    }
-
-    /// `mode`'s benchmark among `series` (every series of the ledger): the
-    /// configured one, else for paper [`DEFAULT_PAPER_BENCHMARK`] when it
-    /// is there; its position in `series`.
-    fn find(&self, mode: Mode, series: &[StrategyView]) -> Option<usize> {
-        let id = match self.configured(mode) {
-            Some(id) => id.as_str(),
-            None if mode == Mode::Paper => DEFAULT_PAPER_BENCHMARK,
-            None => return None,
-        };
-        series
-            .iter()
-            .position(|s| s.mode == mode && s.strategy_id == id)
-    }
-
-    /// Refuses a configured benchmark the ledger in `store` has no series
-    /// of in its mode (a start-up check: the ledger only grows, so one
-    /// found stays found).
-    pub async fn check(&self, store: &dyn SeriesReads) -> Result<(), BenchmarkCheckError> {
-        let wanted: Vec<(Mode, &StrategyId)> = [Mode::Live, Mode::Paper]
-            .into_iter()
-            .filter_map(|mode| self.configured(mode).map(|id| (mode, id)))
-            .collect();
-        if wanted.is_empty() {
-            return Ok(());
-        }
-        let latest = store.latest_snapshots().await?;
-        let held: Vec<(Mode, StrategyId)> = latest
-            .entries
-            .iter()
-            .filter_map(|entry| Record::from_canonical(&entry.canonical).ok())
-            .map(|record| (record.header().mode, record.header().strategy_id.clone()))
-            .collect();
-        for (mode, id) in wanted {
-            if !held.iter().any(|(m, held_id)| *m == mode && held_id == id) {
-                return Err(UnknownBenchmark {
-                    variable: Benchmarks::variable(mode),
-                    strategy: id.to_string(),
-                    mode: mode.as_str(),
-                }
-                .into());
+    let latest = store.latest_snapshots().await?;
+    let held: Vec<(Mode, StrategyId)> = latest
+        .entries
+        .iter()
+        .filter_map(|entry| Record::from_canonical(&entry.canonical).ok())
+        .map(|record| (record.header().mode, record.header().strategy_id.clone()))
+        .collect();
+    for (mode, id) in wanted {
+        if !held.iter().any(|(m, held_id)| *m == mode && held_id == id) {
+            return Err(ConfigError::UnknownBenchmark {
+                variable: Benchmarks::variable(mode),
+                strategy: id.to_string(),
+                mode: mode.as_str(),
             }
+            .into());
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// `mode`'s benchmark among `series` (every series of the ledger): its
+/// position, when the ledger holds the strategy `benchmarks` wants.
+fn find_benchmark(benchmarks: &Benchmarks, mode: Mode, series: &[StrategyView]) -> Option<usize> {
+    let id = benchmarks.wanted(mode)?;
+    series
+        .iter()
+        .position(|s| s.mode == mode && s.strategy_id == id)
 }
 
 /// Completes each series' figures against the others of its mode, in
@@ -135,7 +89,7 @@ pub(super) fn compare_within_modes(
                 deflate(stats, trials, variance);
             }
         }
-        let Some(benchmark) = benchmarks.find(mode, strategies) else {
+        let Some(benchmark) = find_benchmark(benchmarks, mode, strategies) else {
             continue;
         };
         let benchmark_id = strategies[benchmark].strategy_id.clone();

@@ -27,10 +27,7 @@ mod view;
 
 pub(crate) use answer::SelectionError;
 pub use answer::{MAX_ANSWER_BYTES, Selection};
-pub use figures::{
-    BenchmarkCheckError, Benchmarks, DEFAULT_PAPER_BENCHMARK, UnknownBenchmark,
-    describe as describe_benchmarks,
-};
+pub use figures::{BenchmarkCheckError, check_benchmarks, describe as describe_benchmarks};
 pub use period::Period;
 pub(crate) use period::UNIT;
 pub(crate) use period::{ALL, DEFAULT_PERIOD, PERIODS};
@@ -39,6 +36,7 @@ pub use view::*;
 
 pub(crate) use compute::{fold_series, keep_rollups};
 
+use crate::config::Benchmarks;
 use crate::merkle::Head;
 use crate::ports::ledger_store::{Entry, SeriesReads, StoreError};
 use crate::record::{Record, Snapshot};
