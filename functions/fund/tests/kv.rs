@@ -283,3 +283,39 @@ async fn a_lost_head_key_is_a_loud_500_never_a_rewrite() {
         "{kinds:?}"
     );
 }
+
+/// Under Lambda, a benchmark that is not a strategy id, or that names a
+/// strategy with no series of its mode in the KV store's ledger, stops
+/// start-up naming the variable; one the ledger holds starts.
+#[tokio::test]
+async fn the_lambda_start_up_refuses_a_benchmark_the_ledger_does_not_hold() {
+    let (_server, bridge, router) = app().await;
+    let (status, _) = send(&router, post(&snapshot("s1", 1))).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let start = |variable: &'static str, value: &'static str| {
+        let (url, token) = (bridge.url().to_owned(), bridge.token().to_owned());
+        fund::lambda::app_from_env(move |name: &str| match name {
+            "FF_KV_REST_API_URL" => Some(url.clone()),
+            "FF_KV_REST_API_TOKEN" => Some(token.clone()),
+            "FF_KV_PREFIX" => Some("ff:".to_owned()),
+            _ if name == variable => Some(value.to_owned()),
+            _ => None,
+        })
+    };
+    let live = start("FF_BENCHMARK_LIVE", "nobody").await.unwrap_err();
+    assert!(
+        live.to_string().contains("FF_BENCHMARK_LIVE names nobody"),
+        "{live}"
+    );
+    let paper = start("FF_BENCHMARK_PAPER", "core").await.unwrap_err();
+    assert!(
+        paper.to_string().contains("FF_BENCHMARK_PAPER names core"),
+        "a live series is not a paper benchmark: {paper}"
+    );
+    let bad = start("FF_BENCHMARK_PAPER", "two words").await.unwrap_err();
+    assert!(
+        bad.to_string().contains("FF_BENCHMARK_PAPER must be"),
+        "{bad}"
+    );
+    assert!(start("FF_BENCHMARK_LIVE", "core").await.is_ok());
+}
