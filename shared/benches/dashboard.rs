@@ -41,7 +41,7 @@ use std::sync::Arc;
 use support::bench_ledger;
 
 /// A reader with nothing in memory, comparing with `strategy-00`.
-fn fresh(store: Arc<dyn SeriesReads>) -> Dashboards {
+fn reader(store: Arc<dyn SeriesReads>) -> Dashboards {
     Dashboards::new(store).with_benchmarks(Benchmarks {
         live: None,
         paper: StrategyId::parse("strategy-00"),
@@ -58,7 +58,7 @@ fn dashboards(c: &mut Criterion) {
         let store = Arc::new(bench_ledger(&runtime, total));
         group.bench_function(BenchmarkId::new("cold", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = fresh(store.clone());
+                let fresh = reader(store.clone());
                 fresh.get(period).await.unwrap()
             })
         });
@@ -66,22 +66,22 @@ fn dashboards(c: &mut Criterion) {
         // share one computation (the goal is within 1.5x of one reader).
         group.bench_function(BenchmarkId::new("cold_8_at_once", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = fresh(store.clone());
+                let fresh = reader(store.clone());
                 let readers = (0..8).map(|_| fresh.get(period));
                 futures_util::future::join_all(readers).await
             })
         });
-        let warm = fresh(store.clone());
+        let warm = reader(store.clone());
         runtime.block_on(warm.get(period)).unwrap();
         group.bench_function(BenchmarkId::new("warm", total), |b| {
             b.to_async(&runtime)
                 .iter(|| async { warm.get(period).await.unwrap() })
         });
         // The first reader stores the roll-ups; every later one uses them.
-        runtime.block_on(fresh(store.clone()).get(all)).unwrap();
+        runtime.block_on(reader(store.clone()).get(all)).unwrap();
         group.bench_function(BenchmarkId::new("all_cold", total), |b| {
             b.to_async(&runtime).iter(|| async {
-                let fresh = fresh(store.clone());
+                let fresh = reader(store.clone());
                 fresh.get(all).await.unwrap()
             })
         });
@@ -99,7 +99,7 @@ fn dashboards(c: &mut Criterion) {
                 for _ in 0..iterations {
                     support::forget_rollups(total);
                     let started = std::time::Instant::now();
-                    runtime.block_on(fresh(store.clone()).get(all)).unwrap();
+                    runtime.block_on(reader(store.clone()).get(all)).unwrap();
                     spent += started.elapsed();
                 }
                 spent

@@ -110,11 +110,6 @@ impl DailyStatistics {
         finite(self.sample_deviation()? * TRADING_DAYS_PER_YEAR.sqrt())
     }
 
-    fn sharpe(&self) -> Option<f64> {
-        let deviation = self.sample_deviation().filter(|d| *d > 0.0)?;
-        finite(self.sum / self.count as f64 / deviation * TRADING_DAYS_PER_YEAR.sqrt())
-    }
-
     fn sortino(&self) -> Option<f64> {
         if self.count < 2 {
             return None;
@@ -520,7 +515,11 @@ impl Fold {
             net_flows,
             max_drawdown,
             volatility: daily.volatility(),
-            sharpe: shown(daily.sharpe()),
+            // One definition of the Sharpe: the statistics' per-day figure,
+            // annualised (none while withheld).
+            sharpe: statistics
+                .as_ref()
+                .and_then(|s| finite(s.per_day * TRADING_DAYS_PER_YEAR.sqrt())),
             sortino: shown(daily.sortino()),
             calmar: shown(super::calmar(annualized, max_drawdown)),
             withheld,

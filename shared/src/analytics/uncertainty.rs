@@ -274,18 +274,18 @@ pub fn expected_maximum_sharpe(variance: f64, trials: u64) -> Option<f64> {
 }
 
 /// Sets the deflated Sharpe of `statistics` for `trials` strategies tried
-/// whose per-day Sharpes vary by `variance` (`None`: fewer than two have
-/// one); the deflated figure stays null below two trials.
-pub fn deflate(statistics: &mut SharpeStatistics, trials: u64, variance: Option<f64>) {
+/// against `sr0`, what the best of them would show by luck
+/// ([`expected_maximum_sharpe`], the same for every series of a mode;
+/// `None` below two trials or without a variance): the deflated figure
+/// stays null without it.
+pub fn deflate(statistics: &mut SharpeStatistics, trials: u64, sr0: Option<f64>) {
     statistics.trials = trials;
-    statistics.deflated = variance
-        .and_then(|variance| expected_maximum_sharpe(variance, trials))
-        .and_then(|sr0| {
-            let per_day = statistics.per_day;
-            let term = variance_term(statistics.skewness, statistics.kurtosis, per_day);
-            let n = statistics.n as f64;
-            finite(phi((per_day - sr0) * (n - 1.0).sqrt() / term.sqrt()))
-        });
+    statistics.deflated = sr0.and_then(|sr0| {
+        let per_day = statistics.per_day;
+        let term = variance_term(statistics.skewness, statistics.kurtosis, per_day);
+        let n = statistics.n as f64;
+        finite(phi((per_day - sr0) * (n - 1.0).sqrt() / term.sqrt()))
+    });
 }
 
 /// A series against its mode's benchmark over the days both have a daily

@@ -163,8 +163,9 @@ fn deflation_lowers_the_best_of_many_and_needs_two_trials() {
         .map(|r| sharpe_statistics(r, 60).unwrap())
         .collect();
     let variance = sample_variance(&stats.iter().map(|s| s.per_day).collect::<Vec<_>>());
+    let sr0 = expected_maximum_sharpe(variance.unwrap(), 9);
     for s in &mut stats {
-        deflate(s, 9, variance);
+        deflate(s, 9, sr0);
     }
     let best = stats
         .iter()
@@ -172,14 +173,19 @@ fn deflation_lowers_the_best_of_many_and_needs_two_trials() {
         .unwrap();
     let deflated = best.deflated.unwrap();
     assert!(deflated < best.psr - 0.1, "{deflated} vs {}", best.psr);
-    let sr0 = expected_maximum_sharpe(variance.unwrap(), 9).unwrap();
+    let sr0 = sr0.unwrap();
     let term = 1.0 - best.skewness * best.per_day
         + (best.kurtosis - 1.0) / 4.0 * best.per_day * best.per_day;
     let by_hand = phi((best.per_day - sr0) * 59f64.sqrt() / term.sqrt());
     assert!(close(deflated, by_hand, 1e-12));
 
     let mut alone = stats[0].clone();
-    deflate(&mut alone, 1, variance);
+    assert_eq!(
+        expected_maximum_sharpe(variance.unwrap(), 1),
+        None,
+        "one trial"
+    );
+    deflate(&mut alone, 1, None);
     assert_eq!((alone.deflated, alone.trials), (None, 1));
     deflate(&mut alone, 9, None);
     assert_eq!((alone.deflated, alone.trials), (None, 9));

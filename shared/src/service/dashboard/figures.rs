@@ -3,7 +3,9 @@
 //! ever held) and the comparison with the mode's benchmark.
 
 use super::view::StrategyView;
-use crate::analytics::{self, compare_with_benchmark, deflate, sample_variance};
+use crate::analytics::{
+    self, compare_with_benchmark, deflate, expected_maximum_sharpe, sample_variance,
+};
 use crate::config::{Benchmarks, ConfigError, DEFAULT_PAPER_BENCHMARK};
 use crate::ports::ledger_store::{SeriesReads, StoreError};
 use crate::record::{Mode, Record, StrategyId};
@@ -83,10 +85,12 @@ pub(super) fn compare_within_modes(
             .filter_map(|&i| strategies[i].metrics.sharpe_stats.as_ref())
             .map(|stats| stats.per_day)
             .collect();
-        let variance = sample_variance(&sharpes);
+        // What the best of them would show by luck: once per mode.
+        let sr0 = sample_variance(&sharpes)
+            .and_then(|variance| expected_maximum_sharpe(variance, trials));
         for &i in &members {
             if let Some(stats) = strategies[i].metrics.sharpe_stats.as_mut() {
-                deflate(stats, trials, variance);
+                deflate(stats, trials, sr0);
             }
         }
         let Some(benchmark) = find_benchmark(benchmarks, mode, strategies) else {
