@@ -78,6 +78,11 @@ pub struct StandInToken {
     /// first; `None` gives the usual spread (the main pool 40 %, the burn
     /// address 10 %, eighteen holders 2 % each).
     pub holders: Option<Vec<(String, f64)>>,
+    /// Its main pool's reserves as DexScreener writes them
+    /// (`liquidity.base`, `liquidity.quote`, the pair's base side first);
+    /// `None` gives half of `liquidity_usd` on each side at the pair's
+    /// prices (SOL at $150).
+    pub reserves: Option<(f64, f64)>,
 }
 
 impl StandInToken {
@@ -90,6 +95,21 @@ impl StandInToken {
     /// The address of its main pool (DexScreener's `pairAddress`).
     pub fn pool(&self) -> String {
         format!("Pair{}", &self.mint[..20])
+    }
+
+    /// Its main pool's reserves as the stand-in reports them: (base,
+    /// quote), the pair's base side first ([`StandInToken::reserves`]).
+    pub fn pool_reserves(&self) -> (f64, f64) {
+        self.reserves.unwrap_or_else(|| {
+            let price: f64 = self.price_usd.parse().unwrap_or(0.0);
+            let half = self.liquidity_usd / 2.0;
+            let (mine, sol) = (half / price, half / SOL_USD);
+            if self.quote_side {
+                (sol, mine)
+            } else {
+                (mine, sol)
+            }
+        })
     }
 
     /// Its largest holders as (token account, owner, amount).
@@ -144,6 +164,7 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             lp_locked_pct: Some(100.0),
             extensions: Vec::new(),
             holders: None,
+            reserves: None,
         },
         StandInToken {
             mint: "FakeBravoMintTestTestTestTestTestTestTestTes".into(),
@@ -165,6 +186,7 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             lp_locked_pct: Some(0.0),
             extensions: Vec::new(),
             holders: None,
+            reserves: None,
         },
         StandInToken {
             mint: "FakeCharMintNoPairsTestTestTestTestTestTestT".into(),
@@ -181,6 +203,7 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             lp_locked_pct: None,
             extensions: Vec::new(),
             holders: None,
+            reserves: None,
         },
         StandInToken {
             mint: "FakeDe1taMintTestTestTestTestTestTestTestTe".into(),
@@ -197,6 +220,7 @@ pub fn fixture_tokens() -> Vec<StandInToken> {
             lp_locked_pct: Some(100.0),
             extensions: Vec::new(),
             holders: None,
+            reserves: None,
         },
     ]
 }
@@ -222,13 +246,46 @@ pub fn synthetic_tokens(count: usize) -> Vec<StandInToken> {
                 lp_locked_pct: Some(100.0),
                 extensions: Vec::new(),
                 holders: None,
+                reserves: None,
             }
         })
         .collect()
 }
 
-const SOL: &str = "So11111111111111111111111111111111111111112";
-const SOL_USD: f64 = 150.0;
+/// Wrapped SOL's mint: every stand-in pool is against it, and it is
+/// quoted itself at a SOL/USDC pair (and read as a plain SPL mint) when
+/// asked for, whether or not it is one of the stand-in's tokens.
+pub const SOL: &str = "So11111111111111111111111111111111111111112";
+/// USDC's mint, the quote side of SOL's own pair.
+pub const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+/// SOL's price at the stand-in, in USD.
+pub const SOL_USD: f64 = 150.0;
+/// The USD liquidity of SOL's own pair at the stand-in (half on each side).
+pub const SOL_PAIR_LIQUIDITY_USD: f64 = 20_000_000.0;
+
+/// Wrapped SOL as the stand-in knows it when it is not one of its tokens.
+fn wrapped_sol() -> StandInToken {
+    StandInToken {
+        mint: SOL.into(),
+        symbol: "SOL".into(),
+        price_usd: format!("{SOL_USD}"),
+        liquidity_usd: SOL_PAIR_LIQUIDITY_USD,
+        change_h24: 1.0,
+        indexed: true,
+        quote_side: false,
+        exists: true,
+        mint_authority: None,
+        freeze_authority: None,
+        risks: Some(Vec::new()),
+        lp_locked_pct: None,
+        extensions: Vec::new(),
+        holders: None,
+        reserves: Some((
+            SOL_PAIR_LIQUIDITY_USD / 2.0 / SOL_USD,
+            SOL_PAIR_LIQUIDITY_USD / 2.0,
+        )),
+    }
+}
 
 #[derive(Default)]
 struct Plan {
@@ -242,7 +299,7 @@ struct Plan {
 }
 
 struct Shared {
-    tokens: Vec<StandInToken>,
+    tokens: Mutex<Vec<StandInToken>>,
     wallets: HashMap<String, Value>,
     latency_ms: AtomicU64,
     plan: Mutex<Plan>,
@@ -284,7 +341,7 @@ impl ProviderStandIn {
             token_account("FakeA1phaMintTestTestTestTestTestTestTespump"),
         )]);
         let shared = Arc::new(Shared {
-            tokens,
+            tokens: Mutex::new(tokens),
             wallets,
             latency_ms: AtomicU64::new(0),
             plan: Mutex::default(),
@@ -311,7 +368,7 @@ impl ProviderStandIn {
     pub fn env(&self) -> Vec<(String, String)> {
         let universe: Vec<String> = self
             .shared
-            .tokens
+            .tokens()
             .iter()
             .map(|t| {
                 // A symbol the universe's syntax cannot carry (a test of
@@ -333,6 +390,18 @@ impl ProviderStandIn {
                 "FakeTokenAcctA1phaTestTestTestTestTestTestTe".into(),
             ),
         ]
+    }
+
+    /// Changes the token `mint` as `change` says, from the next request on
+    /// (a pool that drains, a token DexScreener stops listing, a mint that
+    /// gains an authority).
+    pub fn update(&self, mint: &str, change: impl FnOnce(&mut StandInToken)) {
+        let mut tokens = self.shared.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        let token = tokens
+            .iter_mut()
+            .find(|t| t.mint == mint)
+            .expect("a token of the stand-in");
+        change(token);
     }
 
     /// Every answer waits `latency` first.
@@ -444,8 +513,15 @@ impl Shared {
         }
     }
 
-    fn token(&self, mint: &str) -> Option<&StandInToken> {
-        self.tokens.iter().find(|t| t.mint == mint)
+    fn tokens(&self) -> std::sync::MutexGuard<'_, Vec<StandInToken>> {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The token `mint` as it is now (wrapped SOL when it is not one of
+    /// the tokens).
+    fn token(&self, mint: &str) -> Option<StandInToken> {
+        let found = self.tokens().iter().find(|t| t.mint == mint).cloned();
+        found.or_else(|| (mint == SOL).then(wrapped_sol))
     }
 
     /// `value` as a JSON answer with `status`, its bytes' hash recorded.
@@ -460,7 +536,7 @@ impl Shared {
 
     /// The token account `address` among the tokens' largest holders.
     fn holder_account(&self, address: &str) -> Option<Value> {
-        self.tokens.iter().find_map(|token| {
+        self.tokens().iter().find_map(|token| {
             token
                 .largest()
                 .into_iter()
@@ -495,23 +571,35 @@ fn program_name(token: &StandInToken) -> &'static str {
     }
 }
 
+/// One pool of `token` holding `liquidity` USD (its reserves scaled from
+/// its main pool's), against SOL, or against USDC for wrapped SOL itself.
 fn pair(token: &StandInToken, liquidity: f64, dex: &str) -> Value {
     let me = json!({"address": token.mint, "name": format!("{} (stand-in)", token.symbol), "symbol": token.symbol});
-    let sol = json!({"address": SOL, "name": "Wrapped SOL", "symbol": "SOL"});
     let price: f64 = token.price_usd.parse().unwrap_or(0.0);
+    let (other, other_usd) = if token.mint == SOL {
+        (
+            json!({"address": USDC, "name": "USD Coin", "symbol": "USDC"}),
+            1.0,
+        )
+    } else {
+        (
+            json!({"address": SOL, "name": "Wrapped SOL", "symbol": "SOL"}),
+            SOL_USD,
+        )
+    };
     let (base, quote, price_usd, price_native) = if token.quote_side {
         (
-            sol,
+            other,
             me,
-            format!("{SOL_USD}"),
-            format!("{}", SOL_USD / price),
+            format!("{other_usd}"),
+            format!("{}", other_usd / price),
         )
     } else {
         (
             me,
-            sol,
+            other,
             token.price_usd.clone(),
-            format!("{}", price / SOL_USD),
+            format!("{}", price / other_usd),
         )
     };
     let pair_address = if dex == "raydium" {
@@ -519,6 +607,12 @@ fn pair(token: &StandInToken, liquidity: f64, dex: &str) -> Value {
     } else {
         format!("Thin{}", &token.mint[..20])
     };
+    let scale = if token.liquidity_usd > 0.0 {
+        liquidity / token.liquidity_usd
+    } else {
+        1.0
+    };
+    let (base_reserve, quote_reserve) = token.pool_reserves();
     json!({
         "chainId": "solana", "dexId": dex,
         "url": format!("https://dexscreener.com/solana/{}", pair_address.to_lowercase()),
@@ -528,7 +622,7 @@ fn pair(token: &StandInToken, liquidity: f64, dex: &str) -> Value {
         "txns": {"m5": {"buys": 3, "sells": 2}, "h1": {"buys": 40, "sells": 31}, "h24": {"buys": 900, "sells": 850}},
         "volume": {"h24": liquidity * 0.8, "h1": liquidity * 0.03},
         "priceChange": {"h1": 0.4, "h24": token.change_h24},
-        "liquidity": {"usd": liquidity, "base": 1000, "quote": 10},
+        "liquidity": {"usd": liquidity, "base": base_reserve * scale, "quote": quote_reserve * scale},
         "fdv": null, "marketCap": null, "pairCreatedAt": 1_777_787_280_000u64
     })
 }
@@ -550,9 +644,13 @@ async fn dexscreener(State(shared): State<Arc<Shared>>, Path(mints): Path<String
         .filter_map(|m| shared.token(m))
         .filter(|t| t.indexed)
     {
-        pairs.push(pair(token, token.liquidity_usd, "raydium"));
+        pairs.push(pair(&token, token.liquidity_usd, "raydium"));
         // A thin second pool: the client must pick the liquid one.
-        pairs.push(pair(token, (token.liquidity_usd / 50.0).round(), "meteora"));
+        pairs.push(pair(
+            &token,
+            (token.liquidity_usd / 50.0).round(),
+            "meteora",
+        ));
     }
     shared.answer(StatusCode::OK, &Value::Array(pairs))
 }
@@ -586,7 +684,7 @@ async fn rugcheck(
     shared.answer(
         StatusCode::OK,
         &json!({
-            "tokenProgram": program_of(token), "tokenType": "",
+            "tokenProgram": program_of(&token), "tokenType": "",
             "risks": risks, "score": 1 + 1000 * risks.len(), "score_normalised": 1 + 10 * risks.len(),
             "lpLockedPct": token.lp_locked_pct
         }),
@@ -647,7 +745,7 @@ async fn solana(
             let values: Vec<Value> = keys
                 .iter()
                 .map(|key| match (shared.token(key), shared.wallets.get(key)) {
-                    (Some(token), _) if token.exists => mint_account(token),
+                    (Some(token), _) if token.exists => mint_account(&token),
                     (_, Some(wallet)) => wallet.clone(),
                     _ => shared.holder_account(key).unwrap_or(Value::Null),
                 })

@@ -5,6 +5,7 @@
 use freedom_shared::adapters::Stores;
 use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::WriteToken;
+use freedom_shared::scan::EXPERIMENTS;
 use freedom_testkit::lambda_runtime_api::FakeRuntimeApi;
 use freedom_testkit::provider_standin::{ProviderStandIn, fixture_tokens};
 use freedom_testkit::redis_server::RedisServer;
@@ -76,7 +77,7 @@ async fn the_schedule_and_http_events_share_one_dispatch() {
         .unwrap();
     let report: Value = serde_json::from_str(latest["body"].as_str().unwrap()).unwrap();
     assert_eq!(report["status"], "ok");
-    assert_eq!(report["books"].as_array().unwrap().len(), 3);
+    assert_eq!(report["books"].as_array().unwrap().len(), EXPERIMENTS.len());
 
     // While another run holds the lock: the schedule skips, a POST is 409.
     let held = stores

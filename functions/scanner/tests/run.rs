@@ -4,178 +4,21 @@
 //! 10-minute deduplication under a controlled clock, degraded runs, and the
 //! HTTP routes.
 
+mod support;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::DateTime;
 use freedom_shared::adapters::Stores;
-use freedom_shared::config::ScannerConfig;
-use freedom_shared::config::WriteToken;
-use freedom_shared::ports::PageQuery;
-use freedom_shared::scan::CHECK_NAMES;
-use freedom_shared::service::{RunError, ScanRunner};
-use freedom_testkit::provider_standin::{
-    Fault, Provider, ProviderStandIn, StandInToken, fixture_tokens,
-};
+use freedom_shared::scan::{CHECK_NAMES, EXPERIMENTS};
+use freedom_shared::service::RunError;
+use freedom_testkit::provider_standin::{Fault, Provider, SOL, fixture_tokens};
 use http_body_util::BodyExt;
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
-
-/// A report as the JSON the route answers (its stored text).
-fn as_json(report: &freedom_shared::scan::Report) -> Value {
-    serde_json::from_str(&report.to_json_text()).unwrap()
-}
+use std::sync::Arc;
 use std::time::Duration;
+use support::*;
 use tower::ServiceExt;
-
-const TOKEN: &str = "scanner-test-token-0123456789";
-const ALPHA: &str = "FakeA1phaMintTestTestTestTestTestTestTespump";
-const BRAVO: &str = "FakeBravoMintTestTestTestTestTestTestTestTes";
-const CHAR: &str = "FakeCharMintNoPairsTestTestTestTestTestTestT";
-const DELTA: &str = "FakeDe1taMintTestTestTestTestTestTestTestTe";
-
-struct Harness {
-    stand_in: ProviderStandIn,
-    stores: Stores,
-    state: scanner::AppState,
-    now: Arc<Mutex<DateTime<Utc>>>,
-    _dir: tempfile::TempDir,
-}
-
-impl Harness {
-    async fn new() -> Harness {
-        Harness::with(|_| {}).await
-    }
-
-    async fn with(adjust: impl FnOnce(&mut ScannerConfig)) -> Harness {
-        Harness::with_tokens(fixture_tokens(), adjust).await
-    }
-
-    async fn with_tokens(
-        tokens: Vec<StandInToken>,
-        adjust: impl FnOnce(&mut ScannerConfig),
-    ) -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let stores = Stores::open(None, dir.path()).unwrap();
-        Harness::on(stores, dir, tokens, adjust).await
-    }
-
-    async fn on(
-        stores: Stores,
-        dir: tempfile::TempDir,
-        tokens: Vec<StandInToken>,
-        adjust: impl FnOnce(&mut ScannerConfig),
-    ) -> Harness {
-        let stand_in = ProviderStandIn::start(tokens).await.unwrap();
-        let env = stand_in.env();
-        let mut config = ScannerConfig::from_env(|name| {
-            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-        })
-        .unwrap();
-        for provider in [
-            &mut config.dexscreener,
-            &mut config.rugcheck,
-            &mut config.solana,
-        ] {
-            provider.spacing = Duration::ZERO;
-            provider.backoff = Duration::from_millis(1);
-            provider.timeout = Duration::from_millis(500);
-        }
-        adjust(&mut config);
-        // 2026-05-04T12:07:00Z: the grid slot is 12:00.
-        let now = Arc::new(Mutex::new(
-            DateTime::from_timestamp(1_777_896_420, 0).unwrap(),
-        ));
-        let clock = {
-            let now = Arc::clone(&now);
-            Arc::new(move || *now.lock().unwrap())
-        };
-        let state = scanner::compose::scanner_at(config, &stores, WriteToken::new(TOKEN), clock);
-        Harness {
-            stand_in,
-            stores,
-            state,
-            now,
-            _dir: dir,
-        }
-    }
-
-    fn runner(&self) -> &ScanRunner {
-        &self.state.runner
-    }
-
-    /// One run's report as the JSON the route answers.
-    async fn run(&self) -> Value {
-        as_json(&self.runner().run().await.unwrap())
-    }
-
-    /// Takes the lock as another run would.
-    async fn hold_lock(&self) -> freedom_shared::ports::LockToken {
-        self.stores
-            .scan
-            .acquire(Duration::from_secs(60))
-            .await
-            .unwrap()
-            .expect("the lock is free")
-    }
-
-    fn advance_clock(&self, minutes: i64) {
-        *self.now.lock().unwrap() += TimeDelta::minutes(minutes);
-    }
-
-    async fn ledger_snapshots(&self) -> Vec<Value> {
-        let page = self
-            .stores
-            .ledger
-            .page(&PageQuery {
-                before: None,
-                limit: 100,
-                strategy_id: None,
-                kind: Some(freedom_shared::record::RecordKind::Snapshot),
-                mode: None,
-            })
-            .await
-            .unwrap();
-        page.entries
-            .iter()
-            .map(|e| serde_json::from_str(&e.canonical).unwrap())
-            .collect()
-    }
-}
-
-/// The message of the report's first event of `kind` whose message holds
-/// `text` (any event of that kind for an empty `text`).
-fn event<'a>(report: &'a Value, kind: &str, text: &str) -> Option<&'a str> {
-    report["events"]
-        .as_array()?
-        .iter()
-        .filter(|e| e["kind"] == kind)
-        .filter_map(|e| e["message"].as_str())
-        .find(|message| message.contains(text))
-}
-
-fn entry<'a>(report: &'a Value, mint: &str) -> &'a Value {
-    report["universe"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["mint"] == mint)
-        .unwrap()
-}
-
-fn statuses(report: &Value, mint: &str) -> Vec<String> {
-    entry(report, mint)["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}={}",
-                c["name"].as_str().unwrap(),
-                c["status"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn a_run_checks_every_token_and_records_paper_snapshots() {
@@ -248,22 +91,25 @@ async fn a_run_checks_every_token_and_records_paper_snapshots() {
     assert_eq!(links, ["dexscreener", "rugcheck", "solscan"]);
     assert_eq!(report["wallets"][0]["tokens"][0]["mint"], ALPHA);
 
-    // Three books; equal weight and momentum both hold the one eligible token.
+    // Four books; equal weight and momentum both hold the one eligible
+    // token, the benchmark holds SOL.
     let books = report["books"].as_array().unwrap();
-    assert_eq!(books.len(), 3);
+    assert_eq!(books.len(), EXPERIMENTS.len());
     assert!(
         books[0]["positions"].as_array().unwrap().is_empty(),
         "the control holds cash"
     );
     assert_eq!(books[0]["equity"], 10000);
-    for book in &books[1..] {
+    for book in &books[1..3] {
         assert_eq!(book["positions"][0]["symbol"], "FDELTA", "{book}");
         assert_eq!(book["trades"][0]["side"], "buy");
     }
+    assert_eq!(books[3]["experimentId"], "scanner-hold-sol-v3");
+    assert_eq!(books[3]["positions"][0]["mint"], SOL, "{}", books[3]);
 
     // Paper snapshots in the fund ledger, on the 15-minute grid, all at 12:00.
     let snapshots = h.ledger_snapshots().await;
-    assert_eq!(snapshots.len(), 3);
+    assert_eq!(snapshots.len(), EXPERIMENTS.len());
     for snapshot in &snapshots {
         assert_eq!(snapshot["mode"], "paper");
         assert_eq!(snapshot["asOf"], "2026-05-04T12:00:00Z");
@@ -287,7 +133,11 @@ async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
         1,
         "within 10 minutes: one observation"
     );
-    assert_eq!(h.ledger_snapshots().await.len(), 3, "no second advance");
+    assert_eq!(
+        h.ledger_snapshots().await.len(),
+        EXPERIMENTS.len(),
+        "no second advance"
+    );
     assert!(event(&second, "experiments", "").is_some());
 
     h.advance_clock(10); // 12:22: 15 minutes after the first run, next grid slot 12:15
@@ -296,7 +146,7 @@ async fn observations_and_advances_are_deduplicated_within_ten_minutes() {
     assert_eq!(history.len(), 2);
     assert_eq!(history[1]["observedAt"], "2026-05-04T12:22:00Z");
     let snapshots = h.ledger_snapshots().await;
-    assert_eq!(snapshots.len(), 6);
+    assert_eq!(snapshots.len(), 2 * EXPERIMENTS.len());
     assert_eq!(snapshots[0]["asOf"], "2026-05-04T12:15:00Z");
     // A token that never had a quote has no history.
     assert!(third["history"].get(CHAR).is_none());
@@ -649,7 +499,7 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
     // Someone wrote the control experiment's series past the run's slot.
     let record = serde_json::json!({
         "id": "in-the-way", "type": "snapshot", "visibility": "public", "mode": "paper",
-        "strategyId": "scanner-control-cash-v2", "strategyName": "In the way",
+        "strategyId": "scanner-control-cash-v3", "strategyName": "In the way",
         "asOf": "2026-05-04T12:05:00Z", "source": {"name": "test", "url": "https://example.com/t"},
         "currency": "USD", "equity": 10000, "flowSincePrevious": 0
     });
@@ -674,7 +524,7 @@ async fn a_refused_paper_snapshot_makes_the_run_degraded() {
                 && e["message"]
                     .as_str()
                     .unwrap()
-                    .starts_with("scanner-control-cash-v2")),
+                    .starts_with("scanner-control-cash-v3")),
         "{}",
         report["events"]
     );
@@ -768,34 +618,11 @@ async fn a_run_on_the_kv_store_is_seen_by_another_instance() {
     let stored: Value =
         serde_json::from_str(&other.runner().latest_report().await.unwrap().unwrap()).unwrap();
     assert_eq!(stored, report);
-    assert_eq!(other.ledger_snapshots().await.len(), 3);
+    assert_eq!(other.ledger_snapshots().await.len(), EXPERIMENTS.len());
     // Its lock is the same lock.
     let held = other.hold_lock().await;
     assert!(matches!(h.runner().run().await, Err(RunError::Busy)));
     other.stores.scan.release(&held).await.unwrap();
-}
-
-/// All records of the fund ledger, oldest first.
-async fn ledger_records(h: &Harness) -> Vec<(u64, Value)> {
-    let page = h
-        .stores
-        .ledger
-        .page(&PageQuery {
-            before: None,
-            limit: 1000,
-            strategy_id: None,
-            kind: None,
-            mode: None,
-        })
-        .await
-        .unwrap();
-    let mut records: Vec<(u64, Value)> = page
-        .entries
-        .iter()
-        .map(|e| (e.seq, serde_json::from_str(&e.canonical).unwrap()))
-        .collect();
-    records.reverse();
-    records
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -1007,11 +834,11 @@ async fn a_rule_that_differs_from_its_registration_is_not_advanced() {
     assert_eq!(report["experiments"][1]["status"], "rule_mismatch");
     assert!(event(&report, "experiment_rule_mismatch", "").is_some());
     let snapshots = h.ledger_snapshots().await;
-    assert_eq!(snapshots.len(), 2);
+    assert_eq!(snapshots.len(), EXPERIMENTS.len() - 1);
     assert!(
         snapshots
             .iter()
-            .all(|s| s["strategyId"] != "scanner-equal-weight-v2")
+            .all(|s| s["strategyId"] != "scanner-equal-weight-v3")
     );
 }
 
@@ -1047,30 +874,48 @@ async fn retired_experiments_are_listed_with_their_last_snapshot() {
         Arc::clone(&h.stores.ledger) as _,
         freedom_shared::record::Guard::default(),
     );
-    let old = serde_json::json!({
-        "id": "scanner-control-cash-v1-20260504T1145Z", "type": "snapshot", "visibility": "public",
-        "mode": "paper", "strategyId": "scanner-control-cash-v1", "strategyName": "Scanner control: cash only (paper)",
-        "asOf": "2026-05-04T11:45:00Z", "source": {"name": "test", "url": "https://dexscreener.com/solana"},
-        "currency": "USD", "equity": 10000, "flowSincePrevious": 0, "cash": 10000, "positions": []
-    });
-    let seq = ledger
-        .append(old.to_string().as_bytes())
-        .await
-        .unwrap()
-        .entry
-        .seq;
+    let mut seqs = Vec::new();
+    for (version, minute) in [("v1", "11:30"), ("v2", "11:45")] {
+        let old = serde_json::json!({
+            "id": format!("scanner-control-cash-{version}-x"), "type": "snapshot", "visibility": "public",
+            "mode": "paper", "strategyId": format!("scanner-control-cash-{version}"), "strategyName": "Scanner control: cash only (paper)",
+            "asOf": format!("2026-05-04T{minute}:00Z"), "source": {"name": "test", "url": "https://dexscreener.com/solana"},
+            "currency": "USD", "equity": 10000, "flowSincePrevious": 0, "cash": 10000, "positions": []
+        });
+        seqs.push(
+            ledger
+                .append(old.to_string().as_bytes())
+                .await
+                .unwrap()
+                .entry
+                .seq,
+        );
+    }
     let report = h.run().await;
     let retired = report["retired"].as_array().unwrap();
-    assert_eq!(retired.len(), 1, "{retired:?}");
-    assert_eq!(retired[0]["experimentId"], "scanner-control-cash-v1");
-    assert_eq!(retired[0]["lastSnapshotSeq"], seq);
-    // No v1 book is kept or advanced.
+    assert_eq!(retired.len(), 2, "{retired:?}");
+    for (listed, (version, seq)) in retired.iter().zip(["v1", "v2"].iter().zip(&seqs)) {
+        assert_eq!(
+            listed["experimentId"],
+            format!("scanner-control-cash-{version}")
+        );
+        assert_eq!(listed["lastSnapshotSeq"], *seq);
+    }
+    // No retired book is kept or advanced: every snapshot this run wrote
+    // is a v3 one.
     assert!(
         report["books"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|b| b["experimentId"].as_str().unwrap().ends_with("-v2"))
+            .all(|b| b["experimentId"].as_str().unwrap().ends_with("-v3"))
+    );
+    let snapshots = h.ledger_snapshots().await;
+    assert_eq!(snapshots.len(), 2 + EXPERIMENTS.len());
+    assert!(
+        snapshots[..EXPERIMENTS.len()]
+            .iter()
+            .all(|s| s["strategyId"].as_str().unwrap().ends_with("-v3"))
     );
 }
 

@@ -186,8 +186,9 @@ pub enum ConfigError {
 }
 
 /// The paper benchmark when `FF_BENCHMARK_PAPER` is not set: the scanner's
-/// experiment that holds SOL, once the ledger has its series.
-pub const DEFAULT_PAPER_BENCHMARK: &str = "scanner-hold-sol-v3";
+/// experiment that holds SOL (`scanner-hold-sol-v3`), once the ledger has
+/// its series.
+pub const DEFAULT_PAPER_BENCHMARK: &str = crate::scan::experiments::HOLD_SOL.id;
 
 /// The strategy each mode is compared with (`FF_BENCHMARK_LIVE`,
 /// `FF_BENCHMARK_PAPER`).

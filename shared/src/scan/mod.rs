@@ -101,6 +101,10 @@ pub(crate) struct MarketQuote {
     /// own token accounts are not holders).
     #[serde(default)]
     pub pools: Vec<String>,
+    /// That pool's reserves oriented to the token, when it reports both
+    /// positive (and the other side's USD price is known).
+    #[serde(default)]
+    pub reserves: Option<experiments::pool::Reserves>,
 }
 
 /// One risk RugCheck lists.

@@ -293,7 +293,7 @@ impl ReportParts<'_> {
             // lists none.
             retired: RETIRED
                 .iter()
-                .filter_map(|id| {
+                .filter_map(|(id, _)| {
                     let seq = self.state.retired.get(*id).copied()?;
                     Some(RetiredView {
                         experiment_id: (*id).to_owned(),

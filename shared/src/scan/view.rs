@@ -161,6 +161,45 @@ pub(crate) struct ExperimentView {
     pub registered_seq: Option<u64>,
     /// Where it stands.
     pub status: ExperimentStatus,
+    /// The cost model its rule declares (every experiment pays the same).
+    pub cost_model: CostModelView,
+}
+
+/// The cost model's parameters, as each experiment of the report declares
+/// them (the contract's `scanner.paper.costModel` says the same in words).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CostModelView {
+    /// `constant-product`: the exact x · y = k fill at the pair's reported
+    /// reserves, for every pool type, with no cap on the price impact.
+    pub pricing: &'static str,
+    /// The swap fee, as a share of the USD the swap moves.
+    pub swap_fee_rate: Amount,
+    /// The network fee every fill pays, in USD.
+    pub network_fee_usd: Amount,
+    /// The most a fill takes of the reserve it draws on.
+    pub max_reserve_share: Amount,
+    /// `exit-value`: holdings marked at what selling all of each now would
+    /// fetch after every fee; 0 without a pool.
+    pub mark: &'static str,
+    /// Whether MEV is modelled: never.
+    pub mev_modelled: bool,
+}
+
+impl CostModelView {
+    /// The cost model in code.
+    pub(crate) fn current() -> CostModelView {
+        use super::experiments::{FEE_RATE, MAX_RESERVE_SHARE, NETWORK_FEE_USD};
+        CostModelView {
+            pricing: "constant-product",
+            swap_fee_rate: Amount(FEE_RATE),
+            network_fee_usd: Amount(NETWORK_FEE_USD),
+            max_reserve_share: Amount(MAX_RESERVE_SHARE),
+            mark: "exit-value",
+            mev_modelled: false,
+        }
+    }
 }
 
 /// A retired experiment.
@@ -296,6 +335,7 @@ pub(crate) struct BookView {
 /// A paper holding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct PositionView {
     /// Mint address.
     pub mint: String,
@@ -305,8 +345,12 @@ pub(crate) struct PositionView {
     pub quantity: Amount,
     /// Average fill price paid, fees included.
     pub cost: Amount,
-    /// Latest price.
+    /// What one unit would fetch if the whole holding were sold now in one
+    /// swap at the pair's reserves, after every fee; 0 when its pool is
+    /// gone, empty or unknown. The paper snapshot's mark.
     pub mark: Amount,
+    /// The pair's USD price at the same moment (0 when it gave none).
+    pub mid_mark: Amount,
     /// Quantity × mark, to the cent (0 once blocked); null when it does
     /// not fit.
     pub value: Option<Amount>,
@@ -328,23 +372,48 @@ pub(crate) struct TradeView {
     pub symbol: String,
     /// Buy or sell.
     pub side: Side,
-    /// Quantity filled.
+    /// Tokens the book received (a buy) or sent (a sell).
     pub quantity: Amount,
-    /// The market price.
-    pub mark: Amount,
-    /// The fill price after slippage.
+    /// The pair's USD price at the fill; null when it gave none.
+    pub mid_mark: Option<Amount>,
+    /// The fill price: USD swapped after the swap fee per token received
+    /// (a buy), USD paid out before the swap fee per token sent (a sell).
     pub price: Amount,
-    /// Slippage as a share of the mark.
-    pub slippage: Option<f64>,
+    /// price / midMark − 1: what the pool's depth cost (with the transfer
+    /// fee, if any); null without a mid.
+    pub impact: Option<f64>,
+    /// USD the swap moved: paid in with the swap fee (a buy), paid out
+    /// before it (a sell).
+    pub notional: Amount,
     /// Swap fee paid in USD.
     pub fee: Amount,
+    /// Network fee paid in USD.
+    pub network_fee: Amount,
     /// The token's transfer fee on the tokens moved, in tokens.
     pub transfer_fee: Amount,
     /// Cash after the fill.
     pub cash_after: Amount,
+    /// The pool's reserves the fill was priced at, and the answer they came
+    /// from.
+    pub reserves: Option<ReservesView>,
     /// The provider answers (by `bodySha256`) the fill's price and fee
     /// came from.
     pub evidence: Vec<String>,
+}
+
+/// The reserves a fill was priced at, oriented to the token.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReservesView {
+    /// The token's reserve, in whole tokens (B).
+    pub token: Amount,
+    /// The other side's reserve, in its whole units (Q).
+    pub quote: Amount,
+    /// USD per unit of the other side.
+    pub quote_usd: Amount,
+    /// The DexScreener answer (by `bodySha256`) they came from.
+    pub evidence: Option<String>,
 }
 
 impl From<&Book> for BookView {
@@ -363,6 +432,7 @@ impl From<&Book> for BookView {
                     quantity: Amount(p.quantity),
                     cost: Amount(p.cost),
                     mark: Amount(p.mark),
+                    mid_mark: Amount(p.mid_mark),
                     value: p.value().map(Amount),
                     blocked: p.blocked,
                 })
@@ -376,12 +446,20 @@ impl From<&Book> for BookView {
                     symbol: t.symbol.clone(),
                     side: t.side,
                     quantity: Amount(t.quantity),
-                    mark: Amount(t.mark),
+                    mid_mark: t.mid.map(Amount),
                     price: Amount(t.price),
-                    slippage: t.slippage.to_f64(),
+                    impact: t.impact.and_then(|i| i.to_f64()),
+                    notional: Amount(t.notional),
                     fee: Amount(t.fee),
+                    network_fee: Amount(t.network_fee),
                     transfer_fee: Amount(t.transfer_fee),
                     cash_after: Amount(t.cash_after),
+                    reserves: t.reserves.map(|r| ReservesView {
+                        token: Amount(r.token),
+                        quote: Amount(r.quote),
+                        quote_usd: Amount(r.quote_usd),
+                        evidence: t.reserves_evidence.clone(),
+                    }),
                     evidence: t.evidence.clone(),
                 })
                 .collect(),

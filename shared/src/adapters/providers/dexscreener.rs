@@ -1,13 +1,17 @@
 //! DexScreener market data: `GET {base}/tokens/v1/solana/{mint,…}`, at most 30
 //! mints a request (300 requests a minute). The answer is a flat array of
 //! pairs; the mint asked for may be either side of a pair; a mint with no
-//! pairs is absent (not indexed). The most liquid pair gives the price.
+//! pairs is absent (not indexed). The most liquid pair gives the price and
+//! the reserves; wrapped SOL's is its most liquid pair with USDC (the pair
+//! the benchmark experiment is bought at, and SOL's price in dollars).
 
 use super::wire::{Pair, PairToken, PairsAnswer};
 use super::{Http, received};
 use crate::ports::providers::{DEXSCREENER, MarketData, MarketQuotes, ProviderError};
 use crate::record::MAX_AMOUNT;
 use crate::scan::MarketQuote;
+use crate::scan::experiments::pool::Reserves;
+use crate::scan::experiments::{USDC, WRAPPED_SOL};
 use crate::scan::provenance::http_request;
 use async_trait::async_trait;
 use futures_util::future::join_all;
@@ -79,7 +83,10 @@ pub(crate) fn parse_pairs(
         requested.iter().map(|m| (m.clone(), None)).collect();
     let mut pools: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for pair in answer.pairs() {
-        for (side, is_base) in [(&pair.base_token, true), (&pair.quote_token, false)] {
+        for (side, other, is_base) in [
+            (&pair.base_token, &pair.quote_token, true),
+            (&pair.quote_token, &pair.base_token, false),
+        ] {
             let Some(token) = side.get() else {
                 continue;
             };
@@ -91,6 +98,10 @@ pub(crate) fn parse_pairs(
                 if !list.contains(address) && list.len() < MAX_POOLS {
                     list.push(address.clone());
                 }
+            }
+            if token.address == WRAPPED_SOL && other.get().is_none_or(|other| other.address != USDC)
+            {
+                continue; // SOL is priced at its pair with USDC only
             }
             let quote = quote_for_side(pair, token, is_base);
             let better = match slot {
@@ -159,6 +170,24 @@ fn quote_for_side(pair: &Pair, token: &PairToken, is_base: bool) -> MarketQuote 
             .filter(|u| u.starts_with("https://"))
             .cloned(),
         pools: Vec::new(),
+        reserves: reserves(pair, is_base),
+    }
+}
+
+/// The pair's reserves oriented to its base side (`is_base`) or its quote
+/// side: the token's own reserve, the other side's, and the other side's
+/// USD price (`priceUsd / priceNative` for the quote side, `priceUsd` for
+/// the base side). `None` unless both reserves and that price are positive
+/// and below 10^15.
+fn reserves(pair: &Pair, is_base: bool) -> Option<Reserves> {
+    let liquidity = pair.liquidity.get()?;
+    let (base, quote) = (liquidity.base.get()?.0, liquidity.quote.get()?.0);
+    let base_usd = pair.price_usd.get()?.0;
+    if is_base {
+        let quote_usd = base_usd.checked_div(pair.price_native.get()?.0)?;
+        Reserves::new(base, quote, quote_usd)
+    } else {
+        Reserves::new(quote, base, base_usd)
     }
 }
 
@@ -167,7 +196,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const MINT: &str = "So11111111111111111111111111111111111111112";
+    const MINT: &str = "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN";
 
     fn pair(side: &str, price_usd: &str, price_native: &str, liquidity: &str) -> Vec<u8> {
         serde_json::to_vec(&json!([{
@@ -177,6 +206,89 @@ mod tests {
             "liquidity": {"usd": liquidity}, "priceChange": {"h24": 1.5}
         }]))
         .unwrap()
+    }
+
+    fn d(text: &str) -> Decimal {
+        text.parse().unwrap()
+    }
+
+    /// The reserves are read oriented to the token asked for, on either side
+    /// of its pair, with the other side's USD price (as DexScreener's
+    /// `/tokens/v1` answers, e.g. a pump.fun token against SOL); a pair
+    /// without both reserves has none.
+    #[test]
+    fn reserves_are_oriented_to_the_token_on_either_side() {
+        let alpha = "FakeA1phaMintTestTestTestTestTestTestTespump";
+        let answer = |liquidity: serde_json::Value| {
+            serde_json::to_vec(&json!([{
+                "chainId": "solana", "dexId": "pumpswap", "pairAddress": "FakePair",
+                "baseToken": {"address": alpha, "symbol": "FALPHA"},
+                "quoteToken": {"address": WRAPPED_SOL, "symbol": "SOL"},
+                "priceNative": "0.0000003125", "priceUsd": "0.00004687",
+                "liquidity": liquidity,
+            }]))
+            .unwrap()
+        };
+        let body = answer(json!({"usd": 18432.55, "base": 196612345, "quote": 61.44}));
+        let quotes = parse_pairs(&body, &[alpha.to_owned()]).unwrap();
+        let reserves = quotes[alpha].as_ref().unwrap().reserves.unwrap();
+        // SOL's price is priceUsd / priceNative = 149.984.
+        assert_eq!(
+            (reserves.token, reserves.quote, reserves.quote_usd),
+            (d("196612345"), d("61.44"), d("149.984"))
+        );
+        // Wrapped SOL is read at its pair with USDC, never at a deeper
+        // pair that quotes another token in SOL.
+        let sol_pairs = serde_json::to_vec(&json!([
+            {"pairAddress": "Meme", "baseToken": {"address": alpha}, "quoteToken": {"address": WRAPPED_SOL},
+             "priceNative": "0.0000003125", "priceUsd": "0.00004687",
+             "liquidity": {"usd": 90000000, "base": 196612345, "quote": 61.44}},
+            {"pairAddress": "SolUsdc", "baseToken": {"address": WRAPPED_SOL, "symbol": "SOL"}, "quoteToken": {"address": USDC},
+             "priceNative": "150.02", "priceUsd": "150.02",
+             "liquidity": {"usd": 20000000, "base": 66657.78, "quote": 10000000}}
+        ]))
+        .unwrap();
+        let quotes = parse_pairs(&sol_pairs, &[WRAPPED_SOL.to_owned()]).unwrap();
+        let sol = quotes[WRAPPED_SOL].as_ref().unwrap();
+        assert_eq!(sol.price_usd, Some(d("150.02")));
+        let reserves = sol.reserves.unwrap();
+        assert_eq!(
+            (reserves.token, reserves.quote, reserves.quote_usd),
+            (d("66657.78"), d("10000000"), d("1"))
+        );
+        // Both pools are still listed (their accounts are not holders).
+        assert_eq!(sol.pools, ["Meme", "SolUsdc"]);
+        // The token on the quote side: its reserve is liquidity.quote, the
+        // other side's price is the base's priceUsd.
+        let quotes = parse_pairs(&sol_pairs, &[alpha.to_owned()]).unwrap();
+        let meme = quotes[alpha].as_ref().unwrap().reserves.unwrap();
+        assert_eq!((meme.token, meme.quote), (d("196612345"), d("61.44")));
+        let quoted = serde_json::to_vec(&json!([
+            {"baseToken": {"address": WRAPPED_SOL}, "quoteToken": {"address": alpha},
+             "priceNative": "3200000", "priceUsd": "150",
+             "liquidity": {"usd": 18432.55, "base": 61.44, "quote": 196612345}}
+        ]))
+        .unwrap();
+        let quotes = parse_pairs(&quoted, &[alpha.to_owned()]).unwrap();
+        let reserves = quotes[alpha].as_ref().unwrap().reserves.unwrap();
+        assert_eq!(
+            (reserves.token, reserves.quote, reserves.quote_usd),
+            (d("196612345"), d("61.44"), d("150"))
+        );
+        for liquidity in [
+            json!({"usd": 18432.55}),
+            json!({"usd": 18432.55, "base": 196612345, "quote": 0}),
+            json!({"usd": 18432.55, "base": "many", "quote": 61.44}),
+            json!({"usd": 18432.55, "base": -1, "quote": 61.44}),
+            json!({"usd": 18432.55, "base": 1e16, "quote": 61.44}),
+        ] {
+            let quotes = parse_pairs(&answer(liquidity.clone()), &[alpha.to_owned()]).unwrap();
+            assert_eq!(
+                quotes[alpha].as_ref().unwrap().reserves,
+                None,
+                "{liquidity}"
+            );
+        }
     }
 
     /// Any decimal a provider sends is judged without panic; one the

@@ -27,6 +27,11 @@ fn market() -> MarketQuote {
         price_change_h24: None,
         pair_url: None,
         pools: vec![POOL.into()],
+        reserves: crate::scan::experiments::pool::Reserves::new(
+            Decimal::from(500_000),
+            Decimal::from(500_000),
+            Decimal::ONE,
+        ),
     }
 }
 

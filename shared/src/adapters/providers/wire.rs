@@ -117,6 +117,10 @@ pub(crate) struct PairToken {
 pub(crate) struct Liquidity {
     /// In USD.
     pub usd: Loose<DecimalText>,
+    /// The base token's reserve, in whole tokens.
+    pub base: Loose<DecimalText>,
+    /// The quote token's reserve, in whole tokens.
+    pub quote: Loose<DecimalText>,
 }
 
 /// A pool's price changes.

@@ -1,5 +1,6 @@
 //! DexScreener's evidence: the token is indexed with a USD price, and its
-//! deepest pool holds enough liquidity.
+//! deepest pool holds enough liquidity and reports both reserves (a paper
+//! fill is priced at them).
 
 use super::CheckStatus::{Fail, Pass, Unknown};
 use super::{Check, Evidence, INDEXED_AND_PRICED, LIQUIDITY, check};
@@ -44,6 +45,12 @@ pub(super) fn checks(evidence: &Evidence<'_>) -> [Check; 2] {
                 ),
             },
             match quote.liquidity_usd {
+                Some(_) if quote.reserves.is_none() => check(
+                    LIQUIDITY,
+                    Unknown,
+                    "the pool does not report both reserves (liquidity.base and liquidity.quote, positive), so no fill could be priced",
+                    sources,
+                ),
                 Some(liquidity) if liquidity >= MIN_LIQUIDITY_USD => check(
                     LIQUIDITY,
                     Pass,

@@ -1,6 +1,7 @@
 use super::*;
 use crate::scan::Authority;
 use crate::scan::Risk;
+use crate::scan::experiments::pool::Reserves;
 use crate::scan::holders::{BURN_ADDRESS, Holding};
 use crate::scan::mint::{Mint, SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM};
 use CheckStatus::{Fail, Pass, Unknown};
@@ -15,6 +16,11 @@ fn quote(liquidity: i64) -> MarketQuote {
         price_change_h24: Some(3.0),
         pair_url: None,
         pools: vec!["Pool111111111111111111111111111111111111111".into()],
+        reserves: Reserves::new(
+            Decimal::from(liquidity),
+            Decimal::from(liquidity),
+            Decimal::ONE,
+        ),
     }
 }
 
@@ -387,13 +393,18 @@ mod property {
             let market = [TokenMarket {
                 mint: "hazard".into(),
                 symbol: "HZD".into(),
-                price: Decimal::ONE,
-                liquidity: Decimal::from(10_000_000),
+                mid: Some(Decimal::ONE),
+                pool: Reserves::new(
+                    Decimal::from(10_000_000),
+                    Decimal::from(10_000_000),
+                    Decimal::ONE,
+                ),
                 change_h24: Some(50.0),
                 eligible: eligible(&checks),
                 transfer_fee: Some(FeeInForce::NONE),
                 blocked: status_of(&checks, TRANSFERABLE) == Some(Fail),
                 evidence: Vec::new(),
+                pool_evidence: None,
             }];
             for experiment in &EXPERIMENTS {
                 let mut book = Book::new(experiment);
@@ -482,6 +493,15 @@ fn each_extension_check_is_unknown_when_its_state_does_not_read() {
         ..Case::clean()
     };
     assert_eq!(no_liquidity.status(LIQUIDITY), Unknown);
+    // Liquidity in dollars but no reserves to price a fill at: unknown.
+    let no_reserves = Case {
+        market: Some(Some(MarketQuote {
+            reserves: None,
+            ..quote(10_000_000)
+        })),
+        ..Case::clean()
+    };
+    assert_eq!(no_reserves.status(LIQUIDITY), Unknown);
     let absent_authority = Case {
         mint: Some(MintAccount::parsed(
             Some(SPL_TOKEN_PROGRAM),

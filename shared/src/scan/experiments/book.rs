@@ -1,9 +1,10 @@
-//! A paper book: cash, holdings and the latest fills, and how a fill is
-//! priced (see the module above for the cost model).
+//! A paper book: cash, holdings and the latest fills, and how the book
+//! trades toward its targets (the fills themselves are priced in `pool`).
 
+use super::pool::{self, Reserves, cents, significant};
 use super::{
-    Experiment, FEE_RATE, MAX_SLIPPAGE, MIN_TRADE_USD, REBALANCE_BAND, START_CAPITAL_USD,
-    TokenMarket, targets,
+    Experiment, MIN_TRADE_USD, NETWORK_FEE_USD, REBALANCE_BAND, START_CAPITAL_USD, TokenMarket,
+    targets,
 };
 use crate::clock::rfc3339;
 use crate::record::{MAX_AMOUNT, decimal_json};
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 
 /// A paper holding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Position {
     /// Mint address.
     pub mint: String,
@@ -24,8 +26,12 @@ pub(crate) struct Position {
     pub quantity: Decimal,
     /// Average fill price paid, fees included.
     pub cost: Decimal,
-    /// Latest price.
+    /// What one unit would fetch if the whole holding were sold now, after
+    /// every fee (0 without a pool): the paper snapshot's mark.
     pub mark: Decimal,
+    /// The pair's USD price at the last mark (0 when it gave none).
+    #[serde(default)]
+    pub mid_mark: Decimal,
     /// The token can no longer be moved (it turned non-transferable,
     /// frozen or paused): valued at 0 from then on, never sold.
     #[serde(default)]
@@ -44,7 +50,7 @@ impl Position {
         if self.blocked {
             Some(Decimal::ZERO)
         } else {
-            value_of(self.quantity, self.mark)
+            self.quantity.checked_mul(self.mark)
         }
     }
 }
@@ -74,22 +80,38 @@ pub(crate) struct Trade {
     pub symbol: String,
     /// Buy or sell.
     pub side: Side,
-    /// Quantity filled.
+    /// Tokens the book received (a buy) or sent (a sell).
     pub quantity: Decimal,
-    /// The market price.
-    pub mark: Decimal,
-    /// The fill price after slippage.
+    /// The pair's USD price at the fill, when it gave one.
+    #[serde(default)]
+    pub mid: Option<Decimal>,
+    /// The fill price: USD swapped after the swap fee per token received
+    /// (a buy), USD out before the swap fee per token sent (a sell).
     pub price: Decimal,
-    /// Slippage as a share of the mark.
-    pub slippage: Decimal,
+    /// Price / mid − 1, when there is a mid.
+    #[serde(default)]
+    pub impact: Option<Decimal>,
+    /// USD the swap moved: paid in, swap fee included (a buy), or paid out
+    /// before the swap fee (a sell).
+    #[serde(default)]
+    pub notional: Decimal,
     /// Swap fee paid in USD.
     pub fee: Decimal,
+    /// Network fee paid in USD.
+    #[serde(default)]
+    pub network_fee: Decimal,
     /// The token's transfer fee on the tokens moved, in tokens (0 for a
     /// token without one).
     #[serde(default)]
     pub transfer_fee: Decimal,
     /// Cash after the fill.
     pub cash_after: Decimal,
+    /// The reserves the fill was priced at.
+    #[serde(default)]
+    pub reserves: Option<Reserves>,
+    /// The DexScreener answer (by `bodySha256`) the reserves came from.
+    #[serde(default)]
+    pub reserves_evidence: Option<String>,
     /// The provider answers (by `bodySha256`) the fill's price and fee
     /// came from; each is served as evidence for seven days.
     #[serde(default)]
@@ -110,33 +132,6 @@ pub(crate) struct Book {
     pub trades: Vec<Trade>,
     /// When it last advanced.
     pub advanced_at: Option<DateTime<Utc>>,
-}
-
-fn cents(value: Decimal) -> Decimal {
-    value.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven)
-}
-
-/// Prices and quantities keep 12 significant digits, so every number the
-/// ledger gets is exact as a double.
-fn significant(value: Decimal, strategy: RoundingStrategy) -> Decimal {
-    value
-        .round_sf_with_strategy(12, strategy)
-        .unwrap_or(value)
-        .normalize()
-}
-
-fn slippage(notional: Decimal, liquidity: Decimal) -> Decimal {
-    if liquidity <= Decimal::ZERO {
-        return MAX_SLIPPAGE;
-    }
-    notional
-        .checked_div(liquidity)
-        .map_or(MAX_SLIPPAGE, |s| s.min(MAX_SLIPPAGE))
-}
-
-/// quantity × mark, or `None` when it does not fit a decimal.
-fn value_of(quantity: Decimal, mark: Decimal) -> Option<Decimal> {
-    quantity.checked_mul(mark)
 }
 
 /// Largest cash or equity a paper snapshot carries: to the cent, 10^13 has
@@ -165,22 +160,52 @@ impl Book {
         Some(cents(self.cash.checked_add(holdings)?))
     }
 
-    /// Marks holdings to `market` (a token without a price keeps its mark);
-    /// a holding whose token the evidence says can no longer be moved is
-    /// blocked for good.
+    /// Marks every holding `market` has an answer for: at what selling all
+    /// of it now would fetch (0 without a pool), the pair's mid beside it; a
+    /// holding whose token the evidence says can no longer be moved is
+    /// blocked for good. A holding whose token's transfer fee is not known
+    /// this run keeps its mark (its book is not recorded that run).
     pub(crate) fn mark(&mut self, market: &[TokenMarket]) {
         for position in &mut self.positions {
-            if let Some(token) = market.iter().find(|t| t.mint == position.mint) {
-                position.mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
-                position.blocked |= token.blocked;
+            let Some(token) = market.iter().find(|t| t.mint == position.mint) else {
+                continue;
+            };
+            position.blocked |= token.blocked;
+            position.mid_mark = token.mid.map_or(Decimal::ZERO, |mid| {
+                significant(mid, RoundingStrategy::MidpointNearestEven)
+            });
+            let fee = match token.pool {
+                None => Some(super::FeeInForce::NONE),
+                Some(_) => token.transfer_fee,
+            };
+            if let Some(fee) = fee {
+                // A value that does not fit a decimal is none a trader
+                // could fetch.
+                position.mark = pool::exit_mark(token.pool.as_ref(), position.quantity, fee)
+                    .unwrap_or(Decimal::ZERO);
             }
         }
     }
 
-    /// Marks to `market`, then trades toward the rule's targets. Returns the
-    /// fills made (also kept in the book). Every step is checked arithmetic:
-    /// a book that cannot be valued does not trade, and a fill whose numbers
-    /// do not fit (or would not fit the ledger) is not made.
+    /// What `position` counts toward the rule's targets: quantity × the
+    /// pair's mid while the token can be traded; 0 when it is blocked, has
+    /// no pool or no mid. `None` when it does not fit a decimal.
+    fn value_at_mid(position: &Position, market: &[TokenMarket]) -> Option<Decimal> {
+        let tradable = market
+            .iter()
+            .find(|t| t.mint == position.mint && t.tradable())
+            .and_then(|t| t.mid);
+        match tradable {
+            Some(mid) if !position.blocked => position.quantity.checked_mul(mid),
+            _ => Some(Decimal::ZERO),
+        }
+    }
+
+    /// Marks to `market`, then trades toward the rule's targets, then
+    /// marks the holdings as they now stand. Returns the fills made (also
+    /// kept in the book). Every step is checked arithmetic: a book that
+    /// cannot be valued does not trade, and a fill whose numbers do not fit
+    /// (or would not fit the ledger) is not made.
     pub(crate) fn advance(
         &mut self,
         experiment: &Experiment,
@@ -189,40 +214,59 @@ impl Book {
     ) -> Vec<Trade> {
         self.mark(market);
         self.advanced_at = Some(at);
+        let fills = self.rebalance(experiment, market, at).unwrap_or_default();
+        self.mark(market);
+        self.trades.extend(fills.iter().cloned());
+        let excess = self.trades.len().saturating_sub(TRADES_PER_BOOK);
+        self.trades.drain(..excess);
+        fills
+    }
+
+    /// The fills toward the rule's targets: equal shares of the book valued
+    /// at the pairs' mids; holdings off the list sold, then overweights
+    /// trimmed, then underweights bought, each only when more than
+    /// [`REBALANCE_BAND`] of that value off. `None` when the book cannot be
+    /// valued.
+    fn rebalance(
+        &mut self,
+        experiment: &Experiment,
+        market: &[TokenMarket],
+        at: DateTime<Utc>,
+    ) -> Option<Vec<Trade>> {
         let targets = targets(experiment.rule, market);
-        let Some(equity) = self.equity() else {
-            return Vec::new();
-        };
+        let value = self.positions.iter().try_fold(self.cash, |sum, p| {
+            sum.checked_add(Book::value_at_mid(p, market)?)
+        })?;
         let target_value = if targets.is_empty() {
             Decimal::ZERO
         } else {
             // Dividing by a count of at least one cannot overflow.
-            equity / Decimal::from(targets.len())
+            value / Decimal::from(targets.len())
         };
         // Multiplying by a share below one cannot overflow either.
-        let band = equity * REBALANCE_BAND;
+        let band = value * REBALANCE_BAND;
         let mut fills = Vec::new();
-        // Sells first: holdings off the target list, then overweights.
-        for index in (0..self.positions.len()).rev() {
-            let position = self.positions[index].clone();
+        // The benchmark holds what it bought: it never sells.
+        let sells = experiment.rule != super::Rule::HoldSol;
+        for index in (0..self.positions.len()).rev().filter(|_| sells) {
+            let position = &self.positions[index];
             if position.blocked {
                 continue; // it cannot be moved: it is never sold
             }
             let Some(token) = market.iter().find(|t| t.mint == position.mint) else {
-                continue; // no price this run: hold
-            };
-            let Some(value) = value_of(position.quantity, position.mark) else {
-                continue;
+                continue; // no answer this run: hold
             };
             let quantity = if !targets.iter().any(|t| t.mint == token.mint) {
                 position.quantity
-            } else if value - target_value > band {
-                let Some(excess) = (value - target_value).checked_div(position.mark) else {
+            } else {
+                let held = Book::value_at_mid(position, market)?;
+                let Some(excess) = held.checked_sub(target_value).filter(|e| *e > band) else {
                     continue;
                 };
-                significant(excess, RoundingStrategy::ToZero).min(position.quantity)
-            } else {
-                continue;
+                let Some(tokens) = token.mid.and_then(|mid| excess.checked_div(mid)) else {
+                    continue;
+                };
+                significant(tokens, RoundingStrategy::ToZero).min(position.quantity)
             };
             if let Some(fill) = self.sell(index, token, quantity, at) {
                 fills.push(fill);
@@ -234,27 +278,49 @@ impl Book {
             }
             let held = match self.positions.iter().find(|p| p.mint == token.mint) {
                 Some(p) if p.blocked => continue,
-                Some(p) => value_of(p.quantity, p.mark),
-                None => Some(Decimal::ZERO),
+                Some(p) => Book::value_at_mid(p, market)?,
+                None => Decimal::ZERO,
             };
-            let Some(held) = held else {
+            let Some(short) = target_value.checked_sub(held).filter(|s| *s > band) else {
                 continue;
             };
-            // Both are at most the equity: the difference fits.
-            let wanted = (target_value - held).min(self.cash);
-            if target_value - held > band
-                && wanted >= MIN_TRADE_USD
-                && let Some(fill) = self.buy(token, cents(wanted), at)
+            let budget = short.min(self.cash);
+            if budget >= MIN_TRADE_USD + NETWORK_FEE_USD
+                && let Some(fill) = self.buy(token, budget, at)
             {
                 fills.push(fill);
             }
         }
-        self.trades.extend(fills.iter().cloned());
-        let excess = self.trades.len().saturating_sub(TRADES_PER_BOOK);
-        self.trades.drain(..excess);
-        fills
+        Some(fills)
     }
 
+    /// A fill of `token` with what every fill records; the caller sets the
+    /// side and the amounts.
+    fn fill_of(&self, token: &TokenMarket, pool: &Reserves, at: DateTime<Utc>) -> Trade {
+        Trade {
+            at,
+            experiment_id: self.experiment_id.clone(),
+            mint: token.mint.clone(),
+            symbol: token.symbol.clone(),
+            side: Side::Buy,
+            quantity: Decimal::ZERO,
+            mid: token.mid,
+            price: Decimal::ZERO,
+            impact: None,
+            notional: Decimal::ZERO,
+            fee: Decimal::ZERO,
+            network_fee: NETWORK_FEE_USD,
+            transfer_fee: Decimal::ZERO,
+            cash_after: self.cash,
+            reserves: Some(*pool),
+            reserves_evidence: token.pool_evidence.clone(),
+            evidence: token.evidence.clone(),
+        }
+    }
+
+    /// Sells up to `quantity` of the holding at `index` into the token's
+    /// pool (at most its share of the token reserve); none without a pool
+    /// or a known transfer fee.
     fn sell(
         &mut self,
         index: usize,
@@ -262,23 +328,10 @@ impl Book {
         quantity: Decimal,
         at: DateTime<Utc>,
     ) -> Option<Trade> {
-        let mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
-        let notional = value_of(quantity, mark)?;
-        if quantity <= Decimal::ZERO || notional < MIN_TRADE_USD {
-            return None;
-        }
-        let slip = slippage(notional, token.liquidity);
-        let price = significant(
-            mark.checked_mul(Decimal::ONE - slip)?,
-            RoundingStrategy::ToZero,
-        );
-        // The pool receives what is left after the token's transfer fee.
-        let transfer_fee = token.transfer_fee?.on(quantity)?;
-        let received = quantity.checked_sub(transfer_fee)?;
-        let gross = value_of(received, price)?;
-        let fee = cents(gross.checked_mul(FEE_RATE)?);
-        let cash = cents(self.cash.checked_add(gross)?.checked_sub(fee)?);
-        let left = self.positions[index].quantity.checked_sub(quantity)?;
+        let pool = token.pool.as_ref()?;
+        let sold = pool::sell(pool, quantity, token.transfer_fee?)?;
+        let cash = self.cash.checked_add(sold.proceeds)?;
+        let left = self.positions[index].quantity.checked_sub(sold.sent)?;
         // Computed in full before the book changes.
         self.cash = cash;
         if left <= Decimal::ZERO {
@@ -286,54 +339,46 @@ impl Book {
         } else {
             self.positions[index].quantity = left;
         }
-        Some(self.fill(
-            token,
-            Side::Sell,
-            quantity,
-            (mark, price, slip),
-            (fee, transfer_fee),
-            at,
-        ))
+        Some(Trade {
+            side: Side::Sell,
+            quantity: sold.sent,
+            price: sold.price,
+            impact: pool::impact(sold.price, token.mid),
+            notional: sold.notional,
+            fee: sold.swap_fee,
+            transfer_fee: sold.transfer_fee.normalize(),
+            ..self.fill_of(token, pool, at)
+        })
     }
 
-    fn buy(&mut self, token: &TokenMarket, spend: Decimal, at: DateTime<Utc>) -> Option<Trade> {
-        let mark = significant(token.price, RoundingStrategy::MidpointNearestEven);
-        if mark <= Decimal::ZERO || spend < MIN_TRADE_USD {
+    /// Buys `token` with at most `budget` USD of cash (network fee
+    /// included), at most its share of the quote reserve.
+    fn buy(&mut self, token: &TokenMarket, budget: Decimal, at: DateTime<Utc>) -> Option<Trade> {
+        let pool = token.pool.as_ref()?;
+        let bought = pool::buy(pool, budget, token.transfer_fee?)?;
+        let cash = self.cash.checked_sub(bought.paid)?;
+        if cash < Decimal::ZERO {
             return None;
         }
-        let fee = cents(spend.checked_mul(FEE_RATE)?);
-        let slip = slippage(spend, token.liquidity);
-        let price = significant(
-            mark.checked_mul(Decimal::ONE + slip)?,
-            RoundingStrategy::AwayFromZero,
-        );
-        // What the pool sends; the buyer receives it less the token's
-        // transfer fee.
-        let sent = significant(
-            spend.checked_sub(fee)?.checked_div(price)?,
-            RoundingStrategy::ToZero,
-        );
-        let transfer_fee = token.transfer_fee?.on(sent)?;
-        let quantity = sent.checked_sub(transfer_fee)?;
-        if quantity <= Decimal::ZERO {
-            return None;
-        }
-        let paid = cents(value_of(sent, price)?.checked_add(fee)?);
-        let cash = cents(self.cash.checked_sub(paid)?);
         let held = self.positions.iter().position(|p| p.mint == token.mint);
-        let (total, cost) = match held.map(|i| &self.positions[i]) {
-            Some(position) => {
-                let total = position.quantity.checked_add(quantity)?;
-                let spent = value_of(position.cost, position.quantity)?.checked_add(paid)?;
-                (total, spent.checked_div(total)?)
-            }
-            None => (quantity, paid.checked_div(quantity)?),
+        let (total, spent) = match held.map(|i| &self.positions[i]) {
+            Some(position) => (
+                position.quantity.checked_add(bought.received)?,
+                position
+                    .cost
+                    .checked_mul(position.quantity)?
+                    .checked_add(bought.paid)?,
+            ),
+            None => (bought.received, bought.paid),
         };
         // A holding the ledger could not record (1e15 units or more) is not bought.
         if total >= MAX_AMOUNT {
             return None;
         }
-        let cost = significant(cost, RoundingStrategy::MidpointNearestEven);
+        let cost = significant(
+            spent.checked_div(total)?,
+            RoundingStrategy::MidpointNearestEven,
+        );
         // Computed in full before the book changes.
         self.cash = cash;
         match held {
@@ -341,53 +386,28 @@ impl Book {
                 let position = &mut self.positions[i];
                 position.quantity = total;
                 position.cost = cost;
-                position.mark = mark;
             }
+            // Marked when the advance ends, with the whole holding.
             None => self.positions.push(Position {
                 mint: token.mint.clone(),
                 symbol: token.symbol.clone(),
-                quantity,
+                quantity: total,
                 cost,
-                mark,
+                mark: Decimal::ZERO,
+                mid_mark: Decimal::ZERO,
                 blocked: false,
             }),
         }
-        Some(self.fill(
-            token,
-            Side::Buy,
-            quantity,
-            (mark, price, slip),
-            (fee, transfer_fee),
-            at,
-        ))
-    }
-
-    /// The trade a fill made: `prices` are (mark, fill price, slippage),
-    /// `fees` (swap fee in USD, transfer fee in tokens).
-    fn fill(
-        &self,
-        token: &TokenMarket,
-        side: Side,
-        quantity: Decimal,
-        (mark, price, slippage): (Decimal, Decimal, Decimal),
-        (fee, transfer_fee): (Decimal, Decimal),
-        at: DateTime<Utc>,
-    ) -> Trade {
-        Trade {
-            at,
-            experiment_id: self.experiment_id.clone(),
-            mint: token.mint.clone(),
-            symbol: token.symbol.clone(),
-            side,
-            quantity,
-            mark,
-            price,
-            slippage: slippage.round_dp(6),
-            fee,
-            transfer_fee: transfer_fee.normalize(),
-            cash_after: self.cash,
-            evidence: token.evidence.clone(),
-        }
+        Some(Trade {
+            side: Side::Buy,
+            quantity: bought.received,
+            price: bought.price,
+            impact: pool::impact(bought.price, token.mid),
+            notional: bought.notional,
+            fee: bought.swap_fee,
+            transfer_fee: bought.transfer_fee.normalize(),
+            ..self.fill_of(token, pool, at)
+        })
     }
 
     /// The book as a paper snapshot for the fund ledger at `as_of` (a grid
@@ -429,7 +449,7 @@ impl Book {
             "type": "snapshot", "visibility": "public", "mode": "paper",
             "strategyId": experiment.id, "strategyName": experiment.name,
             "asOf": rfc3339(as_of),
-            "source": {"name": "freedom-scanner paper book (DexScreener prices)", "url": format!("https://dexscreener.com/solana#report={report}")},
+            "source": {"name": "freedom-scanner paper book (DexScreener reserves, marked at exit value)", "url": format!("https://dexscreener.com/solana#report={report}")},
             "currency": "USD",
             "equity": decimal_json(equity),
             "flowSincePrevious": 0,

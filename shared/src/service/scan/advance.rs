@@ -14,7 +14,7 @@ use crate::scan::experiments::{
 };
 use crate::scan::grid_slot;
 use crate::scan::report::{Registration, ScannerState};
-use crate::scan::view::{ExperimentStatus, ExperimentView};
+use crate::scan::view::{CostModelView, ExperimentStatus, ExperimentView};
 use crate::service::ledger::{AppendError, AppendStatus};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -33,7 +33,10 @@ const MARKET_FIX: &str =
 /// token of the universe has a price this run, so there is nothing a book
 /// could be valued at or buy, and nothing observed to register under.
 pub(crate) fn unread_market(market: &[TokenMarket]) -> Option<String> {
-    if market.iter().any(|token| token.price > Decimal::ZERO) {
+    if market
+        .iter()
+        .any(|token| token.mid.is_some_and(|mid| mid > Decimal::ZERO))
+    {
         return None;
     }
     Some(format!(
@@ -41,10 +44,12 @@ pub(crate) fn unread_market(market: &[TokenMarket]) -> Option<String> {
     ))
 }
 
-/// The registered experiments whose book holds only tokens priced this
-/// run: those advance and record. A book holding a token without a price
-/// stands still (an event says which token), never valued at a price this
-/// run did not see.
+/// The registered experiments whose every holding can be valued this run:
+/// DexScreener answered for its token (a token it has no pool for is
+/// valued at 0) and, where there is a pool, the token's transfer fee is
+/// known. Those advance and record. A book holding a token DexScreener did
+/// not answer for, or whose mint was not read, stands still (an event says
+/// which token), never valued at a price this run did not see.
 pub(crate) fn priced_books(
     state: &mut ScannerState,
     experiments: &[ExperimentView],
@@ -62,9 +67,10 @@ pub(crate) fn priced_books(
             // A blocked holding is worth 0 whatever its price.
             .filter(|held| !held.blocked)
             .filter(|held| {
-                !market
-                    .iter()
-                    .any(|token| token.mint == held.mint && token.price > Decimal::ZERO)
+                !market.iter().any(|token| {
+                    token.mint == held.mint
+                        && (token.pool.is_none() || token.transfer_fee.is_some())
+                })
             })
             .map(|held| held.symbol.clone())
             .collect();
@@ -73,7 +79,7 @@ pub(crate) fn priced_books(
             continue;
         }
         let message = format!(
-            "{}: no price this run for {} that the book holds, so it was not advanced and no paper snapshot was written; {MARKET_FIX}",
+            "{}: no DexScreener answer or no mint read this run for {} that the book holds, so it was not advanced and no paper snapshot was written; {MARKET_FIX}",
             view.experiment_id,
             unpriced.join(", ")
         );
@@ -135,6 +141,7 @@ impl ScanRunner {
                 rule_hash: hash,
                 registered_seq: registration.map(|r| r.seq),
                 status,
+                cost_model: CostModelView::current(),
             });
         }
         views
@@ -198,7 +205,7 @@ impl ScanRunner {
     /// Looks up, once each, the last paper snapshot of every retired
     /// experiment (the report lists it).
     pub(super) async fn find_retired(&self, state: &mut ScannerState) {
-        for id in RETIRED {
+        for (id, _) in RETIRED {
             if state.retired.contains_key(id) {
                 continue;
             }
@@ -303,7 +310,7 @@ fn active(views: &[ExperimentView]) -> impl Iterator<Item = &'static Experiment>
 
 fn trade_message(experiment: &Experiment, fill: &Trade) -> String {
     format!(
-        "{}: paper {} {} {} at ${} (fee ${}{})",
+        "{}: paper {} {} {} at ${} (swap ${}, fee ${}, network fee ${}{}{})",
         experiment.id,
         if fill.side == Side::Buy {
             "buy"
@@ -313,7 +320,13 @@ fn trade_message(experiment: &Experiment, fill: &Trade) -> String {
         fill.quantity,
         fill.symbol,
         fill.price,
+        fill.notional,
         fill.fee,
+        fill.network_fee,
+        fill.impact.map_or(String::new(), |impact| format!(
+            ", impact {} %",
+            (impact * Decimal::ONE_HUNDRED).round_dp(2).normalize()
+        )),
         if fill.transfer_fee.is_zero() {
             String::new()
         } else {
@@ -328,17 +341,18 @@ mod tests {
     use crate::scan::experiments::Book;
     use crate::scan::experiments::book::Position;
 
-    fn token(mint: &str, price: Decimal) -> TokenMarket {
+    fn token(mint: &str, mid: Decimal) -> TokenMarket {
         TokenMarket {
             mint: mint.to_owned(),
             symbol: mint.to_uppercase(),
-            price,
-            liquidity: Decimal::from(100_000),
+            mid: Some(mid),
+            pool: None,
             change_h24: None,
             eligible: true,
             transfer_fee: None,
             blocked: false,
             evidence: Vec::new(),
+            pool_evidence: None,
         }
     }
 
@@ -348,6 +362,7 @@ mod tests {
             rule_hash: rule_hash(experiment),
             registered_seq: Some(1),
             status: ExperimentStatus::Active,
+            cost_model: CostModelView::current(),
         }
     }
 
@@ -368,6 +383,7 @@ mod tests {
             quantity: Decimal::ONE,
             cost: Decimal::ONE,
             mark: Decimal::ONE,
+            mid_mark: Decimal::ONE,
             blocked: false,
         });
         let mut state = ScannerState {
@@ -385,5 +401,56 @@ mod tests {
         assert_eq!(recording, vec![view(other)]);
         assert_eq!(degraded.len(), 1);
         assert!(degraded[0].contains("GONE"), "{}", degraded[0]);
+    }
+
+    /// A holding DexScreener answered for without a pool is valued at 0,
+    /// so its book records; one with a pool but no transfer fee read this
+    /// run cannot be valued, so its book stands still.
+    #[test]
+    fn a_holding_without_a_pool_is_recorded_and_one_without_its_fee_is_not() {
+        let experiment = &EXPERIMENTS[1];
+        let holding = |mint: &str| {
+            let mut book = Book::new(experiment);
+            book.positions.push(Position {
+                mint: mint.to_owned(),
+                symbol: mint.to_uppercase(),
+                quantity: Decimal::ONE,
+                cost: Decimal::ONE,
+                mark: Decimal::ONE,
+                mid_mark: Decimal::ONE,
+                blocked: false,
+            });
+            ScannerState {
+                books: vec![book],
+                ..ScannerState::default()
+            }
+        };
+        let dead = token("dead", Decimal::ONE);
+        let unread = TokenMarket {
+            pool: crate::scan::experiments::pool::Reserves::new(
+                Decimal::ONE,
+                Decimal::ONE,
+                Decimal::ONE,
+            ),
+            ..token("unread", Decimal::ONE)
+        };
+        let market = [dead, unread];
+        let mut degraded = Vec::new();
+        let recorded = priced_books(
+            &mut holding("dead"),
+            &[view(experiment)],
+            &market,
+            Utc::now(),
+            &mut degraded,
+        );
+        assert_eq!((recorded.len(), degraded.len()), (1, 0));
+        let recorded = priced_books(
+            &mut holding("unread"),
+            &[view(experiment)],
+            &market,
+            Utc::now(),
+            &mut degraded,
+        );
+        assert_eq!((recorded.len(), degraded.len()), (0, 1));
     }
 }

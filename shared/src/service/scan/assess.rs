@@ -1,13 +1,15 @@
 //! One watched token as a run sees it: its checks (each naming the answers
 //! it rests on), its report entry and links, its observation, and its
-//! market for the experiments (price, liquidity, transfer fee, whether it
-//! can still be moved).
+//! market for the experiments (mid price, pool reserves, transfer fee,
+//! whether it can still be moved); and the benchmark's wrapped SOL, which
+//! is no rule's token and needs no checks.
 
 use super::ScanRunner;
 use super::collect::Collected;
+use crate::scan::MarketQuote;
 use crate::scan::accounts::mint_account;
 use crate::scan::checks::{self, CheckStatus, Evidence, Sources, TRANSFERABLE};
-use crate::scan::experiments::TokenMarket;
+use crate::scan::experiments::{TokenMarket, WRAPPED_SOL};
 use crate::scan::mint::{FeeInForce, MintAccount, epoch_of};
 use crate::scan::report::{Observation, ScannerState, UniverseEntry};
 use crate::scan::{UniverseToken, text};
@@ -15,8 +17,8 @@ use chrono::{DateTime, Utc};
 
 impl ScanRunner {
     /// One watched token as this run saw it: its report entry (checks,
-    /// links) and, when it is priced, its market for the experiments. The
-    /// observation goes into the state's history.
+    /// links) and, when DexScreener answered for it, its market for the
+    /// experiments. The observation goes into the state's history.
     pub(super) fn assess(
         &self,
         watched: &UniverseToken,
@@ -26,21 +28,10 @@ impl ScanRunner {
     ) -> (UniverseEntry, Option<TokenMarket>) {
         let mint_key = &watched.mint;
         let mut sources = Sources::default();
-        let mut hashes = Vec::new();
-        if let Some(&index) = collected.market.sources.get(mint_key) {
-            let received = collected.market.answers[index].clone();
-            let entry = collected.entry(&received);
-            hashes.push(entry.body_sha256.clone());
-            sources.market = vec![collected.provenance.add(&entry)];
-        }
-        let mut epoch = None;
-        if let Some(&index) = collected.accounts.sources.get(mint_key) {
-            let received = collected.accounts.answers[index].clone();
-            epoch = received.slot.map(epoch_of);
-            let entry = collected.entry(&received);
-            hashes.push(entry.body_sha256.clone());
-            sources.mint = vec![collected.provenance.add(&entry)];
-        }
+        let answers = Answers::of(collected, mint_key);
+        sources.market = answers.market.iter().map(|(index, _)| *index).collect();
+        sources.mint = answers.mint.iter().map(|(index, _)| *index).collect();
+        let epoch = answers.epoch;
         let risk = state.risk_cache.get(mint_key);
         if let Some(cached) = risk {
             sources.risk = collected.provenance.add_all(&cached.provenance);
@@ -74,19 +65,16 @@ impl ScanRunner {
             );
             fallback
         });
-        let priced = quote.and_then(|q| match (q.price_usd, q.liquidity_usd) {
-            (Some(price), Some(liquidity)) => Some(TokenMarket {
-                mint: mint_key.clone(),
-                symbol: symbol.clone(),
-                price,
-                liquidity,
-                change_h24: q.price_change_h24,
-                eligible,
-                transfer_fee: transfer_fee(mint.as_ref(), epoch),
-                blocked,
-                evidence: hashes.clone(),
-            }),
-            _ => None,
+        // Every token DexScreener answered for has a market, a pool or not
+        // (a holding without one is worth 0).
+        let market = collected.market.quotes.get(mint_key).map(|answered| {
+            answers.market_of(
+                mint_key,
+                &symbol,
+                answered.as_ref(),
+                (eligible, blocked),
+                transfer_fee(mint.as_ref(), epoch),
+            )
         });
         if let Some(q) = quote {
             state.observe(
@@ -107,7 +95,94 @@ impl ScanRunner {
             checks,
             links: links(mint_key, quote.and_then(|q| q.pair_url.as_deref())),
         };
-        (entry, priced)
+        (entry, market)
+    }
+
+    /// Wrapped SOL as the benchmark experiment sees it, when the universe
+    /// does not hold it (then it is assessed with the rest): its SOL/USDC
+    /// pair and its mint, without checks (a benchmark is not a rule under
+    /// test); `None` when DexScreener did not answer for it.
+    pub(super) fn benchmark_market(&self, collected: &mut Collected) -> Option<TokenMarket> {
+        if self.config.universe.iter().any(|t| t.mint == WRAPPED_SOL) {
+            return None;
+        }
+        let answered = collected.market.quotes.get(WRAPPED_SOL)?.clone();
+        let answers = Answers::of(collected, WRAPPED_SOL);
+        let mint = collected
+            .accounts
+            .accounts
+            .get(WRAPPED_SOL)
+            .map(mint_account);
+        Some(answers.market_of(
+            WRAPPED_SOL,
+            "SOL",
+            answered.as_ref(),
+            (false, false),
+            transfer_fee(mint.as_ref(), answers.epoch),
+        ))
+    }
+}
+
+/// The answers a token's market and mint came from this run, each added
+/// to the run's provenance: (provenance index, `bodySha256`).
+struct Answers {
+    market: Option<(usize, String)>,
+    mint: Option<(usize, String)>,
+    /// The epoch of the slot the mint was read at.
+    epoch: Option<u64>,
+}
+
+impl Answers {
+    fn of(collected: &mut Collected, mint: &str) -> Answers {
+        let market = collected.market.sources.get(mint).copied().map(|index| {
+            let received = collected.market.answers[index].clone();
+            let entry = collected.entry(&received);
+            (collected.provenance.add(&entry), entry.body_sha256)
+        });
+        let mut epoch = None;
+        let mint = collected.accounts.sources.get(mint).copied().map(|index| {
+            let received = collected.accounts.answers[index].clone();
+            epoch = received.slot.map(epoch_of);
+            let entry = collected.entry(&received);
+            (collected.provenance.add(&entry), entry.body_sha256)
+        });
+        Answers {
+            market,
+            mint,
+            epoch,
+        }
+    }
+
+    /// The token's market for the experiments from DexScreener's answer
+    /// (`quote`: its best pair, `None` when it has none), whether it is
+    /// (eligible, blocked), and its transfer fee.
+    fn market_of(
+        &self,
+        mint: &str,
+        symbol: &str,
+        quote: Option<&MarketQuote>,
+        (eligible, blocked): (bool, bool),
+        transfer_fee: Option<FeeInForce>,
+    ) -> TokenMarket {
+        TokenMarket {
+            mint: mint.to_owned(),
+            symbol: symbol.to_owned(),
+            mid: quote.and_then(|q| q.price_usd),
+            pool: quote.and_then(|q| q.reserves),
+            change_h24: quote.and_then(|q| q.price_change_h24),
+            eligible,
+            transfer_fee,
+            blocked,
+            evidence: [&self.market, &self.mint]
+                .into_iter()
+                .flatten()
+                .map(|(_, hash)| hash.clone())
+                .collect(),
+            pool_evidence: quote
+                .and_then(|q| q.reserves)
+                .and(self.market.as_ref())
+                .map(|(_, hash)| hash.clone()),
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use crate::errors::ErrorChain;
 use crate::ports::providers::{Accounts, MarketQuotes, ProviderError, Received, RiskAnswer};
 use crate::scan::CachedRisk;
 use crate::scan::accounts::holdings;
+use crate::scan::experiments::WRAPPED_SOL;
 use crate::scan::holders::{CachedHolders, HOLDERS_READING, Holding, MAX_HOLDER_FETCHES};
 use crate::scan::provenance::{Provenance, ProvenanceEntry, sha256_hex};
 use crate::scan::report::ScannerState;
@@ -80,7 +81,12 @@ impl ScanRunner {
             .iter()
             .map(|t| t.mint.clone())
             .collect();
-        let mut keys = mints.clone();
+        // The benchmark's wrapped SOL is asked for with the universe.
+        let mut asked = mints.clone();
+        if !asked.iter().any(|mint| mint == WRAPPED_SOL) {
+            asked.push(WRAPPED_SOL.to_owned());
+        }
+        let mut keys = asked.clone();
         keys.extend(self.config.wallets.iter().cloned());
         let stale_risks: Vec<String> = mints
             .iter()
@@ -108,7 +114,7 @@ impl ScanRunner {
         let (market, risks, accounts, holders) = tokio::join!(
             self.providers
                 .market
-                .quotes(&mints, deadline(&self.config.dexscreener)),
+                .quotes(&asked, deadline(&self.config.dexscreener)),
             risks,
             self.providers.chain.accounts(&keys, solana_deadline),
             self.holders(&stale_holders, solana_deadline),

@@ -3,7 +3,8 @@
 //! ([`crate::ports::providers`]) and never holds an HTTP client. Take the lock or
 //! refuse; collect from the three providers within the time budget, each
 //! answer recorded as provenance (`collect`); check every universe entry
-//! (`assess`); record observations (10-minute dedup); make sure every
+//! (`assess`), and wrapped SOL for the benchmark experiment; record
+//! observations (10-minute dedup); make sure every
 //! experiment is registered under the rule in code, then advance the
 //! registered ones at most once per 10 minutes (`advance`); build the
 //! report and keep it, with every provider body it rests on, as evidence
@@ -220,6 +221,7 @@ impl ScanRunner {
             universe.push(entry);
             market.extend(priced);
         }
+        market.extend(self.benchmark_market(&mut collected));
         let mut degraded = std::mem::take(&mut state.carried);
         degraded.append(&mut collected.degraded);
         // A run writes only what it observed: without prices it neither
