@@ -2,9 +2,11 @@
 //! (the stand-in), with the production pacing (the rates of docs/providers.md), against
 //! the critical path those rates and batch sizes allow:
 //!
-//! - DexScreener: ceil(200 / 30) = 7 requests, one every 200 ms (300/min);
+//! - DexScreener: ceil(201 / 30) = 7 requests (the universe and the
+//!   benchmark's wrapped SOL), one every 200 ms (300/min);
 //! - RugCheck: at most 40 fresh reports a run, one every 250 ms, 4 at once;
-//! - Solana RPC: ceil(201 / 100) = 3 calls for the mints and the wallet,
+//! - Solana RPC: ceil(202 / 100) = 3 calls for the mints, wrapped SOL and
+//!   the wallet,
 //!   20 `getTokenLargestAccounts` (one run's holder budget) and ceil(20 × 20
 //!   / 100) = 4 calls for the owners of their accounts, one every 250 ms
 //!   (40 per 10 s), 4 at once.
@@ -60,11 +62,13 @@ fn main() {
     let config =
         ScannerConfig::from_env(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
             .unwrap();
-    let dex = finish(TOKENS.div_ceil(30), &config.dexscreener);
+    // The universe and the benchmark's wrapped SOL.
+    let asked = TOKENS + 1;
+    let dex = finish(asked.div_ceil(30), &config.dexscreener);
     let rug = finish(TOKENS.min(config.max_risk_fetches), &config.rugcheck);
     let holders = TOKENS.min(freedom_shared::scan::MAX_HOLDER_FETCHES);
     let rpc = finish(
-        (TOKENS + config.wallets.len()).div_ceil(100) + holders + (holders * 20).div_ceil(100),
+        (asked + config.wallets.len()).div_ceil(100) + holders + (holders * 20).div_ceil(100),
         &config.solana,
     );
     let critical = dex.max(rug).max(rpc);
