@@ -408,6 +408,35 @@ async fn the_scanner_runs_against_the_provider_stand_in_and_its_books_reach_the_
             format!("https://dexscreener.com/solana#report=sha256:{report_hash}")
         );
     }
+    // The cost model's parameters, and the experiments it retired.
+    let paper = &contract["scanner"]["paper"];
+    let cost = &paper["costModel"];
+    assert_eq!(
+        (
+            cost["swapFeeRate"].as_f64(),
+            cost["networkFeeUsd"].as_f64(),
+            cost["maxReserveShare"].as_f64(),
+            cost["mev"].as_str(),
+        ),
+        (Some(0.0025), Some(0.02), Some(0.02), Some("not modelled")),
+        "{cost}"
+    );
+    let retired: Vec<&str> = paper["retired"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    for version in ["v1", "v2"] {
+        assert!(retired.contains(&format!("scanner-equal-weight-{version}").as_str()));
+    }
+    assert!(
+        report["experiments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["costModel"]["pricing"] == "constant-product")
+    );
     let page = page_text(&server.base).await;
     assert!(page.contains("Scanner equal weight of eligible tokens (paper)"));
     let status = scanner_status(&page);
