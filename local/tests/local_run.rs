@@ -548,9 +548,10 @@ async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
             .collect::<Vec<_>>()
     };
     let appended = of("RecordAppended");
-    // The record, then each of the scanner's three experiments registered
-    // (a decision naming its rule's hash) before its first paper snapshot.
-    assert_eq!(appended.len(), 7, "{events:?}");
+    // The record, then each of the scanner's experiments registered (a
+    // decision naming its rule's hash) before its first paper snapshot.
+    let experiments = freedom_shared::scan::EXPERIMENTS.len();
+    assert_eq!(appended.len(), 1 + 2 * experiments, "{events:?}");
     let registrations = appended
         .iter()
         .filter(|e| {
@@ -560,13 +561,13 @@ async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
                     .is_some_and(|id| id.ends_with("-registration"))
         })
         .count();
-    assert_eq!(registrations, 3, "{events:?}");
+    assert_eq!(registrations, experiments, "{events:?}");
     assert_eq!(
         appended
             .iter()
             .filter(|e| e["detail"]["type"] == "snapshot" && e["detail"]["id"] != "rec-1")
             .count(),
-        3,
+        experiments,
         "one paper snapshot per experiment"
     );
     assert!(
@@ -576,14 +577,23 @@ async fn appends_runs_and_paper_trades_are_published_to_eventbridge() {
     );
     assert_eq!(of("ScannerRunCompleted").len(), 1);
     let trades = of("PaperTrade");
+    let bought: Vec<(&str, &str)> = trades
+        .iter()
+        .map(|t| {
+            (
+                t["detail"]["experimentId"].as_str().unwrap(),
+                t["detail"]["symbol"].as_str().unwrap(),
+            )
+        })
+        .collect();
     assert_eq!(
-        trades.len(),
-        2,
-        "equal weight and momentum each buy the one eligible token"
+        bought,
+        [
+            ("scanner-equal-weight-v3", "FDELTA"),
+            ("scanner-momentum-top3-v3", "FDELTA"),
+            ("scanner-hold-sol-v3", "SOL"),
+        ],
+        "equal weight and momentum each buy the one eligible token, the benchmark SOL"
     );
-    assert!(
-        trades
-            .iter()
-            .all(|t| t["detail"]["paper"] == true && t["detail"]["symbol"] == "FDELTA")
-    );
+    assert!(trades.iter().all(|t| t["detail"]["paper"] == true));
 }
