@@ -1,11 +1,12 @@
 //! The log witnessed through freedom-local: three witnesses (two
-//! `freedom-witness`, one written from the specification alone in the test
-//! kit) under a 2-of-3 policy, each able to go down and come back.
+//! `freedom-witness`, W2 with an ML-DSA-44 key, and one written from the
+//! specification alone in the test kit) under a 2-of-3 policy, each able
+//! to go down and come back.
 
 mod support;
 
 use freedom_shared::tlog::checkpoint::Checkpoint;
-use freedom_shared::tlog::cosignature::CosignerKey;
+use freedom_shared::tlog::cosignature::{Algorithm, CosignerKey};
 use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::policy::Policy;
 use freedom_testkit::spec_witness::SpecWitness;
@@ -22,9 +23,16 @@ fn log_key() -> SigningKey {
     SigningKey::from_seed(ORIGIN, [21; 32]).unwrap()
 }
 
-/// A `freedom-witness` in process, its state in `dir`.
+/// A `freedom-witness` in process, its state in `dir`: W2's key is
+/// ML-DSA-44, the others' Ed25519.
 fn freedom_witness(seed: u8, dir: &Path) -> (axum::Router, String) {
-    let key = CosignerKey::from_seed(&format!("w{seed}.example"), [seed; 32]).unwrap();
+    let algorithm = if seed == 2 {
+        Algorithm::MlDsa44
+    } else {
+        Algorithm::Ed25519
+    };
+    let key =
+        CosignerKey::from_seed_of(algorithm, &format!("w{seed}.example"), [seed; 32]).unwrap();
     let vkey = key.witness_key().to_text();
     let logs = TrustedLogs::parse(&format!("log {}\n", log_key().verifier().to_text())).unwrap();
     let state = WitnessState::open(&dir.join("witness.sqlite3")).unwrap();

@@ -121,7 +121,7 @@ async fn a_verifying_cosignature_meets_the_quorum_and_is_served() {
         reply(
             200,
             Some("text/plain"),
-            witness_key().cosign(text, 1_700_000_000),
+            witness_key().cosign(text, 1_700_000_000).unwrap(),
         )
     }))
     .await;
@@ -149,7 +149,7 @@ async fn a_verifying_cosignature_meets_the_quorum_and_is_served() {
 async fn a_line_by_another_key_or_dated_far_ahead_does_not_count() {
     let stranger = CosignerKey::from_seed("w1.example", [2; 32]).unwrap();
     let setup = setup(Box::new(move |_, text| {
-        reply(200, None, stranger.cosign(text, 1_700_000_000))
+        reply(200, None, stranger.cosign(text, 1_700_000_000).unwrap())
     }))
     .await;
     let round = setup.log.cosign(false).await.unwrap();
@@ -164,7 +164,7 @@ async fn a_line_by_another_key_or_dated_far_ahead_does_not_count() {
 async fn setup_future() -> Setup {
     setup(Box::new(|_, text| {
         let far = chrono::Utc::now().timestamp() as u64 + 3_600;
-        reply(200, None, witness_key().cosign(text, far))
+        reply(200, None, witness_key().cosign(text, far).unwrap())
     }))
     .await
 }
@@ -173,7 +173,7 @@ async fn setup_future() -> Setup {
 async fn a_size_hint_is_followed_once_from_the_size_named() {
     let setup = setup(Box::new(|request, text| {
         if request.old == 3 {
-            reply(200, None, witness_key().cosign(text, 1_700_000_000))
+            reply(200, None, witness_key().cosign(text, 1_700_000_000).unwrap())
         } else {
             reply(409, Some("text/x.tlog.size"), "3\n")
         }
@@ -226,7 +226,7 @@ async fn a_witness_holding_a_larger_tree_is_found_before_anything_is_signed() {
         if asks_what_it_holds(request) {
             reply(409, Some("text/x.tlog.size"), "9\n")
         } else {
-            reply(200, None, witness_key().cosign(text, 1_700_000_000))
+            reply(200, None, witness_key().cosign(text, 1_700_000_000).unwrap())
         }
     }))
     .await;

@@ -51,9 +51,9 @@ fn two_of_three_pass_and_name_the_witnesses() {
     let stranger = CosignerKey::from_seed("stranger.example", [7; 32]).unwrap();
     let cosigned = format!(
         "{note}{}{}{}",
-        witness(1).cosign(&text, NOW - 5),
-        stranger.cosign(&text, NOW),
-        witness(3).cosign(&text, NOW)
+        witness(1).cosign(&text, NOW - 5).unwrap(),
+        stranger.cosign(&text, NOW).unwrap(),
+        witness(3).cosign(&text, NOW).unwrap()
     );
     let line = check_witnesses(&cosigned, &policy(), NOW).unwrap();
     assert_eq!(line, ", witnessed by A, C (quorum met)");
@@ -62,7 +62,7 @@ fn two_of_three_pass_and_name_the_witnesses() {
 #[test]
 fn one_of_three_is_short_and_names_the_group() {
     let (note, text) = signed_checkpoint();
-    let cosigned = format!("{note}{}", witness(2).cosign(&text, NOW));
+    let cosigned = format!("{note}{}", witness(2).cosign(&text, NOW).unwrap());
     let line = failure(check_witnesses(&cosigned, &policy(), NOW));
     assert!(
         line.contains("verified by B; short: G (1 of 2 needed)"),
@@ -75,13 +75,13 @@ fn one_of_three_is_short_and_names_the_group() {
 #[test]
 fn a_forged_cosignature_fails_even_with_the_quorum_met() {
     let (note, text) = signed_checkpoint();
-    let genuine = witness(2).cosign(&text, NOW);
+    let genuine = witness(2).cosign(&text, NOW).unwrap();
     // Same key ID and time, another signature: a forged line.
-    let forged = witness(2).cosign(&text.replace("\n7\n", "\n8\n"), NOW);
+    let forged = witness(2).cosign(&text.replace("\n7\n", "\n8\n"), NOW).unwrap();
     let cosigned = format!(
         "{note}{}{}{forged}",
-        witness(1).cosign(&text, NOW),
-        witness(3).cosign(&text, NOW)
+        witness(1).cosign(&text, NOW).unwrap(),
+        witness(3).cosign(&text, NOW).unwrap()
     );
     assert_ne!(forged, genuine);
     let line = failure(check_witnesses(&cosigned, &policy(), NOW));
@@ -96,8 +96,8 @@ fn a_cosignature_dated_ahead_of_the_clock_fails() {
     let (note, text) = signed_checkpoint();
     let cosigned = format!(
         "{note}{}{}",
-        witness(1).cosign(&text, NOW + 601),
-        witness(2).cosign(&text, NOW + 600)
+        witness(1).cosign(&text, NOW + 601).unwrap(),
+        witness(2).cosign(&text, NOW + 600).unwrap()
     );
     let line = failure(check_witnesses(&cosigned, &policy(), NOW));
     assert!(

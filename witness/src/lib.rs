@@ -197,7 +197,17 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
     let text_end = request.checkpoint.find("\n\n").map_or(0, |i| i + 1);
     let checkpoint_text = request.checkpoint[..text_end].to_owned();
     let time = (witness.clock)();
-    let cosignature = witness.key.cosign(&checkpoint_text, time);
+    let cosignature = match witness.key.cosign(&checkpoint_text, time) {
+        Ok(line) => line,
+        // The checkpoint was read above: only an origin past 255 bytes (which
+        // an ML-DSA-44 cosignature cannot name) gets here.
+        Err(error) => {
+            return plain(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("cannot cosign this checkpoint: {error}\n"),
+            );
+        }
+    };
     let note = format!("{}{cosignature}", request.checkpoint);
     let origin = checkpoint.origin.clone();
     let outcome = witness

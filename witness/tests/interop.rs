@@ -83,9 +83,13 @@ struct Running {
 }
 
 async fn start() -> Running {
+    start_with(CosignerKey::parse(WITNESS_PRIVATE).unwrap()).await
+}
+
+async fn start_with(key: CosignerKey) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let witness = Witness::new(
-        CosignerKey::parse(WITNESS_PRIVATE).unwrap(),
+        key,
         TrustedLogs::parse(&format!("# the Go reference's test log\nlog {LOG_KEY}\n")).unwrap(),
         WitnessState::open(&dir.path().join("witness.sqlite3")).unwrap(),
     );
@@ -136,6 +140,63 @@ fn verified_by_signed_note(checkpoint: &str, line: &str) -> bool {
         Ok((verified, _unknown)) => verified.len() == 1,
         Err(_) => false,
     }
+}
+
+/// Runs `scripts/mldsa-cosignature.py` (OpenSSL's ML-DSA through Python's
+/// `cryptography`) with `args` and `input`: its exit status and output.
+fn other_ml_dsa(args: &[&str], input: &str) -> (bool, String) {
+    use std::io::Write as _;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/mldsa-cosignature.py");
+    let mut child = std::process::Command::new("python3")
+        .arg(script)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (scripts/test installs cryptography)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+/// freedom-witness with an ML-DSA-44 key (`--algorithm ml-dsa-44`) cosigns
+/// the reference checkpoint; another implementation (OpenSSL's ML-DSA)
+/// verifies that cosignature and refuses it over another checkpoint; and a
+/// cosignature the other implementation makes verifies here, under the
+/// verifier key it derived from its own seed.
+#[tokio::test]
+async fn ml_dsa_44_cosignatures_verify_across_two_implementations() {
+    use freedom_shared::tlog::cosignature::Algorithm;
+    let key = CosignerKey::from_seed_of(Algorithm::MlDsa44, "pq.example", [9; 32]).unwrap();
+    let vkey = key.witness_key().to_text();
+    let witness = start_with(key).await;
+    let (status, _, line) = add(&witness.base, format!("old 0\n\n{INIT}")).await;
+    assert_eq!(status, 200, "{line}");
+    let checkpoint = &INIT[..INIT.find("\n\n").unwrap() + 1];
+    let (verified, _) = other_ml_dsa(&["verify", &vkey], &format!("{checkpoint}\n{line}"));
+    assert!(verified, "OpenSSL's ML-DSA verifies freedom-witness's cosignature");
+    let other = &NEXT[..NEXT.find("\n\n").unwrap() + 1];
+    let (verified, _) = other_ml_dsa(&["verify", &vkey], &format!("{other}\n{line}"));
+    assert!(!verified, "not over another checkpoint");
+
+    let seed = "5a".repeat(32);
+    let (made, output) = other_ml_dsa(&["sign", "pq.elsewhere", &seed, "1700000000"], checkpoint);
+    assert!(made);
+    let (their_vkey, their_line) = output.split_once('\n').unwrap();
+    let theirs = WitnessKey::parse(their_vkey).unwrap();
+    let ours = CosignerKey::from_seed_of(Algorithm::MlDsa44, "pq.elsewhere", [0x5a; 32]).unwrap();
+    assert_eq!(ours.witness_key(), theirs, "one seed, one key, both ways");
+    let found = theirs.cosignatures_in(checkpoint, their_line).unwrap();
+    assert_eq!((found.len(), found[0].time), (1, 1_700_000_000));
+    assert!(theirs.cosignatures_in(other, their_line).is_err());
 }
 
 #[test]

@@ -374,12 +374,6 @@ impl Log {
         let Some(url) = &witness.url else {
             return (Answer::Skipped("the policy gives no URL".into()), kept);
         };
-        if !witness.key.verifiable() {
-            return (
-                Answer::Skipped("its key type cannot be verified here".into()),
-                kept,
-            );
-        }
         let key_text = witness.key.to_text();
         let mut from = kept.filter(|k| *k <= head.size).unwrap_or(0);
         for attempt in 0..2 {
