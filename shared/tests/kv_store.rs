@@ -662,7 +662,10 @@ impl freedom_shared::ports::WitnessClient for FixedClockWitness {
         Ok(freedom_shared::ports::WitnessReply {
             status: 200,
             content_type: None,
-            body: self.key.cosign(text, self.time.load(Ordering::SeqCst)).unwrap(),
+            body: self
+                .key
+                .cosign(text, self.time.load(Ordering::SeqCst))
+                .unwrap(),
         })
     }
 }

@@ -173,7 +173,11 @@ async fn setup_future() -> Setup {
 async fn a_size_hint_is_followed_once_from_the_size_named() {
     let setup = setup(Box::new(|request, text| {
         if request.old == 3 {
-            reply(200, None, witness_key().cosign(text, 1_700_000_000).unwrap())
+            reply(
+                200,
+                None,
+                witness_key().cosign(text, 1_700_000_000).unwrap(),
+            )
         } else {
             reply(409, Some("text/x.tlog.size"), "3\n")
         }
@@ -226,7 +230,11 @@ async fn a_witness_holding_a_larger_tree_is_found_before_anything_is_signed() {
         if asks_what_it_holds(request) {
             reply(409, Some("text/x.tlog.size"), "9\n")
         } else {
-            reply(200, None, witness_key().cosign(text, 1_700_000_000).unwrap())
+            reply(
+                200,
+                None,
+                witness_key().cosign(text, 1_700_000_000).unwrap(),
+            )
         }
     }))
     .await;

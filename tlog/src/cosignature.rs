@@ -68,7 +68,8 @@ fn signed_message(time: u64, checkpoint_text: &str) -> Vec<u8> {
 fn cosigned_message(name: &str, time: u64, checkpoint: &Checkpoint) -> Option<Vec<u8>> {
     let name_length = u8::try_from(name.len()).ok()?;
     let origin_length = u8::try_from(checkpoint.origin.len()).ok()?;
-    let mut message = Vec::with_capacity(12 + 1 + name.len() + 8 + 1 + checkpoint.origin.len() + 48);
+    let mut message =
+        Vec::with_capacity(12 + 1 + name.len() + 8 + 1 + checkpoint.origin.len() + 48);
     message.extend_from_slice(SUBTREE_LABEL);
     message.push(name_length);
     message.extend_from_slice(name.as_bytes());
@@ -280,6 +281,9 @@ fn verify_ml_dsa_44(
     checkpoint: &Checkpoint,
     signature: &[u8],
 ) -> bool {
+    if signature.len() != ML_DSA_44_SIGNATURE {
+        return false;
+    }
     let Some(message) = cosigned_message(name, time, checkpoint) else {
         return false;
     };
@@ -436,7 +440,7 @@ impl CosignerKey {
         let key = match &self.key {
             PrivateKey::Ed25519(key) => WitnessPublicKey::Ed25519(key.verifying_key()),
             PrivateKey::MlDsa44(_, key) => {
-                let encoded = key.verifying_key().encode();
+                let encoded = key.expanded_key().verifying_key().encode();
                 let mut raw = Box::new([0u8; ML_DSA_44_PUBLIC_KEY]);
                 raw.copy_from_slice(encoded.as_slice());
                 WitnessPublicKey::MlDsa44(raw)
@@ -456,9 +460,8 @@ impl CosignerKey {
         let mut signature = self.witness_key().id().to_vec();
         signature.extend_from_slice(&time.to_be_bytes());
         match &self.key {
-            PrivateKey::Ed25519(key) => signature.extend_from_slice(
-                &key.sign(&signed_message(time, checkpoint_text)).to_bytes(),
-            ),
+            PrivateKey::Ed25519(key) => signature
+                .extend_from_slice(&key.sign(&signed_message(time, checkpoint_text)).to_bytes()),
             PrivateKey::MlDsa44(_, key) => {
                 let checkpoint = Checkpoint::parse(checkpoint_text)?;
                 let message = cosigned_message(&self.name, time, &checkpoint)
@@ -550,9 +553,20 @@ mod tests {
         assert!(witness.cosignatures_in(CHECKPOINT, &truncated).is_err());
         // Another ML-DSA-44 key's line, and an Ed25519 key's, are ignored.
         let other = CosignerKey::from_seed_of(Algorithm::MlDsa44, "pq.example", [8; 32]).unwrap();
-        assert!(other.witness_key().cosignatures_in(CHECKPOINT, &line).unwrap().is_empty());
+        assert!(
+            other
+                .witness_key()
+                .cosignatures_in(CHECKPOINT, &line)
+                .unwrap()
+                .is_empty()
+        );
         let ed = CosignerKey::from_seed("pq.example", [7; 32]).unwrap();
-        assert!(ed.witness_key().cosignatures_in(CHECKPOINT, &line).unwrap().is_empty());
+        assert!(
+            ed.witness_key()
+                .cosignatures_in(CHECKPOINT, &line)
+                .unwrap()
+                .is_empty()
+        );
         // Keys round-trip through their texts; the private text is the seed.
         let again = CosignerKey::parse(&key.to_private_text()).unwrap();
         assert_eq!(again.witness_key(), witness);

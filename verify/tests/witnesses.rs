@@ -77,7 +77,9 @@ fn a_forged_cosignature_fails_even_with_the_quorum_met() {
     let (note, text) = signed_checkpoint();
     let genuine = witness(2).cosign(&text, NOW).unwrap();
     // Same key ID and time, another signature: a forged line.
-    let forged = witness(2).cosign(&text.replace("\n7\n", "\n8\n"), NOW).unwrap();
+    let forged = witness(2)
+        .cosign(&text.replace("\n7\n", "\n8\n"), NOW)
+        .unwrap();
     let cosigned = format!(
         "{note}{}{}{forged}",
         witness(1).cosign(&text, NOW).unwrap(),

@@ -146,7 +146,10 @@ fn verified_by_signed_note(checkpoint: &str, line: &str) -> bool {
 /// `cryptography`) with `args` and `input`: its exit status and output.
 fn other_ml_dsa(args: &[&str], input: &str) -> (bool, String) {
     use std::io::Write as _;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/mldsa-cosignature.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scripts/mldsa-cosignature.py"
+    );
     let mut child = std::process::Command::new("python3")
         .arg(script)
         .args(args)
@@ -182,7 +185,10 @@ async fn ml_dsa_44_cosignatures_verify_across_two_implementations() {
     assert_eq!(status, 200, "{line}");
     let checkpoint = &INIT[..INIT.find("\n\n").unwrap() + 1];
     let (verified, _) = other_ml_dsa(&["verify", &vkey], &format!("{checkpoint}\n{line}"));
-    assert!(verified, "OpenSSL's ML-DSA verifies freedom-witness's cosignature");
+    assert!(
+        verified,
+        "OpenSSL's ML-DSA verifies freedom-witness's cosignature"
+    );
     let other = &NEXT[..NEXT.find("\n\n").unwrap() + 1];
     let (verified, _) = other_ml_dsa(&["verify", &vkey], &format!("{other}\n{line}"));
     assert!(!verified, "not over another checkpoint");
