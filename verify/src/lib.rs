@@ -26,8 +26,13 @@
 //! ([`verify_timeline`]) recomputes every series' recording block from the
 //! log and its witnessed checkpoints and compares it with the dashboard's.
 //!
+//! **Monitor** ([`monitor`]): the same checks kept up pass after pass, on
+//! the new entries only, with the ledger's rules on each new record, and
+//! alarms with evidence that stands alone.
+//!
 //! A result is one [`Verified`] line, or the first [`Failure`].
 
+pub mod monitor;
 mod timeline;
 pub use timeline::{RECORDING_WINDOW_SECONDS, quorum_time, verify_timeline};
 
@@ -341,7 +346,7 @@ fn check_entry(entry: &LedgerEntry, leaves: &[Vec<u8>]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn tile_path(kind: TileKind, index: u64, width: u64) -> String {
+pub(crate) fn tile_path(kind: TileKind, index: u64, width: u64) -> String {
     TilePath {
         kind,
         index,

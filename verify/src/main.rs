@@ -4,6 +4,8 @@
 //! ```text
 //! freedom-verify <base-url> --key <verifier-key> [--state <file>] [--policy <file> [--timeline]]
 //! freedom-verify proof <file.tlog-proof> --key <verifier-key> --record <record.json> [--policy <file>]
+//! freedom-verify monitor <base-url> --key <verifier-key> --state <dir> [--policy <file>]
+//!                [--once | --every <duration>] [--feed <file.atom>]
 //! ```
 //!
 //! With `--policy` (a c2sp.org/tlog-policy file), the checkpoint must carry
@@ -18,13 +20,20 @@
 //! Prints one line. Exit 0: verified. Exit 1: a discrepancy (the line names
 //! the first one). Exit 2: the check could not be made (unreachable
 //! service, unreadable file, bad arguments).
+//!
+//! `monitor` keeps watching (freedom_verify::monitor): `--once` runs one
+//! pass and exits 0 when all holds, 1 on an alarm (each printed with its
+//! evidence file), 2 when the log could not be reached; `--every 1h` runs a
+//! pass every hour (`s`, `m`, `h` or `d`) until stopped.
 
 use clap::{Parser, Subcommand};
 use freedom_tlog::note::VerifierKey;
 use freedom_tlog::policy::Policy;
+use freedom_verify::monitor::{Monitor, Pass};
 use freedom_verify::{Failure, Service, Verified, verify_log, verify_proof_file, verify_timeline};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -71,6 +80,72 @@ enum Offline {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
+    /// Keep watching the log: each pass verifies the new entries and the
+    /// ledger's rules on them, and raises alarms with evidence.
+    Monitor {
+        /// The service's base URL.
+        base_url: String,
+        /// The log's verifier key.
+        #[arg(long)]
+        key: String,
+        /// Where the monitor keeps its state and its alarms' evidence.
+        #[arg(long)]
+        state: PathBuf,
+        /// A witness policy whose quorum every checkpoint must meet.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// One pass, then exit: 0 all holds, 1 an alarm, 2 unreachable.
+        #[arg(long, conflicts_with = "every")]
+        once: bool,
+        /// A pass every this long (e.g. 15m, 1h), until stopped.
+        #[arg(long, value_parser = duration)]
+        every: Option<Duration>,
+        /// An Atom feed of the alarms to keep (the newest 100).
+        #[arg(long)]
+        feed: Option<PathBuf>,
+    },
+}
+
+/// A duration: a whole number and `s`, `m`, `h` or `d`.
+fn duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(text.len().saturating_sub(1));
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err("a number and s, m, h or d (e.g. 15m, 1h)".into()),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .and_then(|n| n.checked_mul(seconds))
+        .map(Duration::from_secs)
+        .ok_or_else(|| "a positive whole number and s, m, h or d (e.g. 15m, 1h)".into())
+}
+
+/// A pass's lines and exit code.
+fn report(pass: &Pass) -> ExitCode {
+    for (kind, file) in &pass.alarms {
+        println!("ALARM {}: evidence {}", kind.as_str(), file.display());
+    }
+    if !pass.alarms.is_empty() {
+        return ExitCode::from(1);
+    }
+    match &pass.unreachable {
+        Some(why) => {
+            eprintln!("CANNOT CHECK: {why}");
+            ExitCode::from(2)
+        }
+        None => {
+            println!(
+                "OK size {}: {} new entries verified, every rule holds",
+                pass.size, pass.verified
+            );
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 fn read(path: &PathBuf) -> Result<Vec<u8>, Failure> {
@@ -82,19 +157,46 @@ fn verifier(text: &str) -> Result<VerifierKey, Failure> {
     VerifierKey::parse(text).map_err(|e| Failure::CannotCheck(format!("--key: {e}")))
 }
 
-/// The policy in `path`, when given.
-fn policy(path: Option<&PathBuf>) -> Result<Option<Policy>, Failure> {
+/// The policy in `path`, when given, and its text.
+fn policy_with_text(path: Option<&PathBuf>) -> Result<Option<(Policy, String)>, Failure> {
     path.map(|path| {
         let text = String::from_utf8(read(path)?)
             .map_err(|_| Failure::CannotCheck(format!("{} is not text", path.display())))?;
-        Policy::parse(&text)
-            .map_err(|e| Failure::CannotCheck(format!("--policy {}: {e}", path.display())))
+        let policy = Policy::parse(&text)
+            .map_err(|e| Failure::CannotCheck(format!("--policy {}: {e}", path.display())))?;
+        Ok((policy, text))
     })
     .transpose()
 }
 
+/// The policy in `path`, when given.
+fn policy(path: Option<&PathBuf>) -> Result<Option<Policy>, Failure> {
+    Ok(policy_with_text(path)?.map(|(policy, _)| policy))
+}
+
+/// The monitor's passes: one with `once`, else one every `every` (an hour
+/// by default) until stopped.
+async fn monitor(monitor: Monitor, every: Option<Duration>, once: bool) -> ExitCode {
+    loop {
+        let code = match monitor.pass().await {
+            Ok(pass) => report(&pass),
+            Err(failure) => {
+                eprintln!("CANNOT CHECK: {failure}");
+                return ExitCode::from(2);
+            }
+        };
+        if once {
+            return code;
+        }
+        tokio::time::sleep(every.unwrap_or(Duration::from_secs(3600))).await;
+    }
+}
+
 async fn run(options: Options) -> Result<Verified, Failure> {
     match options.offline {
+        Some(Offline::Monitor { .. }) => Err(Failure::CannotCheck(
+            "the monitor runs on its own (see main)".into(),
+        )),
         Some(Offline::Proof {
             file,
             key,
@@ -135,6 +237,33 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(Offline::Monitor {
+        base_url,
+        key,
+        state,
+        policy: policy_file,
+        once,
+        every,
+        feed,
+    }) = options.offline
+    {
+        let built = (|| -> Result<Monitor, Failure> {
+            Ok(Monitor {
+                service: Service::new(&base_url)?,
+                key: verifier(&key)?,
+                policy: policy_with_text(policy_file.as_ref())?,
+                state,
+                feed,
+            })
+        })();
+        return match built {
+            Ok(built) => runtime.block_on(monitor(built, every, once)),
+            Err(failure) => {
+                eprintln!("CANNOT CHECK: {failure}");
+                ExitCode::from(2)
+            }
+        };
+    }
     match runtime.block_on(run(options)) {
         Ok(Verified(line)) => {
             println!("{line}");

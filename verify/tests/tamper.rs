@@ -5,77 +5,12 @@
 //! key, a rolled-back tree, a forked tree (another history at the same
 //! size); and offline, a `.tlog-proof` for another record or key.
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::Request;
-use axum::middleware::Next;
-use axum::response::Response;
-use freedom_shared::adapters::SqliteLedgerStore;
+mod support;
+
 use freedom_shared::ports::Candidate;
-use freedom_shared::ports::conformance::decision;
-use freedom_shared::service::Log;
 use freedom_shared::tlog::note::SigningKey;
 use freedom_verify::{Failure, Service, verify_log, verify_proof_file};
-use std::sync::Arc;
-
-const ORIGIN: &str = "fund.example.com/log";
-
-fn key(seed: u8) -> SigningKey {
-    SigningKey::from_seed(ORIGIN, [seed; 32]).unwrap()
-}
-
-fn records(prefix: &str, count: usize) -> Vec<Candidate> {
-    (0..count)
-        .map(|i| decision(&format!("{prefix}{i}"), "s", i as i64))
-        .collect()
-}
-
-/// Changes the body served at one path.
-#[derive(Clone)]
-struct Tamper {
-    path_and_query_prefix: &'static str,
-    change: fn(Vec<u8>) -> Vec<u8>,
-}
-
-/// A fund service on a loopback port; the base URL and the data dir.
-struct Running {
-    base: String,
-    dir: tempfile::TempDir,
-}
-
-async fn serve(candidates: Vec<Candidate>, signing: SigningKey, tamper: Option<Tamper>) -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteLedgerStore::open(dir.path()).unwrap();
-    store.append_batch(candidates).await.unwrap();
-    let store: Arc<dyn freedom_shared::ports::LedgerStore> = Arc::new(store);
-    let log = Log::new(Arc::clone(&store) as _, ORIGIN, Some(signing)).unwrap();
-    let mut router: Router = fund::app(fund::AppState::new(store, None).with_log(log));
-    if let Some(tamper) = tamper {
-        router = router.layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                let tamper = tamper.clone();
-                async move {
-                    let target = request
-                        .uri()
-                        .path_and_query()
-                        .map(|p| p.as_str().to_owned());
-                    let response = next.run(request).await;
-                    if !target.is_some_and(|t| t.starts_with(tamper.path_and_query_prefix)) {
-                        return response;
-                    }
-                    let (mut parts, body) = response.into_parts();
-                    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
-                    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-                    Response::from_parts(parts, Body::from((tamper.change)(bytes.to_vec())))
-                }
-            },
-        ));
-    }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    Running { base, dir }
-}
+use support::*;
 
 async fn verify(
     running: &Running,
@@ -141,7 +76,8 @@ async fn an_honest_log_verifies_and_then_extends_the_checkpoint_kept() {
 async fn a_changed_hash_tile_is_caught() {
     let tamper = Tamper {
         path_and_query_prefix: "/log/tile/0/000",
-        change: |b| flip_byte(40)(b),
+        exact: false,
+        change: std::sync::Arc::new(|b| flip_byte(40)(b)),
     };
     let line = discrepancy_in(records("d", 300), key(1), Some(tamper)).await;
     assert!(line.contains("hash tile 0/000 differs"), "{line}");
@@ -151,7 +87,8 @@ async fn a_changed_hash_tile_is_caught() {
 async fn a_changed_entry_is_caught() {
     let tamper = Tamper {
         path_and_query_prefix: "/log/tile/entries/001",
-        change: |b| flip_byte(30)(b),
+        exact: false,
+        change: std::sync::Arc::new(|b| flip_byte(30)(b)),
     };
     let line = discrepancy_in(records("d", 300), key(1), Some(tamper)).await;
     assert!(
@@ -184,12 +121,13 @@ async fn a_record_changed_in_the_store_is_never_served_and_never_verified() {
 async fn a_ledger_view_showing_another_record_is_caught() {
     let tamper = Tamper {
         path_and_query_prefix: "/api/freedom-fund?view=ledger",
-        change: |bytes| {
+        exact: false,
+        change: std::sync::Arc::new(|bytes| {
             String::from_utf8(bytes)
                 .unwrap()
                 .replacen("decision d3\"", "decision d4\"", 1)
                 .into_bytes()
-        },
+        }),
     };
     let line = discrepancy_in(records("d", 40), key(1), Some(tamper)).await;
     assert_eq!(line, "record 4 in the ledger view is not the logged entry");
