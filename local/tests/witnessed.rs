@@ -11,6 +11,7 @@ use freedom_shared::tlog::note::SigningKey;
 use freedom_shared::tlog::policy::Policy;
 use freedom_testkit::spec_witness::SpecWitness;
 use freedom_testkit::stoppable::Stoppable;
+use freedom_verify::monitor::Monitor;
 use freedom_verify::{Failure, Service, verify_log, verify_proof_file};
 use freedom_witness::{TrustedLogs, Witness, WitnessState};
 use serde_json::Value;
@@ -173,6 +174,22 @@ async fn a_two_of_three_policy_through_freedom_local() {
         verified.contains("witnessed by W1, W2, W3 (quorum met)"),
         "{verified}"
     );
+    // A monitor with the policy (W2's cosignatures are ML-DSA-44): all
+    // holds, and each witness's monitoring endpoint agrees (gossip).
+    let monitor_state = tempfile::tempdir().unwrap();
+    let monitor = Monitor {
+        service: Service::new(&base).unwrap(),
+        key: log_key().verifier(),
+        policy: Some((Policy::parse(&policy).unwrap(), policy.clone())),
+        state: monitor_state.path().to_owned(),
+        feed: None,
+    };
+    let first = monitor.pass().await.unwrap();
+    assert!(
+        first.alarms.is_empty() && first.unreachable.is_none(),
+        "{first:?}"
+    );
+    assert_eq!((first.size, first.verified), (1, 1));
     // The page names the witnesses, their keys and when each cosigned.
     let page = reqwest::get(format!("{base}/"))
         .await
@@ -205,6 +222,10 @@ async fn a_two_of_three_policy_through_freedom_local() {
     assert_eq!(round["quorumMet"], true, "{round}");
     assert_eq!(outcomes(&round), ["cosigned", "cosigned", "skipped"]);
     assert_eq!(served(&base, "").await.1.unwrap().0, 2);
+    // The monitor's next pass reads the new entry only.
+    let next = monitor.pass().await.unwrap();
+    assert!(next.alarms.is_empty(), "{next:?}");
+    assert_eq!((next.size, next.verified), (2, 1));
 
     // Two down: the previous witnessed checkpoint is served; the head with
     // ?head=1; proofs default to the witnessed tree.

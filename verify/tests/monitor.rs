@@ -113,7 +113,7 @@ async fn a_rollback_and_forks_are_raised_and_never_kept() {
         let state: serde_json::Value =
             serde_json::from_slice(&std::fs::read(state.path().join("state.json")).unwrap())
                 .unwrap();
-        ["checkpoint", "size", "edge", "rules"].map(|member| state[member].clone())
+        ["checkpoint", "size", "edge", "rulesFile"].map(|member| state[member].clone())
     };
     let kept = trusted();
 
@@ -239,21 +239,30 @@ async fn records_that_break_the_rules_are_raised_with_both_records_proven() {
     confirmed(&files(&found));
 }
 
+/// A policy of the log and one witness W1 at `url` (whose key never
+/// cosigned anything here), with the quorum `quorum`.
+fn one_witness(url: &str, quorum: &str) -> (Policy, String) {
+    let witness = CosignerKey::from_seed("w1.example", [5; 32]).unwrap();
+    let text = format!(
+        "log {}\nwitness W1 {} {url}\nquorum {quorum}\n",
+        key(1).verifier().to_text(),
+        witness.witness_key().to_text()
+    );
+    (Policy::parse(&text).unwrap(), text)
+}
+
 #[tokio::test]
 async fn a_checkpoint_short_of_the_quorum_is_raised() {
     let state = tempfile::tempdir().unwrap();
     let log = serve(records("d", 20), key(1), None).await;
-    let witness = CosignerKey::from_seed("w1.example", [5; 32]).unwrap();
-    let text = format!(
-        "log {}\nwitness W1 {} http://127.0.0.1:1\nquorum W1\n",
-        key(1).verifier().to_text(),
-        witness.witness_key().to_text()
-    );
-    let policy = (Policy::parse(&text).unwrap(), text);
-    let found = monitor(&log.base, state.path(), Some(policy))
-        .pass_at(T0)
-        .await
-        .unwrap();
+    let found = monitor(
+        &log.base,
+        state.path(),
+        Some(one_witness("http://127.0.0.1:1", "W1")),
+    )
+    .pass_at(T0)
+    .await
+    .unwrap();
     assert_eq!(kinds(&found), [AlarmKind::LostQuorum]);
     assert_eq!(found.size, 0);
     confirmed(&files(&found));
@@ -382,14 +391,7 @@ async fn a_witness_holding_another_history_shows_a_fork() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, witness_endpoint).await });
-    let witness = CosignerKey::from_seed("w1.example", [5; 32]).unwrap();
-    let text = format!(
-        "log {}\nwitness W1 {} {url}\nquorum none\n",
-        key(1).verifier().to_text(),
-        witness.witness_key().to_text()
-    );
-    let policy = (Policy::parse(&text).unwrap(), text);
-    let found = monitor(&log.base, state.path(), Some(policy))
+    let found = monitor(&log.base, state.path(), Some(one_witness(&url, "none")))
         .pass_at(T0)
         .await
         .unwrap();

@@ -8,7 +8,8 @@
 //! the offending bytes) and an entry of the Atom feed.
 //!
 //! The state (`<state>/state.json`: the checkpoint kept, the tree's right
-//! edge, what the rules remember, when the log last answered) is written
+//! edge, when the log last answered, and the name of the file holding what
+//! the rules remember, read only by a pass with new entries) is written
 //! whole, atomically (a temporary file, fsync, rename, fsync of the
 //! folder), and only after the alarms of the pass are written, so a crash
 //! at any point leaves either the old state (the next pass finds the same
@@ -19,8 +20,9 @@
 //!
 //! Cost: a pass fetches the checkpoint, one consistency proof (O(log n)
 //! hashes) and the entry bundles holding the new entries (O(new / 256 + 1)
-//! requests), hashes the new entries, and rewrites the state (the rules'
-//! id table grows with the log: 16 bytes a record).
+//! requests), hashes the new entries, and writes a state of a few hundred
+//! bytes; a pass with new entries also reads and rewrites the rules' file
+//! (16 bytes of id table a record).
 
 mod alarm;
 pub mod rules;
@@ -376,11 +378,21 @@ impl Monitor {
             ));
             return Ok(0);
         }
-        for (offset, entry) in entries.iter().enumerate() {
-            let index = start + offset as u64;
-            if let Some(broken) = state.rules.check(index, entry) {
-                alarms.push(self.rule_alarm(note, index, entry, &broken).await);
+        let mut broken_rules = Vec::new();
+        if !entries.is_empty() {
+            let rules = state
+                .rules(&self.state)
+                .map_err(|e| format!("the monitor's state: {e}"))?;
+            for (offset, entry) in entries.iter().enumerate() {
+                let index = start + offset as u64;
+                if let Some(broken) = rules.check(index, entry) {
+                    broken_rules.push((index, broken));
+                }
             }
+        }
+        for (index, broken) in broken_rules {
+            let entry = &entries[(index - start) as usize];
+            alarms.push(self.rule_alarm(note, index, entry, &broken).await);
         }
         state.keep(note, checkpoint, &frontier);
         Ok(entries.len() as u64)

@@ -25,8 +25,14 @@ pub(super) struct MonitorState {
     pub size: u64,
     /// The tree's right edge at that size (hex subtree roots), to extend.
     pub edge: Vec<String>,
-    /// What the ledger's rules remember.
-    pub rules: Rules,
+    /// The file in the state folder holding what the ledger's rules
+    /// remember at `size` (read only by a pass with new entries, so a pass
+    /// with nothing new reads and writes a few hundred bytes).
+    #[serde(default)]
+    pub rules_file: Option<String>,
+    /// What the rules remember, once read (and whether it changed).
+    #[serde(skip)]
+    rules: Option<(Rules, bool)>,
     /// When the log last answered (seconds since the epoch).
     pub answered_at: Option<u64>,
     /// Since when it has not answered, and whether that was raised.
@@ -72,11 +78,47 @@ impl MonitorState {
         Ok(state)
     }
 
-    /// Writes the state whole: a temporary file, fsync, rename over the
-    /// old one, fsync of the folder.
-    pub fn store(&self, dir: &Path) -> Result<(), Failure> {
+    /// What the rules remember, read from their file on first use; marked
+    /// changed (the caller is about to check new records).
+    pub fn rules(&mut self, dir: &Path) -> Result<&mut Rules, Failure> {
+        if self.rules.is_none() {
+            let rules = match &self.rules_file {
+                Some(name) => {
+                    let path = dir.join(name);
+                    let bytes = std::fs::read(&path)
+                        .map_err(|e| cannot(format!("cannot read {}: {e}", path.display())))?;
+                    serde_json::from_slice(&bytes)
+                        .map_err(|e| cannot(format!("{} is not readable: {e}", path.display())))?
+                }
+                None => Rules::default(),
+            };
+            self.rules = Some((rules, false));
+        }
+        let (rules, changed) = self.rules.as_mut().expect("just read");
+        *changed = true;
+        Ok(rules)
+    }
+
+    /// Writes the state whole: the rules' file first when they changed
+    /// (named by the size it covers), then the state naming it (a
+    /// temporary file, fsync, rename over the old one, fsync of the
+    /// folder), then the rules' files no state names any more.
+    pub fn store(&mut self, dir: &Path) -> Result<(), Failure> {
+        if let Some((rules, true)) = &self.rules {
+            let name = format!("rules-{}.json", self.size);
+            let text = serde_json::to_vec(rules).expect("the rules serialise");
+            write_atomically(dir, &name, &text)?;
+            self.rules_file = Some(name);
+        }
         let text = serde_json::to_vec(self).expect("the state serialises");
-        write_atomically(dir, STATE_FILE, &text)
+        write_atomically(dir, STATE_FILE, &text)?;
+        for file in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            if name.starts_with("rules-") && Some(&name) != self.rules_file.as_ref() {
+                std::fs::remove_file(file.path()).ok();
+            }
+        }
+        Ok(())
     }
 
     fn frontier_checked(&self) -> Option<Frontier> {
