@@ -23,8 +23,9 @@
 //!
 //! `monitor` keeps watching (freedom_verify::monitor): `--once` runs one
 //! pass and exits 0 when all holds, 1 on an alarm (each printed with its
-//! evidence file), 2 when the log could not be reached; `--every 1h` runs a
-//! pass every hour (`s`, `m`, `h` or `d`) until stopped.
+//! evidence file), 2 when the log could not be reached; otherwise it runs a
+//! pass every `--every` (`s`, `m`, `h` or `d`; an hour by default) until
+//! stopped.
 
 use clap::{Parser, Subcommand};
 use freedom_tlog::note::VerifierKey;

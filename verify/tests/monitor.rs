@@ -324,6 +324,18 @@ async fn a_log_that_stops_answering_for_an_hour_is_unavailable() {
             .is_empty()
     );
     confirmed(&files(&later));
+    // A log that answers without a checkpoint (503) is as unavailable.
+    let refusing = axum::Router::new().route(
+        "/log/checkpoint",
+        axum::routing::get(|| async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "later") }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, refusing).await });
+    let other_state = tempfile::tempdir().unwrap();
+    assert!(pass(&base, other_state.path(), T0).await.alarms.is_empty());
+    let refused = pass(&base, other_state.path(), T0 + 3600).await;
+    assert_eq!(kinds(&refused), [AlarmKind::Unavailable]);
     // The feed lists the alarm, and parses.
     freedom_testkit::python::check(
         "import feedparser, json, sys\nd = json.load(sys.stdin)\nf = feedparser.parse(d['path'])\nassert not f.bozo, f.bozo_exception\nassert len(f.entries) == 1 and f.entries[0].title.startswith('unavailable'), f.entries",

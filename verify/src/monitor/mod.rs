@@ -140,16 +140,19 @@ impl Monitor {
         now: u64,
         alarms: &mut Vec<Alarm>,
     ) -> Result<u64, String> {
-        let note = match self.service.fetch("log/checkpoint").await {
-            Fetched::Answer(200, body) => String::from_utf8_lossy(&body).into_owned(),
-            Fetched::Answer(status, body) => {
-                state.answered(now);
-                return Err(format!(
-                    "the log answered {status} for its checkpoint: {}",
-                    String::from_utf8_lossy(&body).trim()
-                ));
-            }
-            Fetched::Silent(why) => {
+        // An answer without a checkpoint (a 503 while no checkpoint meets
+        // the log's quorum, a 500) is no answer to a reader either.
+        let answer = match self.service.fetch("log/checkpoint").await {
+            Fetched::Answer(200, body) => Ok(String::from_utf8_lossy(&body).into_owned()),
+            Fetched::Answer(status, body) => Err(format!(
+                "the log answered {status} for its checkpoint: {}",
+                String::from_utf8_lossy(&body).trim()
+            )),
+            Fetched::Silent(why) => Err(why),
+        };
+        let note = match answer {
+            Ok(note) => note,
+            Err(why) => {
                 if let Some(since) = state.unanswered(now) {
                     alarms.push(Alarm::new(
                         AlarmKind::Unavailable,

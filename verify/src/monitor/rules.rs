@@ -37,7 +37,7 @@ pub struct Rules {
     /// and is reported, never hidden: the evidence holds both records).
     #[serde(with = "id_table")]
     ids: BTreeMap<u64, u64>,
-    /// Each series ("<strategyId> <mode>") and its latest snapshot: the
+    /// Each series (`"<strategyId> <mode>"`) and its latest snapshot: the
     /// `asOf` as written and the entry index.
     series: BTreeMap<String, (String, u64)>,
     /// Each registered experiment's rule hash and the registration's index.
