@@ -121,9 +121,14 @@ async fn a_rollback_and_forks_are_raised_and_never_kept() {
     let rollback = pass(&shorter.base, state.path(), T0 + 60).await;
     assert_eq!(kinds(&rollback), [AlarmKind::Rollback]);
     assert_eq!(rollback.size, 310, "the rolled-back tree is not kept");
-    // Found again on the next pass, as the same evidence file.
+    // Found again on the next pass, as the same evidence file; a monitor
+    // that crashed before writing it, or lost it, writes it again.
     let again = pass(&shorter.base, state.path(), T0 + 120).await;
     assert_eq!(files(&again), files(&rollback));
+    std::fs::remove_dir_all(state.path().join("alarms")).unwrap();
+    let rewritten = pass(&shorter.base, state.path(), T0 + 150).await;
+    assert_eq!(files(&rewritten), files(&rollback));
+    assert!(files(&rollback)[0].exists());
 
     let other = serve(records("e", 310), key(1), None).await;
     let fork = pass(&other.base, state.path(), T0 + 180).await;
@@ -409,4 +414,10 @@ async fn a_witness_holding_another_history_shows_a_fork() {
         .unwrap();
     assert_eq!(kinds(&found), [AlarmKind::Fork], "{found:?}");
     confirmed(&files(&found));
+    // Every pass compares notes, also one with nothing new.
+    let again = monitor(&log.base, state.path(), Some(one_witness(&url, "none")))
+        .pass_at(T0 + 60)
+        .await
+        .unwrap();
+    assert_eq!((again.verified, kinds(&again)), (0, vec![AlarmKind::Fork]));
 }

@@ -213,6 +213,8 @@ impl Monitor {
                         ),
                         json!({"kept": kept_note, "served": note}),
                     ));
+                } else {
+                    self.gossip(state, alarms).await;
                 }
                 return Ok(0);
             }
