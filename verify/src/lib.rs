@@ -137,31 +137,58 @@ impl Service {
         Ok(Service { base, http })
     }
 
-    async fn get(&self, path: &str) -> Result<Vec<u8>, Failure> {
-        let url = self
-            .base
-            .join(path.trim_start_matches('/'))
-            .map_err(|e| Failure::CannotCheck(format!("bad path {path}: {e}")))?;
-        let response = self
-            .http
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| Failure::CannotCheck(format!("cannot fetch {url}: {e}")))?;
-        let status = response.status();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| Failure::CannotCheck(format!("cannot read {url}: {e}")))?;
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&body);
-            return Err(Failure::CannotCheck(format!(
-                "{url} answered {status}: {}",
-                text.trim()
-            )));
+    /// One GET: the answer (any status) and its body, or why there was
+    /// none. A body past [`MAX_BODY_BYTES`] is no answer: nothing this
+    /// crate reads is larger (an entry bundle is at most 256 entries of
+    /// 64 KiB), so a log or witness that streams more is not read further.
+    pub(crate) async fn fetch(&self, path: &str) -> Fetched {
+        let Ok(url) = self.base.join(path.trim_start_matches('/')) else {
+            return Fetched::Silent(format!("bad path {path}"));
+        };
+        let mut answer = match self.http.get(url.clone()).send().await {
+            Ok(answer) => answer,
+            Err(error) => return Fetched::Silent(format!("cannot fetch {url}: {error}")),
+        };
+        let status = answer.status().as_u16();
+        let mut body = Vec::new();
+        loop {
+            match answer.chunk().await {
+                Ok(Some(chunk)) if body.len() + chunk.len() <= MAX_BODY_BYTES => {
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(Some(_)) => {
+                    return Fetched::Silent(format!(
+                        "{url} answered more than {MAX_BODY_BYTES} bytes"
+                    ));
+                }
+                Ok(None) => return Fetched::Answer(status, body),
+                Err(error) => return Fetched::Silent(format!("cannot read {url}: {error}")),
+            }
         }
-        Ok(body.to_vec())
     }
+
+    /// The body at `path`, which must answer with success.
+    async fn get(&self, path: &str) -> Result<Vec<u8>, Failure> {
+        match self.fetch(path).await {
+            Fetched::Answer(status, body) if (200..300).contains(&status) => Ok(body),
+            Fetched::Answer(status, body) => Err(Failure::CannotCheck(format!(
+                "{path} answered {status}: {}",
+                String::from_utf8_lossy(&body).trim()
+            ))),
+            Fetched::Silent(why) => Err(Failure::CannotCheck(why)),
+        }
+    }
+}
+
+/// The most bytes one answer may have.
+pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// One answer of the service, or why there was none at all.
+pub(crate) enum Fetched {
+    /// An HTTP answer (any status) and its body.
+    Answer(u16, Vec<u8>),
+    /// No answer: the network, a timeout, a body past [`MAX_BODY_BYTES`].
+    Silent(String),
 }
 
 /// One entry of the ledger view.
@@ -233,22 +260,7 @@ pub async fn verify_log(
 /// hash to its root.
 async fn fetch_leaves(service: &Service, checkpoint: &Checkpoint) -> Result<Vec<Vec<u8>>, Failure> {
     let size = checkpoint.size;
-    let mut leaves: Vec<Vec<u8>> = Vec::new();
-    let bundles = size.div_ceil(TILE_WIDTH);
-    for index in 0..bundles {
-        let width = (size - index * TILE_WIDTH).min(TILE_WIDTH);
-        let path = tile_path(TileKind::Entries, index, width);
-        let bundle = service.get(&format!("log/tile/{path}")).await?;
-        let entries = split_bundle(&bundle)
-            .ok_or_else(|| discrepancy(format!("entry bundle {path} is not a bundle")))?;
-        if entries.len() as u64 != width {
-            return Err(discrepancy(format!(
-                "entry bundle {path} holds {} entries, not {width}",
-                entries.len()
-            )));
-        }
-        leaves.extend(entries.into_iter().map(<[u8]>::to_vec));
-    }
+    let leaves = fetch_entries(service, 0, size).await?;
     let mut frontier = Frontier::empty();
     leaves
         .iter()
@@ -259,6 +271,42 @@ async fn fetch_leaves(service: &Service, checkpoint: &Checkpoint) -> Result<Vec<
         )));
     }
     Ok(leaves)
+}
+
+/// The entries from `start` to `end` (0-based, exclusive) from the entry
+/// bundles of a tree of at least `end` leaves (eight requests at a time),
+/// each bundle checked to hold the entries its width says.
+pub(crate) async fn fetch_entries(
+    service: &Service,
+    start: u64,
+    end: u64,
+) -> Result<Vec<Vec<u8>>, Failure> {
+    use futures_util::StreamExt as _;
+    let bundles = (start / TILE_WIDTH..end.div_ceil(TILE_WIDTH)).map(|index| async move {
+        let width = (end - index * TILE_WIDTH).min(TILE_WIDTH);
+        let path = tile_path(TileKind::Entries, index, width);
+        let body = service.get(&format!("log/tile/{path}")).await?;
+        let bundle = split_bundle(&body)
+            .ok_or_else(|| discrepancy(format!("entry bundle {path} is not a bundle")))?;
+        if bundle.len() as u64 != width {
+            return Err(discrepancy(format!(
+                "entry bundle {path} holds {} entries, not {width}",
+                bundle.len()
+            )));
+        }
+        let skip = start.saturating_sub(index * TILE_WIDTH) as usize;
+        Ok(bundle
+            .into_iter()
+            .skip(skip)
+            .map(<[u8]>::to_vec)
+            .collect::<Vec<_>>())
+    });
+    let mut entries = Vec::with_capacity(usize::try_from(end - start).unwrap_or(0));
+    let mut answers = futures_util::stream::iter(bundles).buffered(8);
+    while let Some(bundle) = answers.next().await {
+        entries.extend(bundle?);
+    }
+    Ok(entries)
 }
 
 /// Every hash tile of a tree of `size`, against the tree the leaf `hashes`
@@ -505,7 +553,7 @@ pub fn check_policy_trusts(policy: Option<&Policy>, key: &VerifierKey) -> Result
 }
 
 /// The clock, in seconds since the epoch.
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -518,8 +566,29 @@ fn now() -> u64 {
 /// threshold; a discrepancy for a listed key's line that does not verify
 /// or is dated more than ten minutes ahead.
 pub fn check_witnesses(note: &str, policy: &Policy, now: u64) -> Result<String, Failure> {
-    let (text, lines) =
-        split_note(note).map_err(|e| discrepancy(format!("the checkpoint: {e}")))?;
+    witness_verdict(note, policy, now).map_err(|fault| match fault {
+        WitnessFault::Bad(why) | WitnessFault::Short(why) => discrepancy(why),
+    })
+}
+
+/// Why a checkpoint's cosignatures do not satisfy a policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WitnessFault {
+    /// A line from a listed key that does not verify, or is dated ahead;
+    /// or a note that is not one.
+    Bad(String),
+    /// Every listed line verifies, but too few for the quorum.
+    Short(String),
+}
+
+/// [`check_witnesses`], its failures told apart.
+pub(crate) fn witness_verdict(
+    note: &str,
+    policy: &Policy,
+    now: u64,
+) -> Result<String, WitnessFault> {
+    let bad = WitnessFault::Bad;
+    let (text, lines) = split_note(note).map_err(|e| bad(format!("the checkpoint: {e}")))?;
     let mut verified = std::collections::BTreeSet::new();
     for (index, witness) in policy.witnesses().iter().enumerate() {
         for (name, encoded) in &lines {
@@ -528,7 +597,7 @@ pub fn check_witnesses(note: &str, policy: &Policy, now: u64) -> Result<String, 
                 Ok(Some(cosignature))
                     if cosignature.time > now.saturating_add(MAX_FUTURE_SECONDS) =>
                 {
-                    return Err(discrepancy(format!(
+                    return Err(bad(format!(
                         "witness {}'s cosignature is dated {} s ahead of this clock",
                         witness.name,
                         cosignature.time - now
@@ -538,7 +607,7 @@ pub fn check_witnesses(note: &str, policy: &Policy, now: u64) -> Result<String, 
                     verified.insert(index);
                 }
                 Err(_) => {
-                    return Err(discrepancy(format!(
+                    return Err(bad(format!(
                         "witness {}'s cosignature does not verify (a forged or altered line)",
                         witness.name
                     )));
@@ -559,7 +628,7 @@ pub fn check_witnesses(note: &str, policy: &Policy, now: u64) -> Result<String, 
     if check.met {
         Ok(format!(", witnessed by {names} (quorum met)"))
     } else {
-        Err(discrepancy(format!(
+        Err(WitnessFault::Short(format!(
             "the checkpoint is short of the witness quorum: verified by {names}; short: {}",
             check.short.join(", ")
         )))

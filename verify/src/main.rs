@@ -109,19 +109,12 @@ enum Offline {
 
 /// A duration: a whole number and `s`, `m`, `h` or `d`.
 fn duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.split_at(text.len().saturating_sub(1));
-    let seconds = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err("a number and s, m, h or d (e.g. 15m, 1h)".into()),
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .filter(|n| *n > 0)
-        .and_then(|n| n.checked_mul(seconds))
+    const UNITS: [(&str, u64); 4] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)];
+    UNITS
+        .iter()
+        .find_map(|(unit, seconds)| Some((text.strip_suffix(unit)?, *seconds)))
+        .and_then(|(number, seconds)| number.parse::<u64>().ok()?.checked_mul(seconds))
+        .filter(|seconds| *seconds > 0)
         .map(Duration::from_secs)
         .ok_or_else(|| "a positive whole number and s, m, h or d (e.g. 15m, 1h)".into())
 }
@@ -277,6 +270,33 @@ fn main() -> ExitCode {
         Err(Failure::CannotCheck(line)) => {
             eprintln!("CANNOT CHECK: {line}");
             ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_is_a_whole_number_and_a_unit_and_nothing_else() {
+        assert_eq!(duration("15m"), Ok(Duration::from_secs(900)));
+        assert_eq!(duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(duration("2d"), Ok(Duration::from_secs(172_800)));
+        for refused in [
+            "",
+            "h",
+            "0h",
+            "-1h",
+            "1.5h",
+            "15",
+            "15 m",
+            "5\u{e9}",
+            "\u{e9}",
+            "99999999999999999999d",
+            "18446744073709551615d",
+        ] {
+            assert!(duration(refused).is_err(), "{refused:?}");
         }
     }
 }

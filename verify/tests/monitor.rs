@@ -421,3 +421,27 @@ async fn a_witness_holding_another_history_shows_a_fork() {
         .unwrap();
     assert_eq!((again.verified, kinds(&again)), (0, vec![AlarmKind::Fork]));
 }
+
+/// A log that streams an endless checkpoint is not read past
+/// `MAX_BODY_BYTES`: the pass says it could not read it, and holds no more
+/// than that in memory.
+#[tokio::test]
+async fn an_answer_past_the_body_limit_is_not_read() {
+    let state = tempfile::tempdir().unwrap();
+    let flooding = axum::Router::new().route(
+        "/log/checkpoint",
+        axum::routing::get(|| async { vec![b'x'; freedom_verify::MAX_BODY_BYTES + 1] }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, flooding).await });
+    let flooded = pass(&base, state.path(), T0).await;
+    assert!(flooded.alarms.is_empty());
+    assert!(
+        flooded
+            .unreachable
+            .as_deref()
+            .is_some_and(|why| why.contains("more than 33554432 bytes")),
+        "{flooded:?}"
+    );
+}

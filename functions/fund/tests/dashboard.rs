@@ -3,106 +3,17 @@
 //! values, stale / baseline-only / misaligned strategies, decisions, weights,
 //! and byte-identical answers for the same head.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
-use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
-use freedom_shared::adapters::SqliteLedgerStore;
-use freedom_shared::config::WriteToken;
-use http_body_util::BodyExt;
+mod support;
+
+use axum::http::StatusCode;
+use chrono::Duration;
 use serde_json::{Value, json};
-use std::sync::Arc;
-use tower::ServiceExt;
-
-const TOKEN: &str = "dashboard-test-token-0123456789";
-
-struct App {
-    router: axum::Router,
-    _dir: tempfile::TempDir,
-}
-
-impl App {
-    fn new() -> App {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteLedgerStore::open(dir.path()).unwrap();
-        let state = fund::AppState::new(Arc::new(store), WriteToken::new(TOKEN));
-        App {
-            router: fund::app(state),
-            _dir: dir,
-        }
-    }
-
-    async fn post(&self, record: Value) {
-        let request = Request::post("/api/freedom-fund")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(record.to_string()))
-            .unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED, "{record}");
-    }
-
-    async fn get_raw(&self, query: &str) -> (StatusCode, Vec<u8>) {
-        let request = Request::get(format!("/api/freedom-fund{query}"))
-            .body(Body::empty())
-            .unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        (
-            status,
-            response
-                .into_body()
-                .collect()
-                .await
-                .unwrap()
-                .to_bytes()
-                .to_vec(),
-        )
-    }
-
-    async fn get(&self, query: &str) -> Value {
-        let (status, body) = self.get_raw(query).await;
-        assert_eq!(status, StatusCode::OK, "{query}");
-        serde_json::from_slice(&body).unwrap()
-    }
-}
-
-fn snapshot(strategy: &str, mode: &str, at: DateTime<Utc>, equity: f64, flow: f64) -> Value {
-    json!({
-        "id": format!("{strategy}-{mode}-{}", at.format("%Y%m%dT%H%M")), "type": "snapshot", "visibility": "public",
-        "mode": mode, "strategyId": strategy, "strategyName": format!("Strategy {strategy}"),
-        "asOf": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "source": {"name": "test", "url": "https://example.com/t"},
-        "currency": "USD", "equity": equity, "flowSincePrevious": flow
-    })
-}
-
-/// Weekday closes (20:00 UTC) going back from Friday 2026-05-29, oldest first.
-fn weekdays(count: usize) -> Vec<DateTime<Utc>> {
-    let mut days = Vec::new();
-    let mut at: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
-    while days.len() < count {
-        if !matches!(at.weekday(), Weekday::Sat | Weekday::Sun) {
-            days.push(at);
-        }
-        at -= Duration::days(1);
-    }
-    days.reverse();
-    days
-}
+use support::{App, snapshot, strategy, weekdays};
 
 fn close(value: &Value, want: f64) -> bool {
     value
         .as_f64()
         .is_some_and(|got| (got - want).abs() <= 1e-9 * want.abs().max(1.0))
-}
-
-fn strategy<'a>(dashboard: &'a Value, id: &str) -> &'a Value {
-    dashboard["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["strategyId"] == id)
-        .expect("strategy listed")
 }
 
 /// "steady" gains 0.1 % every weekday for 300 days, with a 1000 deposit on
@@ -483,10 +394,8 @@ async fn without_witnesses_every_answer_says_unwitnessed() {
         assert_eq!(strategy["recording"], "unwitnessed", "{period}");
         assert_eq!(strategy["sinceOnTime"], Value::Null);
     }
-    let request = Request::get("/").body(Body::empty()).unwrap();
-    let page = app.router.clone().oneshot(request).await.unwrap();
-    let page = page.into_body().collect().await.unwrap().to_bytes();
-    let page = String::from_utf8(page.to_vec()).unwrap();
+    let (_, page) = app.fetch("/").await;
+    let page = String::from_utf8(page).unwrap();
     assert!(page.contains("Not witnessed: the log has no witness policy with a quorum"));
     assert!(page.contains("claims no time for any record"));
 }

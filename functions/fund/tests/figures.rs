@@ -3,99 +3,28 @@
 //! view's count, the benchmark comparison, the withheld figures, and a
 //! benchmark naming no series refused.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
-use chrono::{DateTime, Datelike, Duration, Utc, Weekday};
-use freedom_shared::adapters::SqliteLedgerStore;
-use freedom_shared::config::WriteToken;
+mod support;
+
+use axum::http::StatusCode;
 use freedom_shared::config::{Benchmarks, ConfigError};
 use freedom_shared::record::StrategyId;
 use freedom_shared::service::{BenchmarkCheckError, check_benchmarks};
-use http_body_util::BodyExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use tower::ServiceExt;
+use support::{App, snapshot, strategy, weekdays};
 
-const TOKEN: &str = "figures-test-token-0123456789";
-
-struct App {
-    router: axum::Router,
-    store: Arc<SqliteLedgerStore>,
-    _dir: tempfile::TempDir,
-}
-
-impl App {
-    fn new(benchmarks: Benchmarks) -> App {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
-        let state = fund::AppState::new(Arc::clone(&store) as _, WriteToken::new(TOKEN))
-            .with_benchmarks(benchmarks);
-        App {
-            router: fund::app(state),
-            store,
-            _dir: dir,
+/// A paper series of weekday closes ending Friday 2026-05-29, one per
+/// return, written through `app`.
+async fn series(app: &App, strategy: &str, returns: &[f64]) {
+    let days = weekdays(returns.len() + 1);
+    let mut equity = 10_000.0f64;
+    for (i, at) in days.iter().enumerate() {
+        if i > 0 {
+            equity = (equity * (1.0 + returns[i - 1]) * 1e6).round() / 1e6;
         }
-    }
-
-    async fn post(&self, record: Value) {
-        let request = Request::post("/api/freedom-fund")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(record.to_string()))
-            .unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED, "{record}");
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, String) {
-        let request = Request::get(path).body(Body::empty()).unwrap();
-        let response = self.router.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        (status, String::from_utf8(body.to_vec()).unwrap())
-    }
-
-    async fn json(&self, query: &str) -> Value {
-        let (status, body) = self.get(&format!("/api/freedom-fund{query}")).await;
-        assert_eq!(status, StatusCode::OK, "{query}");
-        serde_json::from_str(&body).unwrap()
-    }
-
-    /// A paper series of weekday closes ending Friday 2026-05-29, one per
-    /// return.
-    async fn series(&self, strategy: &str, returns: &[f64]) {
-        let days = weekdays(returns.len() + 1);
-        let mut equity = 10_000.0f64;
-        for (i, at) in days.iter().enumerate() {
-            if i > 0 {
-                equity = (equity * (1.0 + returns[i - 1]) * 1e6).round() / 1e6;
-            }
-            self.post(json!({
-                "id": format!("{strategy}-{}", at.format("%Y%m%d")), "type": "snapshot",
-                "visibility": "public", "mode": "paper", "strategyId": strategy,
-                "strategyName": format!("Strategy {strategy}"),
-                "asOf": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                "source": {"name": "test", "url": "https://example.com/t"},
-                "currency": "USD", "equity": equity, "flowSincePrevious": 0
-            }))
+        app.post(snapshot(strategy, "paper", *at, equity, 0.0))
             .await;
-        }
     }
-}
-
-/// Weekday closes (20:00 UTC) going back from Friday 2026-05-29, oldest first.
-fn weekdays(count: usize) -> Vec<DateTime<Utc>> {
-    let mut days = Vec::new();
-    let mut at: DateTime<Utc> = "2026-05-29T20:00:00Z".parse().unwrap();
-    while days.len() < count {
-        if !matches!(at.weekday(), Weekday::Sat | Weekday::Sun) {
-            days.push(at);
-        }
-        at -= Duration::days(1);
-    }
-    days.reverse();
-    days
 }
 
 /// Seeded normal draws (a linear congruential generator through
@@ -117,15 +46,6 @@ fn noise(seed: u64, count: usize, scale: f64) -> Vec<f64> {
         .collect()
 }
 
-fn strategy<'a>(dashboard: &'a Value, id: &str) -> &'a Value {
-    dashboard["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["strategyId"] == id)
-        .expect("strategy listed")
-}
-
 /// The distinct paper strategies a reader finds in the ledger view.
 async fn paper_strategies_in_the_ledger(app: &App) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
@@ -137,7 +57,7 @@ async fn paper_strategies_in_the_ledger(app: &App) -> BTreeSet<String> {
             }
             None => "?view=ledger&type=snapshot&mode=paper&limit=200".to_owned(),
         };
-        let page = app.json(&query).await;
+        let page = app.get(&query).await;
         for entry in page["entries"].as_array().unwrap() {
             found.insert(entry["record"]["strategyId"].as_str().unwrap().to_owned());
         }
@@ -150,24 +70,24 @@ async fn paper_strategies_in_the_ledger(app: &App) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn the_best_of_nine_noise_strategies_is_deflated_and_compared_with_the_benchmark() {
-    let app = App::new(Benchmarks {
+    let app = App::with_benchmarks(Benchmarks {
         live: None,
         paper: StrategyId::parse("bench"),
     });
     let benchmark = noise(1, 60, 0.02);
-    app.series("bench", &benchmark).await;
+    series(&app, "bench", &benchmark).await;
     for k in 0..9u64 {
         let returns: Vec<f64> = noise(10 + k, 60, 0.01)
             .iter()
             .zip(&benchmark)
             .map(|(r, b)| r + 0.25 * b)
             .collect();
-        app.series(&format!("noise-{k}"), &returns).await;
+        series(&app, &format!("noise-{k}"), &returns).await;
     }
     let listed = paper_strategies_in_the_ledger(&app).await;
     assert_eq!(listed.len(), 10);
     for period in ["all", "63"] {
-        let dashboard = app.json(&format!("?period={period}")).await;
+        let dashboard = app.get(&format!("?period={period}")).await;
         let mut best: Option<&Value> = None;
         for id in &listed {
             let metrics = &strategy(&dashboard, id)["metrics"];
@@ -210,14 +130,15 @@ async fn the_best_of_nine_noise_strategies_is_deflated_and_compared_with_the_ben
             "period {period}: deflated {deflated} vs psr {psr}"
         );
     }
-    let contract = app.json("?view=contract").await;
+    let contract = app.get("?view=contract").await;
     assert_eq!(contract["benchmarks"]["paper"], "bench");
     assert_eq!(contract["benchmarks"]["live"], Value::Null);
     assert_eq!(
         contract["benchmarks"]["paperDefault"],
         "scanner-hold-sol-v3"
     );
-    let (status, page) = app.get("/").await;
+    let (status, page) = app.fetch("/").await;
+    let page = String::from_utf8(page).unwrap();
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("Probability the Sharpe is above 0"));
     assert!(page.contains("Allowing for 10 paper strategies tried"));
@@ -229,11 +150,11 @@ async fn the_best_of_nine_noise_strategies_is_deflated_and_compared_with_the_ben
 
 #[tokio::test]
 async fn few_or_flat_returns_are_withheld_with_the_reason() {
-    let app = App::new(Benchmarks::default());
-    app.series("short", &noise(3, 19, 0.01)).await;
-    app.series("flat", &[0.0; 40]).await;
-    app.series("enough", &noise(4, 20, 0.01)).await;
-    let dashboard = app.json("?period=all").await;
+    let app = App::with_benchmarks(Benchmarks::default());
+    series(&app, "short", &noise(3, 19, 0.01)).await;
+    series(&app, "flat", &[0.0; 40]).await;
+    series(&app, "enough", &noise(4, 20, 0.01)).await;
+    let dashboard = app.get("?period=all").await;
     for (id, reason, days) in [
         ("short", "fewer than 20 daily returns", 19),
         ("flat", "no variation", 40),
@@ -254,19 +175,20 @@ async fn few_or_flat_returns_are_withheld_with_the_reason() {
     assert_eq!(enough["sharpeStats"]["trials"], 3);
     // One strategy of three has statistics: no variance to deflate with.
     assert!(enough["sharpeStats"]["deflated"].is_null());
-    let (_, page) = app.get("/").await;
+    let (_, page) = app.fetch("/").await;
+    let page = String::from_utf8(page).unwrap();
     assert!(page.contains("withheld: fewer than 20 daily returns"));
     assert!(page.contains("withheld: no variation"));
 }
 
 #[tokio::test]
 async fn the_paper_default_benchmark_applies_once_the_ledger_holds_it() {
-    let app = App::new(Benchmarks::default());
-    app.series("momentum", &noise(5, 30, 0.01)).await;
-    let dashboard = app.json("?period=all").await;
+    let app = App::with_benchmarks(Benchmarks::default());
+    series(&app, "momentum", &noise(5, 30, 0.01)).await;
+    let dashboard = app.get("?period=all").await;
     assert!(strategy(&dashboard, "momentum")["metrics"]["benchmark"].is_null());
-    app.series("scanner-hold-sol-v3", &noise(6, 30, 0.02)).await;
-    let dashboard = app.json("?period=all").await;
+    series(&app, "scanner-hold-sol-v3", &noise(6, 30, 0.02)).await;
+    let dashboard = app.get("?period=all").await;
     let comparison = &strategy(&dashboard, "momentum")["metrics"]["benchmark"];
     assert_eq!(comparison["strategyId"], "scanner-hold-sol-v3");
     assert_eq!(comparison["shared"], 30);
@@ -274,8 +196,8 @@ async fn the_paper_default_benchmark_applies_once_the_ledger_holds_it() {
 
 #[tokio::test]
 async fn a_benchmark_naming_no_series_of_its_mode_is_refused_naming_the_variable() {
-    let app = App::new(Benchmarks::default());
-    app.series("bench", &noise(7, 5, 0.01)).await;
+    let app = App::with_benchmarks(Benchmarks::default());
+    series(&app, "bench", &noise(7, 5, 0.01)).await;
     let paper = Benchmarks {
         live: None,
         paper: StrategyId::parse("bench"),

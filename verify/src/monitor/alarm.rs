@@ -88,7 +88,8 @@ fn rfc3339(seconds: u64) -> String {
 }
 
 /// Writes each alarm's evidence file (before the state: a crash in
-/// between finds the fault again), then the feed; the files written.
+/// between finds the fault again), then the feed when it changed or is
+/// missing; the files written.
 pub(super) fn write_alarms(
     state: &Path,
     feed: Option<&Path>,
@@ -116,7 +117,11 @@ pub(super) fn write_alarms(
         write_atomically(&folder, &name, &text)?;
         written.push((alarm.kind, folder.join(name)));
     }
-    if let Some(feed) = feed {
+    // The feed changes only with the alarms (each pass would otherwise
+    // read every evidence file again).
+    if let Some(feed) = feed
+        && (!alarms.is_empty() || !feed.exists())
+    {
         write_feed(&folder, feed, key, now)?;
     }
     Ok(written)

@@ -32,13 +32,15 @@ use alarm::write_alarms;
 pub use alarm::{Alarm, AlarmKind};
 use state::MonitorState;
 
-use crate::{Failure, Service, check_policy_trusts, check_witnesses, tile_path};
+use crate::{
+    Failure, Fetched, Service, WitnessFault, check_policy_trusts, fetch_entries, now,
+    witness_verdict,
+};
 use freedom_tlog::checkpoint::Checkpoint;
 use freedom_tlog::merkle::{Digest, leaf_hash};
 use freedom_tlog::note::VerifierKey;
 use freedom_tlog::policy::Policy;
 use freedom_tlog::proof::verify_consistency;
-use freedom_tlog::tiles::{TILE_WIDTH, TileKind, split_bundle};
 use serde::Deserialize;
 use serde_json::json;
 use std::path::PathBuf;
@@ -74,38 +76,6 @@ pub struct Pass {
     /// The log could not be reached this pass (and has not been for less
     /// than [`PATIENCE_SECONDS`]): nothing is known either way.
     pub unreachable: Option<String>,
-}
-
-/// One answer of the service, or why there was none at all.
-enum Fetched {
-    /// An HTTP answer (any status) and its body.
-    Answer(u16, Vec<u8>),
-    /// No answer: the network, a timeout.
-    Silent(String),
-}
-
-impl Service {
-    async fn fetch(&self, path: &str) -> Fetched {
-        let Ok(url) = self.base.join(path.trim_start_matches('/')) else {
-            return Fetched::Silent(format!("bad path {path}"));
-        };
-        let answer = match self.http.get(url.clone()).send().await {
-            Ok(answer) => answer,
-            Err(error) => return Fetched::Silent(format!("{url}: {error}")),
-        };
-        let status = answer.status().as_u16();
-        match answer.bytes().await {
-            Ok(body) => Fetched::Answer(status, body.to_vec()),
-            Err(error) => Fetched::Silent(format!("{url}: {error}")),
-        }
-    }
-}
-
-/// The seconds since the epoch.
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 impl Monitor {
@@ -173,13 +143,11 @@ impl Monitor {
             return Ok(0);
         };
         if let Some((policy, text)) = &self.policy
-            && let Err(Failure::Discrepancy(why) | Failure::CannotCheck(why)) =
-                check_witnesses(&note, policy, now)
+            && let Err(fault) = witness_verdict(&note, policy, now)
         {
-            let kind = if why.contains("short of the witness quorum") {
-                AlarmKind::LostQuorum
-            } else {
-                AlarmKind::BadSignature
+            let (kind, why) = match fault {
+                WitnessFault::Short(why) => (AlarmKind::LostQuorum, why),
+                WitnessFault::Bad(why) => (AlarmKind::BadSignature, why),
             };
             alarms.push(Alarm::new(
                 kind,
@@ -319,34 +287,12 @@ impl Monitor {
         }
     }
 
-    /// The entries from `start` to `end` (0-based, exclusive) from the entry
-    /// bundles (eight requests at a time), each checked to be one bundle's.
+    /// The entries from `start` to `end` (0-based, exclusive), or why they
+    /// could not be read.
     async fn entries(&self, start: u64, end: u64) -> Result<Vec<Vec<u8>>, String> {
-        use futures_util::StreamExt as _;
-        let bundles = (start / TILE_WIDTH..end.div_ceil(TILE_WIDTH)).map(|index| async move {
-            let width = (end - index * TILE_WIDTH).min(TILE_WIDTH);
-            let path = format!("log/tile/{}", tile_path(TileKind::Entries, index, width));
-            let body = match self.service.fetch(&path).await {
-                Fetched::Answer(200, body) => body,
-                Fetched::Answer(status, _) => return Err(format!("{path} answered {status}")),
-                Fetched::Silent(why) => return Err(why),
-            };
-            let bundle = split_bundle(&body)
-                .filter(|bundle| bundle.len() as u64 == width)
-                .ok_or_else(|| format!("{path} is not a bundle of {width} entries"))?;
-            let skip = start.saturating_sub(index * TILE_WIDTH) as usize;
-            Ok(bundle
-                .into_iter()
-                .skip(skip)
-                .map(<[u8]>::to_vec)
-                .collect::<Vec<_>>())
-        });
-        let mut entries = Vec::with_capacity(usize::try_from(end - start).unwrap_or(0));
-        let mut answers = futures_util::stream::iter(bundles).buffered(8);
-        while let Some(bundle) = answers.next().await {
-            entries.extend(bundle?);
-        }
-        Ok(entries)
+        fetch_entries(&self.service, start, end)
+            .await
+            .map_err(|failure| failure.to_string())
     }
 
     /// Fetches the entries past the kept size, re-derives the root from
