@@ -37,8 +37,9 @@ use freedom_shared::adapters::Stores;
 use freedom_shared::config::ScannerConfig;
 use freedom_shared::config::{self, LogConfig};
 use freedom_shared::errors::fatal;
+use freedom_shared::ports::SignerMemory as _;
 use freedom_shared::service::ScanRunner;
-use freedom_shared::service::{CustodyStatus, Log};
+use freedom_shared::service::{CosignSchedule, CustodyStatus, Log, UNWITNESSED_CUSTODY};
 use freedom_shared::web::{self, ServerLimits};
 use fund::compose::LogParts;
 use std::net::SocketAddr;
@@ -46,6 +47,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -154,12 +156,13 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         },
         verifier.as_ref(),
     )?;
-    if let Some(policy) = &policy {
-        tracing::info!(
+    match &policy {
+        Some(policy) => tracing::info!(
             witnesses = policy.witnesses().len(),
             "log checkpoints are witnessed (FF_LOG_POLICY); a cosigning round runs every {} s",
             options.cosign_interval_secs
-        );
+        ),
+        None => tracing::warn!(key_memory = %memory.describe(), "{UNWITNESSED_CUSTODY}"),
     }
     let log = LogParts {
         config: log_config,
@@ -219,13 +222,19 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!("scanner schedule: every 15 minutes, on :00, :15, :30 and :45");
         tokio::spawn(run_every_quarter_hour(Arc::clone(&schedule)));
     }
+    let (stop, stopping) = watch::channel(false);
     if let Some(log) = witnessed_log {
         tokio::spawn(cosign_every(
             log,
             Duration::from_secs(options.cosign_interval_secs.max(1)),
+            stopping.clone(),
         ));
     }
-    web::serve(socket, app, limits, web::shutdown_signal()).await?;
+    let shutdown = async move {
+        web::shutdown_signal().await;
+        let _ = stop.send(true);
+    };
+    web::serve(socket, app, limits, shutdown).await?;
     // A run still under way is cut off when the process exits: its lock is
     // given back first, so the next start can run at once.
     schedule.release_held().await;
@@ -254,30 +263,60 @@ async fn events_from_env(
     }
 }
 
-/// Runs a cosigning round at once (when the ledger holds records), then
-/// every `interval`, like the fund's once-a-minute EventBridge rule in
-/// production: it asks no witness unless the head moved or one is behind.
-/// The first round makes the checkpoint served after a restart witnessed
-/// within seconds.
-async fn cosign_every(log: Arc<Log>, interval: Duration) {
-    let mut ticks = tokio::time::interval(interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticks.tick().await;
-    if !log.head().await.is_ok_and(|head| head.size > 0) {
-        ticks.tick().await;
-    }
+/// Runs the cosigning rounds [`CosignSchedule`] plans, like the fund's
+/// once-a-minute EventBridge rule in production: the first at once when
+/// the ledger holds records (the checkpoint served after a restart is
+/// witnessed within seconds), then one `interval` after each round ended,
+/// whatever it did, so an idle process sleeps. A round asks no witness
+/// unless the head moved or one is behind. A failing round is logged as a
+/// warning when its reason changes (then at debug level), and at shutdown
+/// a round under way is cut short with one line.
+async fn cosign_every(log: Arc<Log>, interval: Duration, mut stopping: watch::Receiver<bool>) {
+    let head = log.head().await.map_or(0, |head| head.size);
+    let mut schedule = CosignSchedule::new(interval, chrono::Utc::now(), head);
+    let mut last_failure: Option<String> = None;
     loop {
-        match log.cosign(false).await {
-            Ok(round) if round.asked => tracing::info!(
-                tree_size = round.tree_size,
-                quorum_met = round.quorum_met,
-                witnessed_size = round.witnessed_size,
-                "cosigning round"
-            ),
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "cosigning round did not finish"),
+        let wait = schedule.wait(chrono::Utc::now());
+        tokio::select! {
+            () = stopped(&mut stopping) => return,
+            () = tokio::time::sleep(wait) => {}
         }
+        tokio::select! {
+            () = stopped(&mut stopping) => {
+                tracing::info!("shutting down: the cosigning round under way was cut short");
+                return;
+            }
+            outcome = log.cosign(false) => match outcome {
+                Ok(round) => {
+                    last_failure = None;
+                    if round.asked {
+                        tracing::info!(
+                            tree_size = round.tree_size,
+                            quorum_met = round.quorum_met,
+                            witnessed_size = round.witnessed_size,
+                            "cosigning round"
+                        );
+                    }
+                }
+                Err(error) => {
+                    let reason = error.to_string();
+                    if last_failure.as_deref() == Some(reason.as_str()) {
+                        tracing::debug!(%reason, "cosigning round did not finish");
+                    } else {
+                        tracing::warn!(%reason, "cosigning round did not finish; the next one retries");
+                        last_failure = Some(reason);
+                    }
+                }
+            },
+        }
+        schedule.ran(chrono::Utc::now());
     }
+}
+
+/// Resolves once `stopping` says the process is shutting down (or its
+/// sender is gone).
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stopping| *stopping).await;
 }
 
 /// Runs the scanner at every quarter hour of the wall clock, like the

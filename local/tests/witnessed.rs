@@ -310,7 +310,8 @@ async fn a_two_of_three_policy_through_freedom_local() {
         .unwrap();
     assert_eq!(refused.status(), 500, "the fork signs nothing");
     assert!(fork.logged("refuses to sign"));
-    assert!(fork.logged("the witness W1 holds a checkpoint of 3 records"));
+    // Whichever witness answers first shows it: each holds the tree of 3.
+    assert!(fork.logged("holds a checkpoint of 3 records signed by this log's key"));
     for query in ["?head=1", ""] {
         assert_ne!(served(&fork.base, query).await.0, 200, "{query}");
     }

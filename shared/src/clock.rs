@@ -6,6 +6,14 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use std::sync::Arc;
 
+/// How far apart two honest clocks may be, in seconds: the service's and a
+/// witness's. A cosignature dated further than this outside the cosigning
+/// round that asked for it does not count towards a checkpoint's quorum
+/// time, and a snapshot whose witnessed time precedes its `asOf` by more
+/// than this is a clock conflict, never on time (docs/log.md, "When each
+/// record was written"; the contract's `log.clockToleranceSeconds`).
+pub const CLOCK_TOLERANCE_SECONDS: i64 = 60;
+
 /// A source of the current instant.
 pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
 

@@ -712,6 +712,14 @@ async fn witnessed_times_are_the_same_through_the_kv_store_and_sqlite() {
             )
             .unwrap()
             .with_new_log(true)
+            // The service's clock reads what the witness's does: its
+            // cosignatures are dated inside the rounds that ask for them.
+            .with_clock({
+                let time = Arc::clone(&time);
+                Arc::new(move || {
+                    chrono::DateTime::from_timestamp(time.load(Ordering::SeqCst) as i64, 0).unwrap()
+                })
+            })
             .with_witnesses(
                 Policy::parse(&policy).unwrap(),
                 memory,

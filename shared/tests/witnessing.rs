@@ -1,8 +1,10 @@
 //! The log's cosigning round against witnesses that answer each way the
 //! specification allows (a fake `WitnessClient`): only verifying
-//! cosignatures count, a size hint is followed once, a fork or a bad proof
-//! raises the `log.witness_alarm` event and stops the log signing, a
-//! larger tree is found before anything is signed, and failures skip the
+//! cosignatures count, a size hint is followed once, a fork claim or a bad
+//! proof raises the `log.witness_alarm` event against that witness and
+//! stops the log signing only when the witness shows a checkpoint of the
+//! log's key that the ledger does not extend, a larger tree a witness
+//! names without showing it is an alarm against it, and failures skip the
 //! witness. Before its first signature the log asks the witness what it
 //! holds (an `add-checkpoint` of the empty tree: `old 0`, size 0).
 
@@ -29,6 +31,8 @@ type Behaviour = Box<dyn Fn(&AddCheckpoint, &str) -> Result<WitnessReply, String
 struct Fake {
     behaviour: Behaviour,
     seen: Mutex<Vec<u64>>,
+    /// What its monitoring read serves (404 when nothing).
+    latest: Mutex<Option<String>>,
 }
 
 #[async_trait]
@@ -43,6 +47,18 @@ impl WitnessClient for Fake {
         self.seen.lock().unwrap().push(request.old);
         let text = &request.checkpoint[..request.checkpoint.find("\n\n").unwrap() + 1];
         (self.behaviour)(&request, text)
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        _prefix: &str,
+        _origin_hash: &str,
+        _timeout: Duration,
+    ) -> Result<WitnessReply, String> {
+        match self.latest.lock().unwrap().clone() {
+            Some(note) => reply(200, Some("text/plain"), note),
+            None => reply(404, Some("text/plain"), "not found\n"),
+        }
     }
 }
 
@@ -88,6 +104,7 @@ async fn setup(behaviour: Behaviour) -> Setup {
     let fake = Arc::new(Fake {
         behaviour,
         seen: Mutex::new(Vec::new()),
+        latest: Mutex::new(None),
     });
     let memory = Arc::new(InProcessWitnesses::default());
     let log = Log::new(
@@ -199,21 +216,62 @@ fn asks_what_it_holds(request: &AddCheckpoint) -> bool {
     request.old == 0 && request.checkpoint.split('\n').nth(1) == Some("0")
 }
 
-#[tokio::test]
-async fn a_fork_or_a_bad_proof_raises_the_alarm_and_stops_the_log_signing() {
-    for behaviour in [
-        Box::new(|_: &AddCheckpoint, _: &str| reply(422, Some("text/plain"), "inconsistent\n"))
-            as Behaviour,
+fn refusals() -> [Behaviour; 2] {
+    [
+        Box::new(|_: &AddCheckpoint, _: &str| reply(422, Some("text/plain"), "inconsistent\n")),
         Box::new(|_: &AddCheckpoint, _: &str| reply(409, Some("text/plain"), "conflict\n")),
-    ] {
+    ]
+}
+
+/// One witness cannot stop the log: a `422` or an unhinted `409` it does
+/// not back with a checkpoint is an alarm against it, and the log goes on
+/// signing (a k-of-n policy tolerates n − k bad witnesses).
+#[tokio::test]
+async fn a_fork_claim_without_evidence_is_an_alarm_against_the_witness() {
+    for behaviour in refusals() {
         let setup = setup(behaviour).await;
         let round = setup.log.cosign(false).await.unwrap();
         assert_eq!(round.witnesses[0].outcome, "alarm", "{round:?}");
+        assert!(
+            round.witnesses[0]
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("goes on signing")),
+            "{round:?}"
+        );
         assert!(!round.quorum_met);
         assert_eq!(alarms(&setup.events), 1);
         let event = &setup.events.events()[0];
         assert_eq!(event.detail["witness"], "W1");
         assert_eq!(event.detail["head"]["size"], 5);
+        assert_eq!(
+            setup.log.checkpoint().await.unwrap().head.size,
+            5,
+            "the log goes on signing"
+        );
+    }
+}
+
+/// Signing stops on evidence: the refusing witness serves, at its
+/// monitoring read, a checkpoint signed by the log's key that the ledger
+/// does not extend.
+#[tokio::test]
+async fn a_fork_claim_the_witness_shows_stops_the_log_signing() {
+    for behaviour in refusals() {
+        let setup = setup(behaviour).await;
+        let other = freedom_shared::tlog::checkpoint::CheckpointSigner::new(
+            SigningKey::from_seed(ORIGIN, [9; 32]).unwrap(),
+        )
+        .sign(freedom_shared::merkle::Head {
+            size: 5,
+            root_hash: freedom_shared::merkle::Digest([7; 32]),
+        });
+        *setup.fake.latest.lock().unwrap() = Some(other.to_string());
+        let round = setup.log.cosign(false).await;
+        assert!(
+            matches!(&round, Err(LogError::RefusedToSign(reason)) if reason.contains("does not extend")),
+            "the consultation before the first signature finds it: {round:?}"
+        );
         assert!(
             matches!(
                 setup.log.checkpoint().await,
@@ -221,11 +279,15 @@ async fn a_fork_or_a_bad_proof_raises_the_alarm_and_stops_the_log_signing() {
             ),
             "the log signs nothing more"
         );
+        assert!(alarms(&setup.events) >= 1);
     }
 }
 
+/// A witness that names a larger tree than the log remembers, without
+/// showing it, is an alarm against that witness: with `--new-log` the log
+/// signs (the operator's word); it is never a reason to stop.
 #[tokio::test]
-async fn a_witness_holding_a_larger_tree_is_found_before_anything_is_signed() {
+async fn a_larger_tree_a_witness_names_but_does_not_show_is_an_alarm_against_it() {
     let setup = setup(Box::new(|request, text| {
         if asks_what_it_holds(request) {
             reply(409, Some("text/x.tlog.size"), "9\n")
@@ -238,18 +300,16 @@ async fn a_witness_holding_a_larger_tree_is_found_before_anything_is_signed() {
         }
     }))
     .await;
-    let refused = setup.log.cosign(false).await;
+    assert_eq!(setup.log.checkpoint().await.unwrap().head.size, 5);
+    assert_eq!(alarms(&setup.events), 1, "one alarm, against W1");
+    let event = &setup.events.events()[0];
+    assert_eq!(event.detail["witness"], "W1");
     assert!(
-        matches!(&refused, Err(LogError::RefusedToSign(reason)) if reason.contains("9 records")),
-        "{refused:?}"
+        event.detail["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("9 records")),
+        "{event:?}"
     );
-    assert_eq!(
-        *setup.fake.seen.lock().unwrap(),
-        [0],
-        "only the question: nothing was signed or brought"
-    );
-    assert_eq!(alarms(&setup.events), 1);
-    assert_eq!(setup.events.events()[0].detail["head"]["size"], 5);
 }
 
 #[tokio::test]

@@ -8,7 +8,8 @@
 //! <signed checkpoint>
 //! ```
 
-use crate::merkle::Digest;
+use crate::merkle::{Digest, Head};
+use crate::proof::verify_consistency;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use sha2::{Digest as _, Sha256};
@@ -82,6 +83,51 @@ impl AddCheckpoint {
             proof,
             checkpoint: checkpoint.to_owned(),
         })
+    }
+}
+
+/// What a witness makes of an add-checkpoint request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cosigned {
+    /// Consistent: recorded, and cosigned.
+    Yes,
+    /// `old` is not the size last cosigned (which is given).
+    Conflict(u64),
+    /// Inconsistent (a bad proof, or another root for the same size).
+    Refused(&'static str),
+}
+
+/// The specification's checks of `request`, whose checkpoint is `new`,
+/// against `latest`, the head the witness last cosigned for the origin
+/// (`None`: none): the decision `freedom-witness` makes inside its state's
+/// transaction, and the custody simulator's witnesses with it.
+pub fn judge(request: &AddCheckpoint, latest: Option<Head>, new: Head) -> Cosigned {
+    let latest = latest.unwrap_or_else(Head::empty);
+    if request.old != latest.size {
+        return Cosigned::Conflict(latest.size);
+    }
+    if new.size == 0 && new.root_hash != Head::empty().root_hash {
+        return Cosigned::Refused("a size-0 checkpoint whose root is not the empty tree's");
+    }
+    if request.old == 0 || request.old == new.size {
+        if !request.proof.is_empty() {
+            return Cosigned::Refused("a consistency proof where none is due");
+        }
+        if request.old == new.size && latest.root_hash != new.root_hash {
+            return Cosigned::Refused("the same size as the last cosigned, with another root");
+        }
+        return Cosigned::Yes;
+    }
+    if verify_consistency(
+        request.old,
+        new.size,
+        &latest.root_hash,
+        &new.root_hash,
+        &request.proof,
+    ) {
+        Cosigned::Yes
+    } else {
+        Cosigned::Refused("the consistency proof does not verify")
     }
 }
 

@@ -32,8 +32,7 @@ use freedom_tlog::checkpoint::Checkpoint;
 use freedom_tlog::cosignature::CosignerKey;
 use freedom_tlog::merkle::Head;
 use freedom_tlog::note::{NoteError, VerifierKey};
-use freedom_tlog::proof::verify_consistency;
-use freedom_tlog::witness::{AddCheckpoint, MAX_BODY_BYTES, SIZE_HINT_TYPE, origin_hash};
+use freedom_tlog::witness::{AddCheckpoint, MAX_BODY_BYTES, SIZE_HINT_TYPE, judge, origin_hash};
 pub use state::{Cosigned, StateError, WitnessState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -216,7 +215,7 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
             checkpoint.origin.clone(),
             new,
             note,
-            move |latest: Option<Head>| check(&request, latest, new),
+            move |latest: Option<Head>| judge(&request, latest, new),
         )
         .await;
     match outcome {
@@ -241,38 +240,6 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
                 "the witness's state is unavailable\n",
             )
         }
-    }
-}
-
-/// The specification's checks against `latest`, the head last cosigned
-/// for the origin (inside the state's transaction).
-fn check(request: &AddCheckpoint, latest: Option<Head>, new: Head) -> Cosigned {
-    let latest = latest.unwrap_or_else(Head::empty);
-    if request.old != latest.size {
-        return Cosigned::Conflict(latest.size);
-    }
-    if new.size == 0 && new.root_hash != Head::empty().root_hash {
-        return Cosigned::Refused("a size-0 checkpoint whose root is not the empty tree's");
-    }
-    if request.old == 0 || request.old == new.size {
-        if !request.proof.is_empty() {
-            return Cosigned::Refused("a consistency proof where none is due");
-        }
-        if request.old == new.size && latest.root_hash != new.root_hash {
-            return Cosigned::Refused("the same size as the last cosigned, with another root");
-        }
-        return Cosigned::Yes;
-    }
-    if verify_consistency(
-        request.old,
-        new.size,
-        &latest.root_hash,
-        &new.root_hash,
-        &request.proof,
-    ) {
-        Cosigned::Yes
-    } else {
-        Cosigned::Refused("the consistency proof does not verify")
     }
 }
 

@@ -33,16 +33,7 @@ pub enum StateError {
     Task,
 }
 
-/// What the check made of a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cosigned {
-    /// Consistent: recorded, and cosigned.
-    Yes,
-    /// `old` is not the size last cosigned (which is given).
-    Conflict(u64),
-    /// Inconsistent (a bad proof, or another root for the same size).
-    Refused(&'static str),
-}
+pub use freedom_tlog::witness::Cosigned;
 
 /// The state, one connection shared by the requests.
 #[derive(Clone)]

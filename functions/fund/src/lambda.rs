@@ -17,7 +17,7 @@ use freedom_shared::config;
 use freedom_shared::lambda::{
     self, Invocations, LambdaEvent, StartError, answer_http, is_scheduled,
 };
-use freedom_shared::service::{BenchmarkCheckError, Log, check_benchmarks};
+use freedom_shared::service::{BenchmarkCheckError, Log, UNWITNESSED_CUSTODY, check_benchmarks};
 use freedom_shared::web::store_not_configured_app;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -64,6 +64,9 @@ impl FundLambda {
                 "no FF_LOG_SIGNING_KEY: checkpoints and proofs answer 503 signing_unavailable"
             );
         } else {
+            if state.log.policy().is_none() {
+                tracing::warn!("{UNWITNESSED_CUSTODY}");
+            }
             match state.log.custody_status().await {
                 Ok(status) => tracing::info!(custody = %status, "the log's signer"),
                 Err(error) => tracing::warn!(%error, "cannot read the log's memory yet"),

@@ -32,7 +32,7 @@ pub use signer_memory::{InProcess, SignerMemory};
 pub(crate) mod witness_client;
 pub use witness_client::{WitnessClient, WitnessReply};
 pub(crate) mod witness_memory;
-pub use witness_memory::{InProcessWitnesses, KeptCheckpoint, WitnessMemory};
+pub use witness_memory::{InProcessWitnesses, KeptCheckpoint, WitnessMemory, WitnessState};
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;

@@ -59,8 +59,10 @@ pub trait WitnessMemory: Send + Sync + 'static {
     /// replaced, as it may carry more cosignatures), and, when it has a
     /// quorum time (a policy with a quorum), adds it to the witnessed
     /// history if it is larger than every checkpoint there (an entry of the
-    /// history never changes). One atomic step. `Ok(false)`: a larger one
-    /// was kept.
+    /// history never changes), with that time or, when it is earlier, the
+    /// time of the latest entry (times never decrease with size: a record
+    /// in the log by an earlier time is in it by a later one). One atomic
+    /// step. `Ok(false)`: a larger one was kept.
     async fn keep_witnessed(
         &self,
         size: u64,
@@ -153,11 +155,12 @@ impl WitnessMemory for InProcessWitnesses {
             && state.history_top.is_none_or(|top| top < size)
         {
             state.history_top = Some(size);
+            let latest = history.values().next_back().map_or(0, |k| k.quorum_time);
             history.insert(
                 size,
                 KeptCheckpoint {
                     size,
-                    quorum_time,
+                    quorum_time: quorum_time.max(latest),
                     note: note.to_owned(),
                 },
             );

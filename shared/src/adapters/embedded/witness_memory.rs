@@ -165,7 +165,7 @@ impl WitnessMemory for SqliteWitnessMemory {
                 if let Some(quorum_time) = quorum_time {
                     tx.execute(
                     "INSERT INTO witnessed_history (size, quorum_time, note)
-                     SELECT ?1, ?2, ?3
+                     SELECT ?1, max(?2, coalesce((SELECT quorum_time FROM witnessed_history ORDER BY size DESC LIMIT 1), ?2)), ?3
                      WHERE NOT EXISTS (SELECT 1 FROM witnessed_history WHERE size >= ?1)",
                     params![padded(size), to_sql(quorum_time), note],
                 )

@@ -7,7 +7,9 @@
 //! read of the history from a size is one `ZRANGEBYLEX`. A read is one
 //! `HGETALL`; the witnessed checkpoint moves only up, and the history only
 //! grows, by one script (sizes compared as decimals, length first: Lua's
-//! numbers are doubles).
+//! numbers are doubles). The script also keeps the history's times from
+//! decreasing with size: a time below the latest member's is written as
+//! that one.
 
 use super::client::{Command, KvClient, Script, as_array, as_string};
 use crate::ports::StoreError;
@@ -22,8 +24,14 @@ if kept and (#kept > #ARGV[1] or (#kept == #ARGV[1] and kept > ARGV[1])) then re
 redis.call('HSET', KEYS[1], 'witnessed_size', ARGV[1], 'witnessed', ARGV[2])
 local top = redis.call('HGET', KEYS[1], 'history_top')
 if ARGV[3] ~= '' and (not top or #top < #ARGV[1] or (#top == #ARGV[1] and top < ARGV[1])) then
-  redis.call('ZADD', KEYS[2], 0, ARGV[3])
-  redis.call('ZADD', KEYS[3], 0, ARGV[4])
+  local time = ARGV[3]
+  local latest = redis.call('ZREVRANGEBYLEX', KEYS[3], '+', '-', 'LIMIT', 0, 1)[1]
+  if latest then
+    local before = string.sub(latest, 22)
+    if #before > #time or (#before == #time and before > time) then time = before end
+  end
+  redis.call('ZADD', KEYS[2], 0, ARGV[4] .. '\\n' .. time .. '\\n' .. ARGV[2])
+  redis.call('ZADD', KEYS[3], 0, ARGV[4] .. ' ' .. time)
   redis.call('HSET', KEYS[1], 'history_top', ARGV[1])
 end
 return 1",
@@ -171,10 +179,8 @@ impl WitnessMemory for KvWitnessMemory {
                 &[
                     size.to_string(),
                     note.to_owned(),
-                    quorum_time.map_or_else(String::new, |time| {
-                        format!("{}\n{time}\n{note}", padded(size))
-                    }),
-                    quorum_time.map_or_else(String::new, |time| format!("{} {time}", padded(size))),
+                    quorum_time.map_or_else(String::new, |time| time.to_string()),
+                    padded(size),
                 ],
             )
             .await?;

@@ -9,7 +9,9 @@ use std::future::Future;
 /// only moves up (one of the same size replaces it), atomically under
 /// concurrent keepers; a second handle reads what the first wrote. The
 /// witnessed history gains a checkpoint only when it is larger than every
-/// one there, never changes one, and reads from any size in one call.
+/// one there, never changes one, keeps its times from decreasing with size
+/// (a time below the latest kept is kept as that one), and reads from any
+/// size in one call.
 pub async fn run_witness_memory<M, F, Fut>(make_memory: F)
 where
     M: WitnessMemory,
@@ -93,6 +95,18 @@ where
         other.read().await.unwrap().history_top,
         Some(12),
         "a checkpoint without a quorum time is served, not added to the history"
+    );
+    let early = "log\n14\nGGGG\n\n\u{2014} log w\n\u{2014} w1 x\n";
+    assert!(memory.keep_witnessed(14, early, Some(1_150)).await.unwrap());
+    assert_eq!(
+        other.history_times(14, 1).await.unwrap(),
+        vec![(14, 1_200)],
+        "a time below the latest kept is kept as that one: times never decrease with size"
+    );
+    assert_eq!(
+        other.history(14, 1).await.unwrap()[0].quorum_time,
+        1_200,
+        "the history and its times agree"
     );
     let big = u64::MAX - 1;
     let racers = (1..=8u64).map(|i| {

@@ -13,21 +13,38 @@
 //! larger checkpoint the witness holds is written into the log's memories
 //! so the refusal outlives the process.
 //!
-//! A witness that does not answer is skipped. A log whose first memory
-//! holds something signs on after one consultation whatever answered; one
-//! whose first memory holds nothing signs a non-empty head only once
-//! witnesses enough to meet the policy's quorum have answered.
+//! Settled only when no earlier quorum can hide. Witnesses that answer
+//! prove what they hold, not what the silent ones hold; so a log whose
+//! first memory does not hold the head it is asked to sign (no memory, a
+//! memory behind the store, or one restored from a backup: nothing tells
+//! them apart) signs only once the witnesses that did *not* answer could
+//! not on their own have met the policy's quorum (k of n: at least
+//! n − k + 1 answered). Any earlier quorum then shares a witness with those
+//! that answered, whose latest checkpoint the ledger must extend. Until
+//! then it signs nothing, names the witnesses it waits for, and asks again
+//! at the next round. Under a policy whose quorums can be disjoint (1 of
+//! 2, 2 of 4) that is more than a quorum: the old rule (a quorum of
+//! answers) let a minority that never saw the log settle it.
+//!
+//! One witness cannot stop the log: a size it names that the memories
+//! contradict (a `409` naming a tree larger than any the log remembers,
+//! without the checkpoint to show) is an alarm against that witness, which
+//! counts as silent for the rule above; only a checkpoint signed by this
+//! log's key that the ledger does not extend is evidence, and stops the
+//! signing.
 
 use super::custody::{Refusal, Remembered};
 use super::prove::Nothing;
-use super::witnessing::WITNESS_TIMEOUT;
+use super::witnessing::Deadline;
 use super::{Log, LogError};
 use crate::merkle::Head;
 use crate::ports::witness_client::WitnessReply;
 use crate::tlog::checkpoint::Checkpoint;
 use crate::tlog::note::VerifierKey;
-use crate::tlog::policy::Witness;
+use crate::tlog::policy::{Policy, Witness};
 use crate::tlog::witness::{AddCheckpoint, SIZE_HINT_TYPE, origin_hash, parse_size_hint};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use std::collections::BTreeSet;
 
 /// What one witness holds of this log.
@@ -45,43 +62,57 @@ pub(super) enum Holds {
 /// extend.
 #[derive(Debug, Default)]
 pub(super) struct WitnessWord {
-    /// Whether witnesses enough to meet the quorum answered.
+    /// Whether the witnesses that did not answer could not, on their own,
+    /// have met the quorum.
     pub(super) settled: bool,
 }
 
 impl Log {
     /// Asks every witness what it holds of this log (one consultation at
-    /// a time; a request that waited for another's uses its outcome): a
-    /// refusal when one holds a tree the store does not extend (checked
-    /// against the store's head read again, so a round that another
-    /// process brought further is not taken for a fork; a checkpoint the
-    /// witness serves is proved a prefix of it).
+    /// a time; a request that waited for another's uses its outcome),
+    /// each within `deadline`: a refusal when one serves a checkpoint of
+    /// this log's key that the store does not extend (checked against the
+    /// store's head read again, so a round that another process brought
+    /// further is not taken for a fork). Settled when the witnesses that
+    /// did not answer (or named a size the memories contradict) could not
+    /// on their own meet the quorum.
     pub(super) async fn ask_witnesses(
         &self,
         stored: Head,
         confirmed: bool,
+        deadline: Deadline,
     ) -> Result<Result<WitnessWord, Refusal>, LogError> {
         let Some(witnessing) = &self.witnessing else {
             return Ok(Ok(WitnessWord::default()));
         };
         let _one = self.custody.consulting.lock().await;
-        if !self.custody.consultation_due(confirmed) {
+        if !self
+            .custody
+            .consultation_due(confirmed, self.now().timestamp_millis())
+        {
             return Ok(Ok(WitnessWord {
                 settled: self.custody.settled(),
             }));
         }
         let verifier = self.signer()?.verifier();
-        let answers =
-            futures_util::future::join_all(witnessing.policy.witnesses().iter().enumerate().map(
-                |(index, witness)| {
-                    let verifier = &verifier;
-                    async move { (index, witness, self.held_by(witness, verifier).await) }
-                },
-            ))
-            .await;
+        let policy = &witnessing.policy;
+        let mut asking: FuturesUnordered<_> = policy
+            .witnesses()
+            .iter()
+            .enumerate()
+            .map(|(index, witness)| {
+                let verifier = &verifier;
+                async move {
+                    (
+                        index,
+                        witness,
+                        self.held_by(witness, verifier, deadline).await,
+                    )
+                }
+            })
+            .collect();
         let mut answered = BTreeSet::new();
-        let mut word = WitnessWord::default();
-        for (index, witness, answer) in answers {
+        while let Some((index, witness, answer)) = asking.next().await {
             let holds = match answer {
                 Ok(holds) => holds,
                 Err(detail) => {
@@ -89,7 +120,6 @@ impl Log {
                     continue;
                 }
             };
-            answered.insert(index);
             match holds {
                 Holds::Checkpoint(kept) => {
                     if !self.store_extends(&kept).await? {
@@ -106,31 +136,45 @@ impl Log {
                     }
                 }
                 Holds::Size(size) => {
-                    if let Some(reason) = self.unproven_size(witness, size, stored).await? {
-                        return Ok(Err(Refusal {
-                            head: stored,
-                            remembered: None,
-                            reason,
-                        }));
+                    if let Some(reason) = self.contradicted(witness, size, stored).await? {
+                        self.witness_alarm(witness, stored, 409, reason).await;
+                        continue;
                     }
                 }
                 Holds::Nothing => {}
             }
+            answered.insert(index);
+            // Enough answered that the rest, silent, could not hide a
+            // quorum: their answers cannot change the outcome.
+            if no_quorum_hides(policy, &answered) {
+                break;
+            }
         }
-        word.settled = !answered.is_empty() && witnessing.policy.check(&answered).met;
-        self.custody.consulted(word.settled || confirmed);
-        Ok(Ok(word))
+        drop(asking);
+        let silent: BTreeSet<usize> = (0..policy.witnesses().len())
+            .filter(|index| !answered.contains(index))
+            .collect();
+        let settled = no_quorum_hides(policy, &answered);
+        let waiting = silent
+            .iter()
+            .map(|&index| policy.witnesses()[index].name.clone())
+            .collect();
+        self.custody
+            .consulted(settled || confirmed, waiting, self.now().timestamp_millis());
+        Ok(Ok(WitnessWord { settled }))
     }
 
-    /// Why a tree of `size` records a witness cosigned (a size alone, its
-    /// root not served) keeps the log from signing `stored`: it is larger
-    /// than the store's head (read again), or larger than any checkpoint
-    /// the memories hold (read again). The memories are written before
-    /// anything signed is served, so a witness never legitimately holds
-    /// more than they do: they went back, and without the witness's root
-    /// nothing shows whether the ledger is the history it holds, unless
-    /// the operator said this key signed nothing else (`--new-log`).
-    async fn unproven_size(
+    /// Why a tree of `size` records a witness says it cosigned (a size
+    /// alone, its root not served) cannot be squared with what the log
+    /// knows: larger than the store's head (read again) while the log
+    /// remembers less, or larger than any checkpoint the memories hold
+    /// (read again). The memories are written before anything signed is
+    /// served, so either the witness is wrong or the memories went back
+    /// with the store; without the witness's checkpoint nothing shows
+    /// which, so the witness is not counted as having answered (an alarm
+    /// names it), unless the operator said this key signed nothing else
+    /// (`--new-log`) and the size is within the ledger.
+    async fn contradicted(
         &self,
         witness: &Witness,
         size: u64,
@@ -139,29 +183,33 @@ impl Log {
         if size <= stored.size && self.custody.new_log() {
             return Ok(None);
         }
-        if size > stored.size && self.store.head().await?.size < size {
-            return Ok(Some(format!(
-                "the witness {} has cosigned a tree of {size} records of this log, larger than the ledger's {}: the store went back or forked",
-                witness.name, stored.size
-            )));
-        }
         let verifier = self.signer()?.verifier();
         self.custody.forget();
         let remembered = match self.custody.recollect(&verifier, stored).await? {
             Ok(recollection) => recollection.largest().map_or(0, |r| r.head.size),
             Err(refusal) => return Ok(Some(refusal.reason)),
         };
-        Ok((size > remembered).then(|| {
-            format!(
-                "the witness {} has cosigned a tree of {size} records of this log, more than its memories hold ({remembered}), and does not serve that checkpoint to compare: the memories went back with the store; restore them, or start with --new-log only if this key signed nothing the ledger does not extend",
-                witness.name
-            )
-        }))
+        if size <= remembered {
+            return Ok(None);
+        }
+        Ok(Some(
+            if size > stored.size && self.store.head().await?.size < size {
+                format!(
+                    "the witness {} says it cosigned a tree of {size} records of this log, larger than the ledger's {} and than any the log remembers signing ({remembered}), and does not serve that checkpoint: the store and its memories went back, or the witness misbehaves; it is not counted as having answered",
+                    witness.name, stored.size
+                )
+            } else {
+                format!(
+                    "the witness {} says it cosigned a tree of {size} records of this log, more than its memories hold ({remembered}), and does not serve that checkpoint to compare: the memories went back with the store, or the witness misbehaves; it is not counted as having answered",
+                    witness.name
+                )
+            },
+        ))
     }
 
     /// Whether the store's current head extends `kept` (a checkpoint a
     /// witness holds that the head a request read does not reach).
-    async fn store_extends(&self, kept: &Remembered) -> Result<bool, LogError> {
+    pub(super) async fn store_extends(&self, kept: &Remembered) -> Result<bool, LogError> {
         let fresh = self.store.head().await?;
         if fresh.size < kept.head.size {
             return Ok(false);
@@ -182,6 +230,7 @@ impl Log {
         &self,
         witness: &Witness,
         verifier: &VerifierKey,
+        deadline: Deadline,
     ) -> Result<Holds, String> {
         let Some(witnessing) = &self.witnessing else {
             return Err("the log is not witnessed".into());
@@ -189,9 +238,10 @@ impl Log {
         let Some(url) = &witness.url else {
             return Err("the policy gives no URL".into());
         };
-        if let Some(kept) = self.monitoring_read(witness, verifier).await {
+        if let Some(kept) = self.monitoring_read(witness, verifier, deadline).await {
             return Ok(Holds::Checkpoint(kept));
         }
+        let timeout = self.time_left(deadline).ok_or("no time left to ask")?;
         let signer = self.signer().map_err(|e| e.to_string())?;
         let body = AddCheckpoint {
             old: 0,
@@ -201,7 +251,7 @@ impl Log {
         .to_body();
         let reply = witnessing
             .client
-            .add_checkpoint(url, &body, WITNESS_TIMEOUT)
+            .add_checkpoint(url, &body, timeout)
             .await?;
         match reply.status {
             200 | 403 | 404 => Ok(Holds::Nothing),
@@ -222,12 +272,14 @@ impl Log {
         &self,
         witness: &Witness,
         verifier: &VerifierKey,
+        deadline: Deadline,
     ) -> Option<Remembered> {
         let witnessing = self.witnessing.as_ref()?;
         let url = witness.url.as_ref()?;
+        let timeout = self.time_left(deadline)?;
         let reply: WitnessReply = witnessing
             .client
-            .latest_checkpoint(url, &origin_hash(&self.origin), WITNESS_TIMEOUT)
+            .latest_checkpoint(url, &origin_hash(&self.origin), timeout)
             .await
             .ok()
             .filter(|reply| reply.status == 200)?;
@@ -255,4 +307,13 @@ impl Log {
         .await;
         self.refuse(refusal).await
     }
+}
+
+/// Whether the witnesses not in `answered` could not, on their own, meet
+/// the policy's quorum (with `quorum none`, when every witness answered).
+fn no_quorum_hides(policy: &Policy, answered: &BTreeSet<usize>) -> bool {
+    let silent: BTreeSet<usize> = (0..policy.witnesses().len())
+        .filter(|index| !answered.contains(index))
+        .collect();
+    silent.is_empty() || (!policy.needs_no_cosignature() && !policy.check(&silent).met)
 }

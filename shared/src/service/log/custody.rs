@@ -31,16 +31,22 @@ use crate::ports::signer_memory::SignerMemory;
 use crate::tlog::checkpoint::Checkpoint;
 use crate::tlog::note::VerifierKey;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often a signer retries when other signers move the memory under it.
 pub(super) const MAX_ATTEMPTS: usize = 8;
+
+/// What start-up says once when the log has no witness policy: its
+/// memories are its only defence, and a backup that brings them back with
+/// the ledger rolls them back together.
+pub const UNWITNESSED_CUSTODY: &str = "the log has no witness policy (FF_LOG_POLICY): its memory of what it signed is the only thing that stops it signing a second history, and a backup restored together with that memory (the folder holding both the data dir and <key file>.signed, or a KV snapshot holding log:signed) rolls it back with the ledger, so the log would sign a second tree under its key; back up the ledger and the key's memory apart (never restore an older <key file>.signed), or run witnesses: with any policy a restored memory is caught by what they hold";
 
 /// The event a refusal publishes (its `detail-type`).
 pub const REFUSED_TO_SIGN: &str = "log.refused_to_sign";
 
 /// How long after a consultation that did not settle whether the log may
-/// sign (too few witnesses answered) the witnesses are asked again.
+/// sign (the witnesses that did not answer could on their own have met the
+/// quorum) the witnesses are asked again: every round retries.
 pub(super) const CONSULT_AGAIN_AFTER: Duration = Duration::from_secs(10);
 
 /// A checkpoint the signer remembers: its note as stored, and what it says.
@@ -101,8 +107,9 @@ enum Consulted {
     No,
     /// Yes, and none holds a larger or other tree.
     Settled,
-    /// Yes, but too few answered to settle a log with no memory.
-    Unsettled(Instant),
+    /// Yes, but too few answered to settle a log with no memory (when,
+    /// by the log's clock, in milliseconds since the epoch).
+    Unsettled(i64),
 }
 
 /// What the signer knows of its memory in this process.
@@ -116,6 +123,9 @@ struct Known {
     reported: Option<(Head, Option<Head>, String)>,
     /// Whether the witnesses were consulted.
     consulted: Consulted,
+    /// The witnesses a consultation that did not settle waits for (their
+    /// policy names).
+    waiting: Vec<String>,
     /// Set when a witness revealed a larger or other tree of this log:
     /// this process signs nothing more (the reason).
     halted: Option<String>,
@@ -294,21 +304,33 @@ impl Custody {
     /// Whether the witnesses need asking before `head` is signed: once in
     /// each process, and whenever the first memory holds nothing (then at
     /// most every [`CONSULT_AGAIN_AFTER`]).
-    pub(super) fn consultation_due(&self, confirmed: bool) -> bool {
+    pub(super) fn consultation_due(&self, confirmed: bool, now_millis: i64) -> bool {
         match self.known().consulted {
             Consulted::No => true,
             Consulted::Settled => false,
-            Consulted::Unsettled(at) => !confirmed && at.elapsed() >= CONSULT_AGAIN_AFTER,
+            Consulted::Unsettled(at) => {
+                !confirmed
+                    && now_millis.saturating_sub(at)
+                        >= i64::try_from(CONSULT_AGAIN_AFTER.as_millis()).unwrap_or(i64::MAX)
+            }
         }
     }
 
-    /// Records what a consultation settled.
-    pub(super) fn consulted(&self, settled: bool) {
-        self.known().consulted = if settled {
+    /// Records what a consultation settled, and the witnesses it waits
+    /// for when it did not.
+    pub(super) fn consulted(&self, settled: bool, waiting: Vec<String>, now_millis: i64) {
+        let mut known = self.known();
+        known.consulted = if settled {
             Consulted::Settled
         } else {
-            Consulted::Unsettled(Instant::now())
+            Consulted::Unsettled(now_millis)
         };
+        known.waiting = if settled { Vec::new() } else { waiting };
+    }
+
+    /// The witnesses the last consultation that did not settle waits for.
+    pub(super) fn waiting(&self) -> Vec<String> {
+        self.known().waiting.clone()
     }
 
     /// Whether an earlier consultation in this process settled.

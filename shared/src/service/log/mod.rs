@@ -13,14 +13,17 @@
 //! new checkpoint to the witnesses and the newest one that meets the
 //! quorum is the one served (the `witnessing` module).
 
+mod answers;
 mod consult;
 mod custody;
 mod prove;
+mod schedule;
 mod vouch;
 mod witnessed_time;
 mod witnessing;
 
-pub use custody::{CustodyStatus, REFUSED_TO_SIGN};
+pub use custody::{CustodyStatus, REFUSED_TO_SIGN, UNWITNESSED_CUSTODY};
+pub use schedule::CosignSchedule;
 pub use witnessed_time::{
     CONSISTENCY_EXTRA, RECORDING_WINDOW_SECONDS, Recorded, WitnessTable, WitnessedAt,
     WitnessedInclusion, WitnessedTimes, lag_seconds,
@@ -28,6 +31,7 @@ pub use witnessed_time::{
 pub use witnessing::{CosignRound, WITNESS_ALARM};
 pub(crate) use witnessing::{WitnessSignature, Witnessed};
 
+use crate::clock::{Clock, system_clock};
 use crate::config::LogConfig;
 use crate::merkle::Head;
 use crate::ports::event_sink::{Events, no_events};
@@ -40,7 +44,7 @@ use crate::tlog::tiles::{self, TileId, TileKind, TilePath};
 use custody::Custody;
 use prove::{ConsistencyOf, Nothing};
 use std::sync::Arc;
-use witnessing::Witnessing;
+use witnessing::{Deadline, Witnessing};
 
 /// Why a log request cannot be answered.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +111,10 @@ pub struct Log {
     memo: SubtreeMemo,
     custody: Custody,
     witnessing: Option<Witnessing>,
+    /// Where "now" comes from: the cosignatures' dates are checked against
+    /// it, a round's deadline and the consultations' retries are counted
+    /// on it (the custody simulator steps a virtual one).
+    clock: Clock,
 }
 
 /// A signed checkpoint and the head it signs.
@@ -159,7 +167,20 @@ impl Log {
             custody: Custody::new(vec![Arc::new(InProcess::default())], no_events())
                 .with_new_log(true),
             witnessing: None,
+            clock: system_clock(),
         })
+    }
+
+    /// The same log reading the time from `clock` (the system clock by
+    /// default).
+    pub fn with_clock(mut self, clock: Clock) -> Log {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, by the log's clock.
+    pub(super) fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        (self.clock)()
     }
 
     /// The log `config` describes, of the ledger in `store`.
@@ -255,9 +276,15 @@ impl Log {
     /// new head one tile read more to check it extends what the log signed
     /// before (then the signer's memory is written); signed once per head.
     pub async fn checkpoint(&self) -> Result<SignedCheckpoint, LogError> {
+        self.checkpoint_by(self.deadline()).await
+    }
+
+    /// [`Log::checkpoint`], any consultation of the witnesses over by
+    /// `deadline`.
+    async fn checkpoint_by(&self, deadline: Deadline) -> Result<SignedCheckpoint, LogError> {
         let signer = self.signer()?;
         let head = self.store.head().await?;
-        self.vouched(head, Nothing { head }).await?;
+        self.vouched_by(head, Nothing { head }, deadline).await?;
         Ok(SignedCheckpoint {
             head,
             note: signer.sign(head),

@@ -7,6 +7,7 @@
 
 use super::custody::{self, Refusal, Relation, Remembered};
 use super::prove::{Nothing, ProofKind};
+use super::witnessing::Deadline;
 use super::{Log, LogError};
 use crate::merkle::Head;
 use crate::ports::ledger_store::StoreError;
@@ -22,6 +23,17 @@ impl Log {
         &self,
         stored: Head,
         asked: P,
+    ) -> Result<P::Proof, LogError> {
+        self.vouched_by(stored, asked, self.deadline()).await
+    }
+
+    /// [`Log::vouched`], any consultation of the witnesses over by
+    /// `deadline`.
+    pub(super) async fn vouched_by<P: ProofKind + Copy>(
+        &self,
+        stored: Head,
+        asked: P,
+        deadline: Deadline,
     ) -> Result<P::Proof, LogError> {
         let signer = self.signer()?;
         let verifier = signer.verifier();
@@ -44,15 +56,29 @@ impl Log {
             };
             let to_extend = recollection.distinct();
             let remembered = recollection.largest().map(|r| r.head);
-            let mut confirmed =
-                recollection.primary().is_some() || self.custody.new_log() || stored.size == 0;
+            // With witnesses, the first memory holding this very head needs
+            // no word; one that holds nothing, or less (appends since it
+            // signed, or a memory restored from a backup: nothing tells
+            // them apart), needs the witnesses' (or the operator's,
+            // `--new-log`).
+            // Without witnesses, the first memory holding anything vouches
+            // for the ledger's extending it (a restored backup of the key's
+            // folder is the documented limit: only witnesses can tell).
             let new_head = recollection.primary().map(|r| r.head) != Some(stored);
+            let remembers = if self.witnessing.is_some() {
+                !new_head
+            } else {
+                recollection.primary().is_some()
+            };
+            let mut confirmed = remembers || self.custody.new_log() || stored.size == 0;
             if new_head
                 && stored.size > 0
                 && self.witnessing.is_some()
-                && self.custody.consultation_due(confirmed)
+                && self
+                    .custody
+                    .consultation_due(confirmed, self.now().timestamp_millis())
             {
-                match self.ask_witnesses(stored, confirmed).await? {
+                match self.ask_witnesses(stored, confirmed, deadline).await? {
                     Ok(word) => confirmed |= word.settled,
                     Err(refusal) => return Err(self.halt(refusal).await),
                 }
@@ -61,7 +87,19 @@ impl Log {
             }
             if !confirmed {
                 let reason = if self.witnessing.is_some() {
-                    "nothing remembers what this log's key signed, and too few witnesses answered to say they hold no larger or other tree of it; it signs once they do (or start with --new-log if this key signed nothing this ledger does not extend)".to_owned()
+                    let waiting = self.custody.waiting();
+                    format!(
+                        "the log's memory does not hold this head ({}), and the witnesses that have not answered ({}) could on their own hold a larger or other tree of it: it signs once enough of them answer that none can hide one (asked again every round), or start with --new-log if this key signed nothing this ledger does not extend",
+                        match recollection.primary() {
+                            Some(kept) => format!("it remembers {} records", kept.head.size),
+                            None => "it remembers nothing".to_owned(),
+                        },
+                        if waiting.is_empty() {
+                            "none asked yet".to_owned()
+                        } else {
+                            waiting.join(", ")
+                        }
+                    )
                 } else {
                     "nothing remembers what this log's key signed: it signs this ledger only once started with --new-log (FF_LOG_NEW_LOG=true under Lambda), which says this key signed nothing the ledger does not extend".to_owned()
                 };

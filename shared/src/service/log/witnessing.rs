@@ -5,27 +5,32 @@
 //! one it serves.
 //!
 //! A round never runs on the append path; rounds never overlap (a second
-//! waits for the first). Per witness: `200` gives cosignature lines, only
-//! those that verify under the witness's key (and are not dated more than
-//! ten minutes ahead) are kept; a `409` with `text/x.tlog.size` names the
-//! size it last cosigned, kept, and the request is made once more from it
-//! (a size below the one kept: the witness lost its state, a warning; a
-//! size above the log's head: the witness saw a larger tree, an alarm);
-//! another `409` or a `422` says the witness found a fork or a bad proof:
-//! an alarm (error log line and a `log.witness_alarm` event), and the log
-//! keeps serving. Anything else (403, 404, 429, 5xx, no answer within the
-//! timeout) skips that witness this round.
+//! waits for the first). Every round ends within its bound: the
+//! witnesses' timeout, counted from when the round was asked for, covers
+//! the whole round (the consultation before a first signature, every
+//! request and the size hint's retry), so `POST /log/cosign` answers
+//! within that timeout and a second. What each answer means is the
+//! `answers` module's.
+//!
+//! Times the service can vouch for: a cosignature dated within [the moment
+//! the round had its head − 60 s, the round's end + 60 s] by the service's
+//! clock counts for the checkpoint's quorum time; one dated outside still
+//! counts for the served checkpoint's quorum (its signature is valid) but
+//! not for time, and the round's answer names its witness with the skew
+//! (`clockSkewSeconds`). A checkpoint joins the witnessed history only
+//! with a quorum of such cosignatures, and the store keeps the history's
+//! times from ever decreasing with size.
 
 use super::{Log, LogError, WitnessedTimes};
+use crate::clock::CLOCK_TOLERANCE_SECONDS;
 use crate::merkle::Head;
-use crate::ports::event_sink::OutsideEvent;
-use crate::ports::witness_client::{WitnessClient, WitnessReply};
+use crate::ports::witness_client::WitnessClient;
 use crate::ports::witness_memory::WitnessMemory;
 use crate::tlog::checkpoint::Checkpoint;
 use crate::tlog::cosignature::Cosignature;
 use crate::tlog::note::split_note;
 use crate::tlog::policy::{Policy, Witness};
-use crate::tlog::witness::{AddCheckpoint, SIZE_HINT_TYPE, parse_size_hint};
+use chrono::{DateTime, Utc};
 use futures_util::lock::Mutex;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -34,16 +39,22 @@ use std::time::Duration;
 
 /// The event an alarm publishes (its `detail-type`).
 pub const WITNESS_ALARM: &str = "log.witness_alarm";
-/// How long one witness may take to answer.
+/// How long one round may take to hear from its witnesses (each request
+/// gets what is left of it).
 pub(crate) const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);
 /// How far ahead of the clock a cosignature may be dated.
-const MAX_FUTURE_SECONDS: i64 = 600;
+pub(super) const MAX_FUTURE_SECONDS: i64 = 600;
+
+/// When a round, or a consultation outside one, must be over, by the
+/// log's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Deadline(DateTime<Utc>);
 
 /// The log's witnesses: its policy, what it keeps of them, how it reaches
 /// them.
 pub(super) struct Witnessing {
     pub(super) policy: Arc<Policy>,
-    memory: Arc<dyn WitnessMemory>,
+    pub(super) memory: Arc<dyn WitnessMemory>,
     pub(super) client: Arc<dyn WitnessClient>,
     /// The witnessed history as the read views see it (one for the log, so
     /// what it learns once, when witnessing began, is shared).
@@ -67,6 +78,11 @@ pub struct WitnessOutcome {
     /// Why it was skipped or raised an alarm.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// When its cosignature of this round is dated outside the round (by
+    /// more than the 60 s tolerance): how far, in seconds (negative:
+    /// before the round). It counts for the quorum, not for time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_skew_seconds: Option<i64>,
 }
 
 /// What a round did: `POST /log/cosign`'s answer.
@@ -136,7 +152,7 @@ impl Witnessing {
     /// signed by the log), by witness index: lines from unknown keys are
     /// ignored, as are those of a known key that do not verify or are
     /// dated too far ahead.
-    fn cosignatures_on(&self, note: &str) -> Vec<(usize, Cosignature)> {
+    fn cosignatures_on(&self, note: &str, now: i64) -> Vec<(usize, Cosignature)> {
         let Ok((text, lines)) = split_note(note) else {
             return Vec::new();
         };
@@ -145,7 +161,7 @@ impl Witnessing {
             let first = lines.iter().find_map(|(name, encoded)| {
                 witness.key.verify_line(text, name, encoded).ok().flatten()
             });
-            if let Some(cosignature) = first.filter(dated_in_time) {
+            if let Some(cosignature) = first.filter(|c| dated_in_time(c, now)) {
                 found.push((index, cosignature));
             }
         }
@@ -153,18 +169,20 @@ impl Witnessing {
     }
 }
 
-/// Whether a cosignature is dated at most ten minutes ahead of the clock.
-fn dated_in_time(cosignature: &Cosignature) -> bool {
-    let latest = chrono::Utc::now()
-        .timestamp()
-        .saturating_add(MAX_FUTURE_SECONDS);
+/// Whether a cosignature is dated at most ten minutes ahead of `now`
+/// (seconds since the epoch).
+pub(super) fn dated_in_time(cosignature: &Cosignature, now: i64) -> bool {
+    let latest = now.saturating_add(MAX_FUTURE_SECONDS);
     i64::try_from(cosignature.time).is_ok_and(|t| t <= latest)
 }
 
 /// One witness's answer, as the round reads it.
-enum Answer {
+pub(super) enum Answer {
+    /// A cosignature that verified.
     Cosigned(Cosignature),
+    /// Nothing this round (why).
     Skipped(String),
+    /// An alarm against the witness (why).
     Alarm(String),
 }
 
@@ -221,7 +239,7 @@ impl Log {
                 return Ok(None);
             }
         };
-        let found = witnessing.cosignatures_on(&note);
+        let found = witnessing.cosignatures_on(&note, self.now().timestamp());
         let indexes: BTreeSet<usize> = found.iter().map(|(i, _)| *i).collect();
         if !witnessing.policy.check(&indexes).met {
             return Ok(None);
@@ -267,21 +285,42 @@ impl Log {
         }
     }
 
+    /// The deadline of a round (or consultation) starting now.
+    pub(super) fn deadline(&self) -> Deadline {
+        let step = chrono::Duration::from_std(WITNESS_TIMEOUT).unwrap_or(chrono::Duration::MAX);
+        Deadline(
+            self.now()
+                .checked_add_signed(step)
+                .unwrap_or(DateTime::<Utc>::MAX_UTC),
+        )
+    }
+
+    /// What is left until `deadline`; `None` once it has passed.
+    pub(super) fn time_left(&self, deadline: Deadline) -> Option<Duration> {
+        (deadline.0 - self.now())
+            .to_std()
+            .ok()
+            .filter(|left| !left.is_zero())
+    }
+
     /// One cosigning round (see the module's doc): brings the head's
     /// checkpoint to every witness whose cosignature of it is not kept yet
     /// (every witness when `force`), and keeps the result if it meets the
-    /// quorum. Waits for a round already running.
+    /// quorum. Waits for a round already running; ends within the
+    /// witnesses' timeout of being asked for.
     pub async fn cosign(&self, force: bool) -> Result<CosignRound, LogError> {
         let Some(witnessing) = &self.witnessing else {
             return Err(LogError::NotWitnessed);
         };
+        let deadline = self.deadline();
         let _round = witnessing.round.lock().await;
-        let signed = self.checkpoint().await?;
+        let signed = self.checkpoint_by(deadline).await?;
         let head = signed.head;
+        let asked_at = self.now().timestamp();
         let state = witnessing.memory.read().await?;
         let mut held = match &state.witnessed {
             Some((size, note)) if *size == head.size && note.starts_with(&*signed.note) => {
-                witnessing.cosignatures_on(note)
+                witnessing.cosignatures_on(note, asked_at)
             }
             _ => Vec::new(),
         };
@@ -295,7 +334,7 @@ impl Log {
         let asked = !to_ask.is_empty();
         let answers = futures_util::future::join_all(to_ask.iter().map(|(index, witness)| {
             let kept = state.sizes.get(&witness.key.to_text()).copied();
-            async move { (*index, self.bring(witness, head, kept).await) }
+            async move { (*index, self.bring(witness, head, kept, deadline).await) }
         }))
         .await;
         let mut outcomes: Vec<WitnessOutcome> = policy
@@ -306,14 +345,17 @@ impl Log {
                 outcome: "held",
                 size: state.sizes.get(&w.key.to_text()).copied(),
                 detail: None,
+                clock_skew_seconds: None,
             })
             .collect();
+        let mut gathered = BTreeSet::new();
         for (index, (answer, size)) in answers {
             let outcome = &mut outcomes[index];
             outcome.size = size.or(outcome.size);
             match answer {
                 Answer::Cosigned(cosignature) => {
                     outcome.outcome = "cosigned";
+                    gathered.insert(index);
                     held.retain(|(i, _)| *i != index);
                     held.push((index, cosignature));
                 }
@@ -330,16 +372,37 @@ impl Log {
         held.sort_by_key(|(index, _)| *index);
         let indexes: BTreeSet<usize> = held.iter().map(|(i, _)| *i).collect();
         let check = policy.check(&indexes);
+        let ended = self.now().timestamp();
+        let low = asked_at.saturating_sub(CLOCK_TOLERANCE_SECONDS);
+        let high = ended.saturating_add(CLOCK_TOLERANCE_SECONDS);
+        let mut vouched_times = Vec::with_capacity(held.len());
+        for (index, cosignature) in &held {
+            let time = i64::try_from(cosignature.time).unwrap_or(i64::MAX);
+            if (low..=high).contains(&time) {
+                vouched_times.push((*index, cosignature.time));
+            } else if gathered.contains(index) {
+                let skew = if time < low {
+                    time.saturating_sub(asked_at)
+                } else {
+                    time.saturating_sub(ended)
+                };
+                outcomes[*index].clock_skew_seconds = Some(skew);
+                tracing::warn!(
+                    witness = %policy.witnesses()[*index].name,
+                    clock_skew_seconds = skew,
+                    "the witness's cosignature is dated outside the round that asked for it: it counts for the quorum, not for when the records were in the log"
+                );
+            }
+        }
         let mut kept = false;
         if check.met {
             let mut note = signed.note.to_string();
             for (_, cosignature) in &held {
                 note.push_str(&cosignature.line);
             }
-            let times: Vec<(usize, u64)> = held.iter().map(|(i, c)| (*i, c.time)).collect();
             kept = witnessing
                 .memory
-                .keep_witnessed(head.size, &note, policy.quorum_time(&times))
+                .keep_witnessed(head.size, &note, policy.quorum_time(&vouched_times))
                 .await?;
         }
         // Known without another read: this head's, or what the round began
@@ -358,234 +421,4 @@ impl Log {
             witnesses: outcomes,
         })
     }
-
-    /// Brings `head`'s checkpoint to `witness`, from the size it is known
-    /// to have cosigned (`kept`); once more from the size a `409` names.
-    /// Answers what it did and the witness's size afterwards, if known.
-    async fn bring(
-        &self,
-        witness: &Witness,
-        head: Head,
-        kept: Option<u64>,
-    ) -> (Answer, Option<u64>) {
-        let Some(witnessing) = &self.witnessing else {
-            return (Answer::Skipped("the log is not witnessed".into()), kept);
-        };
-        let Some(url) = &witness.url else {
-            return (Answer::Skipped("the policy gives no URL".into()), kept);
-        };
-        let key_text = witness.key.to_text();
-        let mut from = kept.filter(|k| *k <= head.size).unwrap_or(0);
-        for attempt in 0..2 {
-            let (proof, note) = match self.consistency_signed(from, Some(head.size)).await {
-                Ok(answer) => answer,
-                Err(error) => return (Answer::Skipped(error.to_string()), kept),
-            };
-            let body = AddCheckpoint {
-                old: from,
-                proof: proof.path,
-                checkpoint: note.to_string(),
-            }
-            .to_body();
-            let reply = match witnessing
-                .client
-                .add_checkpoint(url, &body, WITNESS_TIMEOUT)
-                .await
-            {
-                Ok(reply) => reply,
-                Err(error) => {
-                    return (
-                        Answer::Skipped(error),
-                        Some(from).filter(|_| kept.is_some()),
-                    );
-                }
-            };
-            match reply.status {
-                200 => {
-                    let text = &note[..note.find("\n\n").map_or(note.len(), |i| i + 1)];
-                    let answer = match witness.key.cosignatures_in(text, &reply.body) {
-                        Ok(found) => match found.iter().find(|c| dated_in_time(c)) {
-                            Some(cosignature) => Answer::Cosigned(cosignature.clone()),
-                            None => match found.iter().filter_map(seconds_ahead).min() {
-                                Some(ahead) => {
-                                    let detail = format!(
-                                        "the witness's cosignature is dated {ahead} s ahead of this clock, more than the {MAX_FUTURE_SECONDS} s allowed, so it is not kept: this clock is slow or the witness's is fast"
-                                    );
-                                    self.alarm(witness, head, 200, detail, Halt::No).await
-                                }
-                                None => Answer::Skipped(
-                                    "answered 200 without a usable cosignature by its key".into(),
-                                ),
-                            },
-                        },
-                        Err(error) => Answer::Skipped(format!("answered 200 with {error}")),
-                    };
-                    if let Err(error) = witnessing.memory.set_size(&key_text, head.size).await {
-                        tracing::warn!(witness = %witness.name, %error, "cannot keep the witness's size");
-                    }
-                    return (answer, Some(head.size));
-                }
-                409 if is_size_hint(&reply) => {
-                    let Some(size) = parse_size_hint(&reply.body) else {
-                        return (
-                            Answer::Skipped("a 409 whose size is unreadable".into()),
-                            kept,
-                        );
-                    };
-                    if size > head.size {
-                        if self
-                            .store
-                            .head()
-                            .await
-                            .is_ok_and(|fresh| fresh.size >= size)
-                        {
-                            return (
-                                Answer::Skipped(
-                                    "the witness is ahead of this round: another round brought a newer head".into(),
-                                ),
-                                Some(size),
-                            );
-                        }
-                        let detail = format!(
-                            "the witness has cosigned a tree of {size} leaves, larger than the log's head of {}: the log went back or forked, or the witness misbehaves; the log signs nothing more",
-                            head.size
-                        );
-                        self.learn_from(witness).await;
-                        return (
-                            self.alarm(witness, head, 409, detail, Halt::Yes).await,
-                            Some(size),
-                        );
-                    }
-                    if size == from {
-                        let detail = format!(
-                            "the witness holds a tree of {size} leaves yet refused the checkpoint of size {} from it: at the same size, another root (a fork, in the specification's wording before 2026-07); the log signs nothing more",
-                            head.size
-                        );
-                        self.learn_from(witness).await;
-                        return (
-                            self.alarm(witness, head, 409, detail, Halt::Yes).await,
-                            Some(size),
-                        );
-                    }
-                    if kept.is_some_and(|k| size < k) {
-                        tracing::warn!(witness = %witness.name, size, kept, "the witness has lost its state; bringing it up");
-                    }
-                    if let Err(error) = witnessing.memory.set_size(&key_text, size).await {
-                        tracing::warn!(witness = %witness.name, %error, "cannot keep the witness's size");
-                    }
-                    if attempt == 1 {
-                        return (
-                            Answer::Skipped("the witness moved during the round".into()),
-                            Some(size),
-                        );
-                    }
-                    from = size;
-                }
-                409 | 422 => {
-                    let detail = format!(
-                        "the witness refused the checkpoint of size {} from size {from} ({}): it reports a fork or a bad proof; the log signs nothing more",
-                        head.size, reply.status
-                    );
-                    self.learn_from(witness).await;
-                    return (
-                        self.alarm(witness, head, reply.status, detail, Halt::Yes)
-                            .await,
-                        kept,
-                    );
-                }
-                status => {
-                    return (Answer::Skipped(format!("answered {status}")), kept);
-                }
-            }
-        }
-        (
-            Answer::Skipped("no cosignature after the size hint".into()),
-            Some(from),
-        )
-    }
-
-    /// Publishes a `log.witness_alarm` event with `detail`, when events go
-    /// anywhere.
-    pub(super) async fn publish_alarm(&self, detail: serde_json::Value) {
-        let events = self.custody.events();
-        if events.is_enabled() {
-            events
-                .publish(vec![OutsideEvent {
-                    detail_type: WITNESS_ALARM,
-                    detail,
-                }])
-                .await;
-        }
-    }
-
-    /// Writes the checkpoint `witness` serves at its monitoring read into
-    /// the log's memories when it is larger than theirs (best effort).
-    async fn learn_from(&self, witness: &Witness) {
-        let Some(verifier) = self.verifier_key() else {
-            return;
-        };
-        if let Some(kept) = self.monitoring_read(witness, &verifier).await {
-            self.custody.learn(&verifier, &kept).await;
-        }
-    }
-
-    /// Raises an alarm about `witness`: an error-level log line and a
-    /// `log.witness_alarm` event. With [`Halt::Yes`] (the witness revealed
-    /// a tree the ledger does not extend) this process signs nothing more;
-    /// reads and appends go on.
-    async fn alarm(
-        &self,
-        witness: &Witness,
-        head: Head,
-        status: u16,
-        detail: String,
-        halt: Halt,
-    ) -> Answer {
-        if halt == Halt::Yes {
-            self.custody.halt(&detail);
-        }
-        tracing::error!(
-            origin = %self.origin,
-            witness = %witness.name,
-            key = %witness.key.to_text(),
-            head_size = head.size,
-            status,
-            detail = %detail,
-            "witness alarm"
-        );
-        self.publish_alarm(serde_json::json!({
-            "origin": self.origin,
-            "witness": witness.name,
-            "key": witness.key.to_text(),
-            "url": witness.url,
-            "head": head,
-            "status": status,
-            "reason": detail,
-        }))
-        .await;
-        Answer::Alarm(detail)
-    }
-}
-
-/// Whether an alarm stops the log signing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Halt {
-    /// It does: the witness holds a tree the ledger does not extend.
-    Yes,
-    /// It does not (a clock out of step).
-    No,
-}
-
-/// How many seconds ahead of the clock `cosignature` is dated, when more
-/// than allowed.
-fn seconds_ahead(cosignature: &Cosignature) -> Option<i64> {
-    let now = chrono::Utc::now().timestamp();
-    i64::try_from(cosignature.time)
-        .ok()
-        .map(|t| t.saturating_sub(now))
-        .filter(|ahead| *ahead > MAX_FUTURE_SECONDS)
-}
-
-fn is_size_hint(reply: &WitnessReply) -> bool {
-    reply.content_type.as_deref() == Some(SIZE_HINT_TYPE)
 }
