@@ -23,8 +23,11 @@
 //!
 //! **Witnessed time** (given a policy): a proof's line says when the record
 //! was in the log by, on whose word, and a snapshot's lag; `--timeline`
-//! ([`verify_timeline`]) recomputes every series' recording block from the
-//! log and its witnessed checkpoints and compares it with the dashboard's.
+//! ([`verify_timeline`]) checks the time the service keeps for each
+//! witnessed checkpoint (never earlier than its cosignatures allow, never
+//! decreasing with size), recomputes every series' recording block from the
+//! log and those times (clock conflicts apart) and compares it with the
+//! dashboard's.
 //!
 //! **Monitor** ([`monitor`]): the same checks kept up pass after pass, on
 //! the new entries only, with the ledger's rules on each new record, and
@@ -34,7 +37,9 @@
 
 pub mod monitor;
 mod timeline;
-pub use timeline::{RECORDING_WINDOW_SECONDS, quorum_time, verify_timeline};
+pub use timeline::{
+    CLOCK_TOLERANCE_SECONDS, RECORDING_WINDOW_SECONDS, quorum_time, verify_timeline,
+};
 
 use freedom_tlog::canonical::canonical_json;
 use freedom_tlog::checkpoint::Checkpoint;

@@ -13,9 +13,10 @@
 //! verified, and on failure the groups short of their threshold. A proof's
 //! line then also says when the record was in the log by (its checkpoint's
 //! quorum time, from the cosignatures alone), on whose word, and a
-//! snapshot's lag. `--timeline` recomputes every series' recording block
-//! from the log and its witnessed checkpoints and fails where the
-//! dashboard differs.
+//! snapshot's lag. `--timeline` checks the time the service keeps for each
+//! witnessed checkpoint (never earlier than its cosignatures allow, never
+//! decreasing with size), recomputes every series' recording block from
+//! the log and those times, and fails where the dashboard differs.
 //!
 //! Prints one line. Exit 0: verified. Exit 1: a discrepancy (the line names
 //! the first one). Exit 2: the check could not be made (unreachable
@@ -59,8 +60,10 @@ struct Options {
     /// A witness policy (c2sp.org/tlog-policy) whose quorum the checkpoint must meet.
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Also recompute every series' recording block (on time, late, lags)
-    /// from the log and its witnessed checkpoints; needs --policy.
+    /// Also check each witnessed checkpoint's kept time against its
+    /// cosignatures and recompute every series' recording block (on time,
+    /// late, clock conflicts, lags) from the log and its witnessed
+    /// checkpoints; needs --policy.
     #[arg(long, requires = "policy")]
     timeline: bool,
 }

@@ -1,11 +1,15 @@
-//! Witnessed time, checked from the cosignatures alone: a checkpoint's
+//! Witnessed time, checked against the cosignatures: a checkpoint's
 //! quorum time (the earliest instant its cosignatures dated up to then meet
-//! the policy's quorum), a record's witnessed time (the quorum time of the
+//! the policy's quorum), a record's witnessed time (the time kept for the
 //! earliest witnessed checkpoint that holds it), and `--timeline`: every
 //! series' `recording` block recomputed from the log's records and its
 //! witnessed checkpoints (`GET /log/witnessed/<n>`), compared with what the
-//! dashboard serves. Written from docs/log.md ("When each record was
-//! written"), not from the service's code.
+//! dashboard serves. The time kept for each checkpoint is the service's
+//! word (the ledger view's `witnessed.at`): it may be later than the
+//! quorum time of all its cosignatures (only those dated near the round
+//! count, and a time never decreases with size), never earlier, and never
+//! earlier than a smaller checkpoint's. Written from docs/log.md ("When
+//! each record was written"), not from the service's code.
 
 use crate::{Failure, Service, Verified, discrepancy, fetch_leaves};
 use freedom_tlog::checkpoint::Checkpoint;
@@ -18,6 +22,11 @@ use std::collections::BTreeMap;
 /// How long after its valuation a snapshot may enter the witnessed log and
 /// still be on time (the contract's `log.recordingWindowSeconds`).
 pub const RECORDING_WINDOW_SECONDS: i64 = 3_600;
+
+/// How far a snapshot's witnessed time may precede its `asOf` (two honest
+/// clocks may disagree by this much); further, it is a clock conflict,
+/// never on time (the contract's `log.clockToleranceSeconds`).
+pub const CLOCK_TOLERANCE_SECONDS: i64 = 60;
 
 /// A checkpoint's quorum time under `policy`, and the witnesses whose
 /// cosignatures, dated up to it, met the quorum (in the policy's order).
@@ -124,27 +133,38 @@ struct Recording {
     on_time: u64,
     late: u64,
     pending: u64,
+    clock_conflict: u64,
+    /// The lags of the snapshots on time or late (clock conflicts are left
+    /// out of the median and the largest).
     lags: Vec<i64>,
     on_time_since: Option<String>,
 }
 
 impl Recording {
+    /// Takes the series' next snapshot, valued at `as_of`, in the witnessed
+    /// log by `witnessed` (seconds since the epoch; `None` while pending).
     fn take(&mut self, as_of: &str, witnessed: Option<i64>) -> Result<(), Failure> {
         let Some(time) = witnessed else {
-            self.pending += 1;
+            self.pending = self.pending.saturating_add(1);
             return Ok(());
         };
         let at = epoch_seconds(as_of)
             .ok_or_else(|| discrepancy(format!("a snapshot's asOf {as_of:?} is not RFC 3339")))?;
         let lag = time.saturating_sub(at);
+        if lag < CLOCK_TOLERANCE_SECONDS.saturating_neg() {
+            // Dated after the witnesses saw it: a clock is wrong.
+            self.clock_conflict = self.clock_conflict.saturating_add(1);
+            self.on_time_since = None;
+            return Ok(());
+        }
         self.lags.push(lag);
         if lag <= RECORDING_WINDOW_SECONDS {
-            self.on_time += 1;
+            self.on_time = self.on_time.saturating_add(1);
             if self.on_time_since.is_none() {
                 self.on_time_since = Some(as_of.to_owned());
             }
         } else {
-            self.late += 1;
+            self.late = self.late.saturating_add(1);
             self.on_time_since = None;
         }
         Ok(())
@@ -164,6 +184,7 @@ impl Recording {
             "onTime": self.on_time,
             "late": self.late,
             "pending": self.pending,
+            "clockConflict": self.clock_conflict,
             "medianLagSeconds": median,
             "maxLagSeconds": lags.last(),
         })
@@ -172,7 +193,8 @@ impl Recording {
 
 /// The witnessed checkpoints from size 1 on, through `served` (the
 /// checkpoint verified): each signed by `key`, its root the one the first
-/// leaves make, its quorum time from its cosignatures; as (size, time).
+/// leaves make, its quorum time from its cosignatures alone; as (size,
+/// quorum time).
 async fn witnessed_checkpoints(
     service: &Service,
     key: &VerifierKey,
@@ -238,7 +260,10 @@ pub async fn verify_timeline(
         .map_err(|e| discrepancy(format!("the checkpoint does not verify: {e}")))?;
     let leaves = fetch_leaves(service, &checkpoint).await?;
     let hashes: Vec<Digest> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
-    let kept = witnessed_checkpoints(service, key, policy, &hashes).await?;
+    let quorum = witnessed_checkpoints(service, key, policy, &hashes).await?;
+    // Read after the checkpoints, so every one of them is in it.
+    let claimed = claimed_times(service, &quorum).await?;
+    let kept = check_kept_times(&quorum, &claimed)?;
     let strategies = dashboard_strategies(service).await?;
     let witnessed_of = |seq: u64| -> Option<i64> {
         let at = kept.partition_point(|(size, _)| *size < seq);
@@ -283,6 +308,7 @@ pub async fn verify_timeline(
             "onTimeSince",
             "onTime",
             "late",
+            "clockConflict",
             "medianLagSeconds",
             "maxLagSeconds",
         ]
@@ -301,6 +327,135 @@ pub async fn verify_timeline(
         leaves.len(),
         kept.len()
     )))
+}
+
+/// A ledger page as `--timeline` reads it: each entry's kept time.
+#[derive(serde::Deserialize)]
+struct TimedPage {
+    entries: Vec<TimedEntry>,
+    next: Option<u64>,
+}
+
+/// One ledger entry's `witnessed`.
+#[derive(serde::Deserialize)]
+struct TimedEntry {
+    seq: u64,
+    #[serde(default)]
+    witnessed: Value,
+}
+
+/// The time the service keeps for each witnessed checkpoint in `quorum`
+/// (sizes from the walk of `GET /log/witnessed/<n>`), read from the ledger
+/// view's entries: every entry a checkpoint holds beyond the one before
+/// must say `{"at", "size"}` with that size and one time. Entries after the
+/// largest are not read (a checkpoint may have been kept since the walk).
+/// As (size, time), in the order of `quorum`.
+async fn claimed_times(
+    service: &Service,
+    quorum: &[(u64, i64)],
+) -> Result<Vec<(u64, i64)>, Failure> {
+    let through = quorum.last().map_or(0, |(size, _)| *size);
+    let mut claimed: Vec<Option<i64>> = vec![None; quorum.len()];
+    let mut before = (through > 0).then(|| through.saturating_add(1));
+    while let Some(cursor) = before {
+        let page = service
+            .get(&format!(
+                "api/freedom-fund?view=ledger&limit=1000&before={cursor}"
+            ))
+            .await?;
+        let page: TimedPage = serde_json::from_slice(&page)
+            .map_err(|e| discrepancy(format!("a ledger page is not the documented shape: {e}")))?;
+        for entry in &page.entries {
+            if entry.seq == 0 || entry.seq > through {
+                continue;
+            }
+            let index = quorum.partition_point(|(size, _)| *size < entry.seq);
+            let Some(&(holder, _)) = quorum.get(index) else {
+                continue;
+            };
+            let said_size = entry.witnessed["size"].as_u64();
+            let at = entry.witnessed["at"].as_str().and_then(epoch_seconds);
+            let (Some(said_size), Some(at)) = (said_size, at) else {
+                return Err(discrepancy(format!(
+                    "the ledger view gives record {} no witnessed time ({}), yet the witnessed checkpoint of size {holder} holds it",
+                    entry.seq, entry.witnessed
+                )));
+            };
+            if said_size != holder {
+                return Err(discrepancy(format!(
+                    "the ledger view dates record {} from the checkpoint of size {said_size}, but the earliest witnessed checkpoint that holds it is of size {holder}",
+                    entry.seq
+                )));
+            }
+            match claimed[index] {
+                Some(time) if time != at => {
+                    return Err(discrepancy(format!(
+                        "the ledger view gives the records of the witnessed checkpoint of size {holder} two times: {} and {}",
+                        rfc3339(time),
+                        rfc3339(at)
+                    )));
+                }
+                _ => claimed[index] = Some(at),
+            }
+        }
+        before = page.next.filter(|next| *next < cursor);
+    }
+    quorum
+        .iter()
+        .zip(claimed)
+        .map(|(&(size, _), at)| {
+            at.map(|at| (size, at)).ok_or_else(|| {
+                discrepancy(format!(
+                    "the ledger view shows no record of the witnessed checkpoint of size {size}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The kept times (`claimed`, as (size, time)) checked against the
+/// checkpoints' own cosignatures (`quorum`, as (size, quorum time), the
+/// same sizes in the same order): none earlier than its checkpoint's
+/// quorum time (a later one is allowed: cosignatures dated far from the
+/// round do not count, and a time is raised to a smaller checkpoint's),
+/// and none earlier than a smaller checkpoint's. A discrepancy names the
+/// checkpoints' sizes. The times to date the records from, as (size,
+/// time).
+pub(crate) fn check_kept_times(
+    quorum: &[(u64, i64)],
+    claimed: &[(u64, i64)],
+) -> Result<Vec<(u64, i64)>, Failure> {
+    let mut previous: Option<(u64, i64)> = None;
+    for (&(size, allowed), &(claimed_size, at)) in quorum.iter().zip(claimed) {
+        if size != claimed_size {
+            return Err(discrepancy(format!(
+                "the kept times name the checkpoint of size {claimed_size} where the witnessed history has size {size}"
+            )));
+        }
+        if at < allowed {
+            return Err(discrepancy(format!(
+                "the witnessed checkpoint of size {size} is kept at {}, earlier than its cosignatures allow (their quorum time is {})",
+                rfc3339(at),
+                rfc3339(allowed)
+            )));
+        }
+        if let Some((smaller, earlier)) = previous.filter(|(_, time)| at < *time) {
+            return Err(discrepancy(format!(
+                "the kept times decrease with size: the witnessed checkpoint of size {smaller} is kept at {}, the one of size {size} at {}",
+                rfc3339(earlier),
+                rfc3339(at)
+            )));
+        }
+        previous = Some((size, at));
+    }
+    if quorum.len() != claimed.len() {
+        return Err(discrepancy(format!(
+            "{} witnessed checkpoints, {} kept times",
+            quorum.len(),
+            claimed.len()
+        )));
+    }
+    Ok(claimed.to_vec())
 }
 
 /// The since-inception dashboard's strategies, every page.
@@ -347,5 +502,69 @@ mod tests {
         assert_eq!(lag_words(240), "4 min after");
         assert_eq!(lag_words(3 * 86_400 + 30), "3 days after");
         assert_eq!(lag_words(-5), "5 s before");
+    }
+
+    fn refused(result: Result<Vec<(u64, i64)>, Failure>) -> String {
+        match result {
+            Err(Failure::Discrepancy(line)) => line,
+            other => panic!("expected a discrepancy, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_kept_time_may_be_later_than_its_cosignatures_never_earlier_nor_decreasing() {
+        let quorum = [(3, 1_000), (7, 900), (9, 2_000)];
+        // Equal, raised to the smaller checkpoint's, later: all kept.
+        let claimed = [(3, 1_000), (7, 1_000), (9, 2_500)];
+        assert_eq!(check_kept_times(&quorum, &claimed).unwrap(), claimed);
+        let line = refused(check_kept_times(
+            &quorum,
+            &[(3, 999), (7, 1_000), (9, 2_000)],
+        ));
+        assert!(
+            line.contains("size 3 is kept at 1970-01-01T00:16:39Z, earlier than its cosignatures allow (their quorum time is 1970-01-01T00:16:40Z)"),
+            "{line}"
+        );
+        let line = refused(check_kept_times(
+            &quorum,
+            &[(3, 1_000), (7, 950), (9, 2_000)],
+        ));
+        assert!(
+            line.contains("decrease with size: the witnessed checkpoint of size 3 is kept at 1970-01-01T00:16:40Z, the one of size 7 at 1970-01-01T00:15:50Z"),
+            "{line}"
+        );
+        refused(check_kept_times(&quorum, &[(3, 1_000), (8, 1_000)]));
+        refused(check_kept_times(&quorum, &[(3, 1_000)]));
+    }
+
+    #[test]
+    fn a_snapshot_dated_after_its_witnessed_time_is_a_clock_conflict() {
+        let mut recording = Recording::default();
+        for (as_of, witnessed) in [
+            ("1970-01-01T00:00:00Z", Some(100)),
+            // Witnessed 4,800 s before its valuation.
+            ("1970-01-01T02:46:40Z", Some(5_200)),
+            ("1970-01-01T01:28:20Z", Some(5_400)),
+            // At the tolerance's edge: 60 s before is on time.
+            ("1970-01-01T01:31:00Z", Some(5_400)),
+            ("1970-01-01T01:40:00Z", None),
+        ] {
+            recording.take(as_of, witnessed).unwrap();
+        }
+        assert_eq!(
+            recording.to_json(),
+            serde_json::json!({
+                "onTimeSince": "1970-01-01T01:28:20Z",
+                "onTime": 3,
+                "late": 0,
+                "pending": 1,
+                "clockConflict": 1,
+                "medianLagSeconds": 100.0,
+                "maxLagSeconds": 100,
+            })
+        );
+        recording.take("1970-01-01T01:32:01Z", Some(5_400)).unwrap();
+        assert_eq!(recording.clock_conflict, 2, "61 s before is a conflict");
+        assert_eq!(recording.on_time_since, None, "and ends the stretch");
     }
 }

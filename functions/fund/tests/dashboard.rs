@@ -6,9 +6,9 @@
 mod support;
 
 use axum::http::StatusCode;
-use chrono::Duration;
+use chrono::{Duration, Utc};
 use serde_json::{Value, json};
-use support::{App, snapshot, strategy, weekdays};
+use support::{App, Witnessed, snapshot, strategy, weekdays};
 
 fn close(value: &Value, want: f64) -> bool {
     value
@@ -398,6 +398,55 @@ async fn without_witnesses_every_answer_says_unwitnessed() {
     let page = String::from_utf8(page).unwrap();
     assert!(page.contains("Not witnessed: the log has no witness policy with a quorum"));
     assert!(page.contains("claims no time for any record"));
+}
+
+/// A valuation dated after the witnesses saw it (its witnessed time
+/// before its `asOf` by more than the clocks' 60 s tolerance) is a clock
+/// conflict: counted apart, never on time, it ends the on-time stretch and
+/// its lag is left out of the median and the largest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_valuation_dated_after_its_witnessed_time_is_a_clock_conflict() {
+    let fund = Witnessed::start().await;
+    let now = Utc::now();
+    // Ten minutes ago (on time), then four minutes ahead (the service
+    // accepts up to five): both witnessed now.
+    for (minutes, equity) in [(-10, 1000.0), (4, 1010.0)] {
+        fund.app
+            .post(snapshot(
+                "clock",
+                "paper",
+                now + Duration::minutes(minutes),
+                equity,
+                0.0,
+            ))
+            .await;
+    }
+    fund.cosign().await;
+    let contract = fund.app.get("?view=contract").await;
+    assert_eq!(contract["log"]["clockToleranceSeconds"], 60);
+    for period in ["21", "all"] {
+        let dashboard = fund.app.get(&format!("?period={period}")).await;
+        let clock = strategy(&dashboard, "clock");
+        let recording = &clock["recording"];
+        assert_eq!(recording["clockConflict"], 1, "{recording}");
+        assert_eq!(
+            (recording["onTime"].as_u64(), recording["late"].as_u64()),
+            (Some(1), Some(0)),
+            "{recording}"
+        );
+        assert_eq!(recording["onTimeSince"], Value::Null, "{recording}");
+        assert_eq!(clock["sinceOnTime"], Value::Null);
+        let max = recording["maxLagSeconds"].as_i64().unwrap();
+        assert!((600..700).contains(&max), "the on-time one's lag: {max}");
+        assert_eq!(recording["medianLagSeconds"].as_f64(), Some(max as f64));
+    }
+    let ledger = fund.app.get("?view=ledger").await;
+    let ahead = &ledger["entries"][0];
+    let lag = ahead["lagSeconds"].as_i64().unwrap();
+    assert!(
+        (-240..-180).contains(&lag),
+        "witnessed before its asOf: {lag}"
+    );
 }
 
 /// A proof at=witnessed from a log that claims no time does not exist:

@@ -14,6 +14,8 @@ use serde_json::Value;
 use std::sync::Arc;
 use tower::ServiceExt;
 
+mod support;
+
 const TOKEN: &str = "page-test-token-0123456789";
 
 struct App {
@@ -471,4 +473,63 @@ async fn the_page_shows_how_to_verify_the_record_and_every_link_answers() {
     // Unsigned, the page says so rather than showing a key.
     let (_, _, unsigned) = send(&sample().await.router, get("/")).await;
     assert!(section(&unsigned, "verify-title").contains("no signing key configured"));
+}
+
+/// Valuations dated after the witnesses saw them (a clock conflict): the
+/// strategy's recording line says how many and why they are not counted
+/// as on time, and the ledger table marks each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_says_when_a_clock_conflict_keeps_valuations_from_counting_on_time() {
+    use chrono::{Duration, Utc};
+    let fund = support::Witnessed::start().await;
+    let now = Utc::now();
+    // "clock": on time, then two valued ahead of the witnesses (the
+    // service accepts up to five minutes ahead); "ahead": one, ahead.
+    for (strategy, minutes, equity) in [
+        ("clock", -10, 1000.0),
+        ("clock", 2, 1005.0),
+        ("clock", 4, 1010.0),
+        ("ahead", 3, 500.0),
+    ] {
+        fund.app
+            .post(support::snapshot(
+                strategy,
+                "paper",
+                now + Duration::minutes(minutes),
+                equity,
+                0.0,
+            ))
+            .await;
+    }
+    fund.cosign().await;
+    let (status, html) = fund.app.fetch("/").await;
+    assert_eq!(status, StatusCode::OK);
+    let html = String::from_utf8(html).unwrap();
+    assert!(
+        html.contains("2 valuations are dated after the witnesses saw them: a clock is wrong (the service's or a witness's), so they are not counted as on time."),
+        "{}",
+        section(&html, "strategies-title")
+    );
+    assert!(
+        html.contains("1 valuation is dated after the witnesses saw it: a clock is wrong (the service's or a witness's), so it is not counted as on time."),
+        "the singular"
+    );
+    assert!(
+        !html.contains("No valuation of this period is in the witnessed log yet"),
+        "a resolved conflict is not pending"
+    );
+    assert!(
+        html.contains("or dated after the witnesses saw them (a clock is wrong), so nothing shows they were recorded as they happened"),
+        "the chart says why a stretch is lighter"
+    );
+    assert!(
+        html.contains("One dated more than 60 s after the witnesses saw it is a clock conflict"),
+        "what witnessed time says names the tolerance"
+    );
+    let ledger = section(&html, "ledger-title");
+    assert_eq!(
+        ledger.matches("clock conflict: dated ").count(),
+        3,
+        "{ledger}"
+    );
 }

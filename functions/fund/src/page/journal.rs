@@ -7,6 +7,7 @@ use crate::paths::FEED_PATH;
 use crate::routes::ledger::{BEFORE, LIMIT, TYPE};
 use crate::routes::log::{SEQ, TLOG_PROOF};
 use crate::routes::{FORMAT, STRATEGY_ID, View, link};
+use freedom_shared::clock::CLOCK_TOLERANCE_SECONDS;
 use freedom_shared::record::RecordKind;
 use freedom_shared::service::{Dashboard, DecisionView, SeriesPoint};
 use freedom_shared::service::{LatestEntry, RECORDING_WINDOW_SECONDS, Recorded};
@@ -135,7 +136,9 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> 
                                 @let header = entry.record.header();
                                 @let lag = entry.lag_seconds;
                                 @let late = lag.is_some_and(|lag| lag > RECORDING_WINDOW_SECONDS);
-                                tr.late[late] {
+                                // Dated after its witnessed time: a clock is wrong.
+                                @let conflict = lag.is_some_and(|lag| lag < CLOCK_TOLERANCE_SECONDS.saturating_neg());
+                                tr.late[late || conflict] {
                                     td { (entry.seq) }
                                     td { (entry.record.kind().as_str()) }
                                     td { bdi { (header.strategy_id.as_str()) } " (" (header.mode.as_str()) ")" }
@@ -145,7 +148,9 @@ pub(super) fn ledger_section(dashboard: &Dashboard, entries: &[LatestEntry]) -> 
                                             Recorded::Witnessed(at) => {
                                                 (date_time(&at.rfc3339()))
                                                 @if let Some(lag) = lag {
-                                                    @if late { " " strong.late-mark { "late: " (lag_words(lag as f64)) } } @else { " (" (lag_words(lag as f64)) ")" }
+                                                    @if late { " " strong.late-mark { "late: " (lag_words(lag as f64)) } }
+                                                    @else if conflict { " " strong.late-mark title="Its asOf is later than the witnessed time: the service's or a witness's clock is wrong" { "clock conflict: dated " (lag_words(lag.saturating_neg() as f64)) " later" } }
+                                                    @else { " (" (lag_words(lag as f64)) ")" }
                                                 }
                                             }
                                             Recorded::Pending => { "pending" }

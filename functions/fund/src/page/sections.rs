@@ -5,6 +5,7 @@
 
 use super::bits::*;
 use super::chart::{self, COLOURS, Curve, Point};
+use freedom_shared::clock::CLOCK_TOLERANCE_SECONDS;
 use freedom_shared::service::{Dashboard, Period, RecordingState, StrategyView};
 use maud::{Markup, html};
 use std::sync::LazyLock;
@@ -99,12 +100,13 @@ pub(super) fn growth_curves(shown: &[&StrategyView], window_start: Option<i64>) 
 
 /// How many of a strategy's charted points (those with a value) come before
 /// it was recorded as it happened: before `recording.onTimeSince`, or all
-/// of them when its latest witnessed valuation was late.
+/// of them when its latest witnessed valuation was late or a clock
+/// conflict.
 fn late_points(strategy: &StrategyView) -> usize {
     let RecordingState::Witnessed(recording) = &strategy.recording else {
         return 0;
     };
-    if recording.late == 0 {
+    if recording.late == 0 && recording.clock_conflict == 0 {
         return 0;
     }
     let valued = strategy.series.iter().filter(|p| p.index.is_some());
@@ -113,6 +115,15 @@ fn late_points(strategy: &StrategyView) -> usize {
             .filter(|p| instant(&p.as_of).is_some_and(|t| t < since))
             .count(),
         None => valued.count(),
+    }
+}
+
+/// How many of a strategy's valuations are dated after the witnesses saw
+/// them (0 when the log claims no time).
+fn clock_conflicts(strategy: &StrategyView) -> u64 {
+    match &strategy.recording {
+        RecordingState::Witnessed(recording) => recording.clock_conflict,
+        RecordingState::Unwitnessed(_) => 0,
     }
 }
 
@@ -184,7 +195,9 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
                 @let late: Vec<&&StrategyView> = shown.iter().zip(&curves).filter(|(_, c)| c.late_points > 0).map(|(s, _)| s).collect();
                 @if !late.is_empty() {
                     p.note #late-note {
-                        "Drawn lighter: valuations logged late, more than " (dashboard.witnessing.recording_window_seconds / 60) " minutes after their date by the witnessed log's time, so nothing shows they were recorded as they happened ("
+                        "Drawn lighter: valuations logged late, more than " (dashboard.witnessing.recording_window_seconds / 60) " minutes after their date by the witnessed log's time"
+                        @if late.iter().any(|s| clock_conflicts(s) > 0) { ", or dated after the witnesses saw them (a clock is wrong)" }
+                        ", so nothing shows they were recorded as they happened ("
                         @for (i, strategy) in late.iter().enumerate() {
                             @if i > 0 { ", " }
                             bdi { (shown_name(&strategy.strategy_name, strategy.mode)) }
@@ -218,6 +231,7 @@ fn witnessed_time_part(witnessing: &freedom_shared::service::WitnessingView) -> 
                 p #witnessed-time {
                     "Each record carries its witnessed time: the moment a quorum of the witnesses, on their own clocks, had cosigned a checkpoint holding it. "
                     "A valuation in the log within " (witnessing.recording_window_seconds / 60) " minutes of its date is on time; a later one is marked late, never refused. "
+                    "One dated more than " (CLOCK_TOLERANCE_SECONDS) " s after the witnesses saw it is a clock conflict (the service's clock or a witness's is wrong), never counted as on time. "
                     "Witnessing began " (date_time(since)) ": records appended before then can only be shown as in the log by then, which says nothing against them."
                 }
             }

@@ -320,8 +320,9 @@ pub(super) fn lag_words(seconds: f64) -> String {
 }
 
 /// One line on how the period's valuations were recorded: since when each
-/// entered the witnessed log as it happened, how many were logged late, or
-/// why the page cannot say.
+/// entered the witnessed log as it happened, how many were logged late, how
+/// many are dated after the witnesses saw them (a clock conflict), or why
+/// the page cannot say.
 pub(super) fn recording_line(strategy: &StrategyView) -> Markup {
     let RecordingState::Witnessed(recording) = &strategy.recording else {
         return html! {
@@ -330,8 +331,9 @@ pub(super) fn recording_line(strategy: &StrategyView) -> Markup {
     };
     let max = recording.max_lag_seconds.map_or(0.0, |s| s as f64);
     let median = recording.median_lag_seconds.unwrap_or(0.0);
+    let conflicts = recording.clock_conflict;
     html! {
-        p.recording.late[recording.late > 0] {
+        p.recording.late[recording.late > 0 || conflicts > 0] {
             @match (&recording.on_time_since, recording.late) {
                 (Some(since), 0) => {
                     "Recorded as it happened since " (day_time(since)) ": every later valuation was in the witnessed log within " (lag_words(max)) " (median " (lag_words(median)) ")."
@@ -339,10 +341,21 @@ pub(super) fn recording_line(strategy: &StrategyView) -> Markup {
                 (Some(since), late) => {
                     "Recorded as it happened since " (day_time(since)) "; " (late) " valuation" @if late != 1 { "s" } " before it " @if late != 1 { "were" } @else { "was" } " logged late, up to " (lag_words(max)) " after " @if late != 1 { "their" } @else { "its" } " valuation."
                 }
-                (None, late) if late > 0 => {
+                // Without a clock conflict, the latest witnessed one was late.
+                (None, late) if late > 0 && conflicts == 0 => {
                     (late) " valuation" @if late != 1 { "s" } " in this period " @if late != 1 { "were" } @else { "was" } " logged late, up to " (lag_words(max)) " after " @if late != 1 { "their" } @else { "its" } " valuation, the latest among them."
                 }
+                (None, late) if late > 0 => {
+                    (late) " valuation" @if late != 1 { "s" } " in this period " @if late != 1 { "were" } @else { "was" } " logged late, up to " (lag_words(max)) " after " @if late != 1 { "their" } @else { "its" } " valuation."
+                }
+                // Every witnessed one is on time or a conflict, and the
+                // latest a conflict: the sentence below says it.
+                (None, _) if conflicts > 0 => {}
                 _ => { "No valuation of this period is in the witnessed log yet." }
+            }
+            @if conflicts > 0 {
+                @if recording.on_time_since.is_some() || recording.late > 0 { " " }
+                (conflicts) " valuation" @if conflicts != 1 { "s are" } @else { " is" } " dated after the witnesses saw " @if conflicts != 1 { "them" } @else { "it" } ": a clock is wrong (the service's or a witness's), so " @if conflicts != 1 { "they are" } @else { "it is" } " not counted as on time."
             }
             @if recording.pending > 0 {
                 " " (recording.pending) " not yet witnessed."

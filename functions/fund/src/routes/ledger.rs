@@ -304,7 +304,8 @@ pub(crate) struct EntryView {
     #[schemars(schema_with = "witnessed_schema")]
     witnessed: Recorded,
     /// For a witnessed snapshot: its witnessed time minus its `asOf`, in
-    /// seconds (on time up to `log.recordingWindowSeconds`, late above).
+    /// seconds (on time up to `log.recordingWindowSeconds`, late above; below
+    /// minus `log.clockToleranceSeconds`, a clock conflict).
     #[serde(skip_serializing_if = "Option::is_none")]
     lag_seconds: Option<i64>,
 }

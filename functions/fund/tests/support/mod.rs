@@ -75,6 +75,64 @@ impl App {
     }
 }
 
+/// The fund app on its own store, its log witnessed by one witness (a
+/// quorum of it) that dates its cosignatures by the system clock.
+pub struct Witnessed {
+    pub app: App,
+    state: fund::AppState,
+    _witness: freedom_testkit::spec_witness::SpecWitness,
+}
+
+impl Witnessed {
+    /// The app, its log new and witnessed.
+    pub async fn start() -> Witnessed {
+        use freedom_shared::adapters::{HttpWitnesses, SqliteWitnessMemory};
+        use freedom_shared::service::Log;
+        use freedom_shared::tlog::note::SigningKey;
+        use freedom_shared::tlog::policy::Policy;
+        const ORIGIN: &str = "witnessed.example/log";
+        let key = SigningKey::from_seed(ORIGIN, [14; 32]).unwrap();
+        let witness = freedom_testkit::spec_witness::SpecWitness::start(
+            "w.example",
+            [15; 32],
+            &key.verifier().to_text(),
+        )
+        .await;
+        let policy = Policy::parse(&format!(
+            "witness W {} {}\nquorum W\n",
+            witness.vkey(),
+            witness.url()
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteLedgerStore::open(dir.path()).unwrap());
+        let log = Log::new(Arc::clone(&store) as _, ORIGIN, Some(key))
+            .unwrap()
+            .with_new_log(true)
+            .with_witnesses(
+                policy,
+                Arc::new(SqliteWitnessMemory::open(dir.path()).unwrap()),
+                Arc::new(HttpWitnesses),
+            );
+        let state =
+            fund::AppState::new(Arc::clone(&store) as _, WriteToken::new(TOKEN)).with_log(log);
+        Witnessed {
+            app: App {
+                router: fund::app(state.clone()),
+                store,
+                _dir: dir,
+            },
+            state,
+            _witness: witness,
+        }
+    }
+
+    /// A cosigning round, which must meet the quorum.
+    pub async fn cosign(&self) {
+        assert!(self.state.log.cosign(false).await.unwrap().quorum_met);
+    }
+}
+
 /// A snapshot of `strategy` in `mode` at `at`.
 pub fn snapshot(strategy: &str, mode: &str, at: DateTime<Utc>, equity: f64, flow: f64) -> Value {
     json!({

@@ -6,12 +6,18 @@
 //! reader resolves what its [`WitnessTable`] covers (the history only
 //! grows, and holds a prefix of the log, so the first snapshot still
 //! pending keeps every later one pending). A resolved snapshot is on time
-//! when its lag is at most [`RECORDING_WINDOW_SECONDS`], late above.
+//! when its lag is at most [`RECORDING_WINDOW_SECONDS`], late above, and a
+//! **clock conflict** when its witnessed time precedes its `asOf` by more
+//! than [`CLOCK_TOLERANCE_SECONDS`] (a lag below minus that): a clock is
+//! wrong, the service's or a witness's, so it is never on time; it ends an
+//! on-time stretch as a late one does, and its lag is left out of the
+//! median and the largest (a wrong clock's lag says nothing of the delay).
 //!
 //! [`SeriesFold`]: super::rollup::SeriesFold
 
 use super::view::{RecordingState, RecordingView, SinceOnTime};
 use crate::analytics::finite;
+use crate::clock::CLOCK_TOLERANCE_SECONDS;
 use crate::service::log::{RECORDING_WINDOW_SECONDS, Recorded, WitnessTable, lag_seconds};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -35,11 +41,16 @@ pub(crate) struct Recording {
     waiting: Vec<Waiting>,
     on_time: u64,
     late: u64,
+    /// Snapshots dated after their witnessed time by more than the
+    /// clocks' tolerance.
+    #[serde(default)]
+    clock_conflict: u64,
     /// How many resolved snapshots had each lag, in seconds (bounded by
-    /// the distinct lags, not by the series' length).
+    /// the distinct lags, not by the series' length); clock conflicts are
+    /// not counted here.
     lags: BTreeMap<i64, u64>,
-    /// The first on-time snapshot after the last late one: its `asOf` as
-    /// written and its growth index's bits.
+    /// The first on-time snapshot after the last late one or clock
+    /// conflict: its `asOf` as written and its growth index's bits.
     since: Option<(String, u64)>,
 }
 
@@ -69,6 +80,12 @@ impl Recording {
             };
             let as_of = DateTime::from_timestamp(waiting.at, 0).unwrap_or_default();
             let lag = lag_seconds(witnessed, as_of);
+            if lag < CLOCK_TOLERANCE_SECONDS.saturating_neg() {
+                self.clock_conflict = self.clock_conflict.saturating_add(1);
+                self.since = None;
+                resolved += 1;
+                continue;
+            }
             let count = self.lags.entry(lag).or_insert(0);
             *count = count.saturating_add(1);
             if lag <= RECORDING_WINDOW_SECONDS {
@@ -112,6 +129,7 @@ impl Recording {
             on_time: self.on_time,
             late: self.late,
             pending: u64::try_from(self.waiting.len()).unwrap_or(u64::MAX),
+            clock_conflict: self.clock_conflict,
             median_lag_seconds: median,
             max_lag_seconds: self.lags.keys().next_back().copied(),
         };
@@ -121,7 +139,7 @@ impl Recording {
 
 impl Recording {
     /// The median of the resolved lags (the mean of the two middle ones
-    /// for an even count).
+    /// for an even count), clock conflicts left out.
     fn median_lag(&self) -> Option<f64> {
         let total: u64 = self.lags.values().sum();
         if total == 0 {
@@ -154,6 +172,51 @@ mod tests {
 
     fn at(seconds: i64) -> DateTime<Utc> {
         Utc.timestamp_opt(seconds, 0).unwrap()
+    }
+
+    /// A valuation dated after the witnesses saw it (lag −4,800 s) is a
+    /// clock conflict: never on time, it ends the on-time stretch as a late
+    /// one does and is left out of the lags; −60 s is still within the
+    /// tolerance, −61 s is not.
+    #[test]
+    fn a_valuation_dated_after_its_witnessed_time_is_a_clock_conflict() {
+        let mut recording = Recording::default();
+        recording.push(1, at(0), "a", 1.0);
+        recording.push(2, at(10_000), "b", 1.1);
+        recording.push(3, at(5_300), "c", 1.2);
+        recording.push(4, at(5_460), "d", 1.3);
+        let table = WitnessTable::new(1, vec![(1, 100), (2, 5_200), (3, 5_400)]);
+        recording.resolve(&table);
+        let (RecordingState::Witnessed(view), since) = recording.view(&table, Some(1.2), true)
+        else {
+            panic!("witnessed")
+        };
+        assert_eq!((view.on_time, view.late, view.pending), (2, 0, 1));
+        assert_eq!(view.clock_conflict, 1);
+        assert_eq!(
+            view.on_time_since.as_deref(),
+            Some("c"),
+            "the conflict ended the stretch"
+        );
+        assert_eq!(since.map(|s| s.start).as_deref(), Some("c"));
+        assert_eq!(
+            view.max_lag_seconds,
+            Some(100),
+            "the conflict's lag is left out"
+        );
+        assert_eq!(view.median_lag_seconds, Some(100.0));
+        // At the tolerance's edge: −60 s is on time, −61 s a conflict.
+        let mut edge = Recording::default();
+        edge.push(1, at(1_060), "x", 1.0);
+        edge.push(2, at(1_061), "y", 1.0);
+        let edge_table = WitnessTable::new(1, vec![(1, 1_000), (2, 1_000)]);
+        edge.resolve(&edge_table);
+        let (RecordingState::Witnessed(view), _) = edge.view(&edge_table, Some(1.0), true) else {
+            panic!("witnessed")
+        };
+        assert_eq!((view.on_time, view.late, view.clock_conflict), (1, 0, 1));
+        assert_eq!(view.on_time_since, None, "the latest is a conflict");
+        assert_eq!(view.max_lag_seconds, Some(-60));
     }
 
     #[test]

@@ -34,8 +34,10 @@ use std::collections::BTreeMap;
 
 /// The format of a stored roll-up's state: a change to `SeriesFold`, the
 /// analytics' fold or the chart's rule gets a new number, and states of
-/// another number are ignored (and replaced by the next reader).
-pub(crate) const ROLLUP_VERSION: u32 = 4;
+/// another number are ignored (and replaced by the next reader). Version 5:
+/// the recording counts clock conflicts apart (a state of 4 counted them
+/// on time).
+pub(crate) const ROLLUP_VERSION: u32 = 5;
 
 /// How finely a chart keeps points: every snapshot, or the last of each UTC
 /// day, ISO week or calendar month (the baseline is always kept).

@@ -256,8 +256,9 @@ pub struct StrategyView {
     /// True when only the baseline is known: no return yet.
     pub baseline_only: bool,
     /// How the period's snapshots were recorded: how many entered the
-    /// witnessed log on time, late or not yet; `"unwitnessed"` when the
-    /// log has no witness policy with a quorum.
+    /// witnessed log on time, late or not yet, and how many are dated after
+    /// it (a clock conflict); `"unwitnessed"` when the log has no witness
+    /// policy with a quorum.
     pub recording: RecordingState,
     /// The stretch since `recording.onTimeSince` (every later snapshot on
     /// time) and the growth over it; null when there is none.
@@ -298,7 +299,8 @@ pub enum UnwitnessedMark {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RecordingView {
     /// The `asOf` from which every later witnessed snapshot was on time;
-    /// null when the latest witnessed one was late, or none is witnessed.
+    /// null when the latest witnessed one was late or a clock conflict, or
+    /// none is witnessed.
     pub on_time_since: Option<String>,
     /// Snapshots in the witnessed log within `log.recordingWindowSeconds`
     /// of their valuation.
@@ -307,9 +309,15 @@ pub struct RecordingView {
     pub late: u64,
     /// Snapshots not yet in a witnessed checkpoint.
     pub pending: u64,
-    /// The median lag of the witnessed snapshots, seconds.
+    /// Snapshots whose witnessed time precedes their `asOf` by more than
+    /// `log.clockToleranceSeconds` (a lag below minus that): a clock is
+    /// wrong, the service's or a witness's. Never on time; each ends an
+    /// on-time stretch as a late one does.
+    pub clock_conflict: u64,
+    /// The median lag of the witnessed snapshots, seconds (clock conflicts
+    /// left out).
     pub median_lag_seconds: Option<f64>,
-    /// The largest lag, seconds.
+    /// The largest lag, seconds (clock conflicts left out).
     pub max_lag_seconds: Option<i64>,
 }
 
