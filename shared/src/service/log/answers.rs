@@ -244,7 +244,9 @@ impl Log {
     }
 
     /// Raises an alarm about `witness`: an error-level log line and a
-    /// `log.witness_alarm` event. Reads, appends and signing go on.
+    /// `log.witness_alarm` event, once while the witness keeps answering
+    /// the same way round after round (then at debug level), again once it
+    /// has cosigned. Reads, appends and signing go on.
     pub(super) async fn witness_alarm(
         &self,
         witness: &Witness,
@@ -252,6 +254,18 @@ impl Log {
         status: u16,
         detail: String,
     ) {
+        let repeated = self.witnessing.as_ref().is_some_and(|witnessing| {
+            witnessing
+                .alarms
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(witness.name.clone(), status)
+                == Some(status)
+        });
+        if repeated {
+            tracing::debug!(witness = %witness.name, status, detail = %detail, "witness alarm, as in the last round");
+            return;
+        }
         tracing::error!(
             origin = %self.origin,
             witness = %witness.name,

@@ -88,7 +88,7 @@ impl Log {
         let _one = self.custody.consulting.lock().await;
         if !self
             .custody
-            .consultation_due(confirmed, self.now().timestamp_millis())
+            .consultation_due(confirmed, deadline.round, self.now().timestamp_millis())
         {
             return Ok(Ok(WitnessWord {
                 settled: self.custody.settled(),

@@ -46,7 +46,7 @@ pub const REFUSED_TO_SIGN: &str = "log.refused_to_sign";
 
 /// How long after a consultation that did not settle whether the log may
 /// sign (the witnesses that did not answer could on their own have met the
-/// quorum) the witnesses are asked again: every round retries.
+/// quorum) a read asks the witnesses again; every round asks at once.
 pub(super) const CONSULT_AGAIN_AFTER: Duration = Duration::from_secs(10);
 
 /// A checkpoint the signer remembers: its note as stored, and what it says.
@@ -302,16 +302,18 @@ impl Custody {
     }
 
     /// Whether the witnesses need asking before `head` is signed: once in
-    /// each process, and whenever the first memory holds nothing (then at
-    /// most every [`CONSULT_AGAIN_AFTER`]).
-    pub(super) fn consultation_due(&self, confirmed: bool, now_millis: i64) -> bool {
+    /// each process, and while the last consultation did not settle, at
+    /// every round (`round`) or, for a read, at most every
+    /// [`CONSULT_AGAIN_AFTER`].
+    pub(super) fn consultation_due(&self, confirmed: bool, round: bool, now_millis: i64) -> bool {
         match self.known().consulted {
             Consulted::No => true,
             Consulted::Settled => false,
             Consulted::Unsettled(at) => {
                 !confirmed
-                    && now_millis.saturating_sub(at)
-                        >= i64::try_from(CONSULT_AGAIN_AFTER.as_millis()).unwrap_or(i64::MAX)
+                    && (round
+                        || now_millis.saturating_sub(at)
+                            >= i64::try_from(CONSULT_AGAIN_AFTER.as_millis()).unwrap_or(i64::MAX))
             }
         }
     }

@@ -276,7 +276,7 @@ impl Log {
     /// new head one tile read more to check it extends what the log signed
     /// before (then the signer's memory is written); signed once per head.
     pub async fn checkpoint(&self) -> Result<SignedCheckpoint, LogError> {
-        self.checkpoint_by(self.deadline()).await
+        self.checkpoint_by(self.deadline(false)).await
     }
 
     /// [`Log::checkpoint`], any consultation of the witnesses over by

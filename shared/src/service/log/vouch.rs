@@ -24,7 +24,7 @@ impl Log {
         stored: Head,
         asked: P,
     ) -> Result<P::Proof, LogError> {
-        self.vouched_by(stored, asked, self.deadline()).await
+        self.vouched_by(stored, asked, self.deadline(false)).await
     }
 
     /// [`Log::vouched`], any consultation of the witnesses over by
@@ -74,9 +74,11 @@ impl Log {
             if new_head
                 && stored.size > 0
                 && self.witnessing.is_some()
-                && self
-                    .custody
-                    .consultation_due(confirmed, self.now().timestamp_millis())
+                && self.custody.consultation_due(
+                    confirmed,
+                    deadline.round,
+                    self.now().timestamp_millis(),
+                )
             {
                 match self.ask_witnesses(stored, confirmed, deadline).await? {
                     Ok(word) => confirmed |= word.settled,

@@ -46,9 +46,15 @@ pub(crate) const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) const MAX_FUTURE_SECONDS: i64 = 600;
 
 /// When a round, or a consultation outside one, must be over, by the
-/// log's clock.
+/// log's clock; and whether it is a round's (a round asks the witnesses
+/// again at once when the last consultation did not settle; a read at most
+/// every ten seconds, so readers cannot make the log hammer its
+/// witnesses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Deadline(DateTime<Utc>);
+pub(super) struct Deadline {
+    at: DateTime<Utc>,
+    pub(super) round: bool,
+}
 
 /// The log's witnesses: its policy, what it keeps of them, how it reaches
 /// them.
@@ -60,6 +66,10 @@ pub(super) struct Witnessing {
     /// what it learns once, when witnessing began, is shared).
     times: WitnessedTimes,
     round: Mutex<()>,
+    /// The alarm each witness last raised (its status), until it cosigns
+    /// again: an alarm repeated round after round is logged and published
+    /// once.
+    pub(super) alarms: std::sync::Mutex<std::collections::BTreeMap<String, u16>>,
 }
 
 /// What one witness did in a round.
@@ -145,6 +155,7 @@ impl Witnessing {
             memory,
             client,
             round: Mutex::new(()),
+            alarms: std::sync::Mutex::default(),
         }
     }
 
@@ -285,19 +296,21 @@ impl Log {
         }
     }
 
-    /// The deadline of a round (or consultation) starting now.
-    pub(super) fn deadline(&self) -> Deadline {
+    /// The deadline of a round (`round`) or a read starting now.
+    pub(super) fn deadline(&self, round: bool) -> Deadline {
         let step = chrono::Duration::from_std(WITNESS_TIMEOUT).unwrap_or(chrono::Duration::MAX);
-        Deadline(
-            self.now()
+        Deadline {
+            at: self
+                .now()
                 .checked_add_signed(step)
                 .unwrap_or(DateTime::<Utc>::MAX_UTC),
-        )
+            round,
+        }
     }
 
     /// What is left until `deadline`; `None` once it has passed.
     pub(super) fn time_left(&self, deadline: Deadline) -> Option<Duration> {
-        (deadline.0 - self.now())
+        (deadline.at - self.now())
             .to_std()
             .ok()
             .filter(|left| !left.is_zero())
@@ -312,7 +325,7 @@ impl Log {
         let Some(witnessing) = &self.witnessing else {
             return Err(LogError::NotWitnessed);
         };
-        let deadline = self.deadline();
+        let deadline = self.deadline(true);
         let _round = witnessing.round.lock().await;
         let signed = self.checkpoint_by(deadline).await?;
         let head = signed.head;
@@ -355,6 +368,11 @@ impl Log {
             match answer {
                 Answer::Cosigned(cosignature) => {
                     outcome.outcome = "cosigned";
+                    witnessing
+                        .alarms
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&policy.witnesses()[index].name);
                     gathered.insert(index);
                     held.retain(|(i, _)| *i != index);
                     held.push((index, cosignature));
