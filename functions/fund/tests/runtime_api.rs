@@ -384,3 +384,92 @@ async fn a_new_deployment_without_witnesses_signs_once_told_it_is_a_new_log() {
         );
     }
 }
+
+/// Settled only when no earlier quorum can hide, under the Lambda, whose
+/// only memory is in the store: under `group G 1 W1 W2`, W1 alone cosigns
+/// the first deployment's tree; a second deployment on a new prefix (the
+/// store and its memory lost) with W1 down and W2 (which never saw the
+/// log) up signs nothing, since W1's silence could hide a quorum, and no
+/// witness is shown the other history; once W1 is back, what it holds
+/// stops the log for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
+    use freedom_shared::tlog::note::SigningKey;
+    use freedom_testkit::spec_witness::SpecWitness;
+    let redis = RedisServer::start().unwrap();
+    let bridge = UpstashBridge::start(&redis.url(), "kv-token")
+        .await
+        .unwrap();
+    let key = SigningKey::from_seed("fund.example.com/log", [12; 32]).unwrap();
+    let vkey = key.verifier().to_text();
+    let mut w1 = SpecWitness::start("w1.example", [13; 32], &vkey).await;
+    let mut w2 = SpecWitness::start("w2.example", [14; 32], &vkey).await;
+    let policy = format!(
+        "witness W1 {} {}\nwitness W2 {} {}\ngroup G 1 W1 W2\nquorum G\n",
+        w1.vkey(),
+        w1.url(),
+        w2.vkey(),
+        w2.url()
+    );
+    let env = |prefix: &str, new_log: &str| {
+        vec![
+            ("FF_KV_REST_API_URL", bridge.url().to_owned()),
+            ("FF_KV_REST_API_TOKEN", "kv-token".to_owned()),
+            ("FF_KV_PREFIX", prefix.to_owned()),
+            ("FF_AGENT_WRITE_TOKEN", "local-dev-write-token".to_owned()),
+            ("FF_LOG_SIGNING_KEY", key.to_private_text()),
+            ("FF_LOG_POLICY", policy.clone()),
+            ("FF_LOG_NEW_LOG", new_log.to_owned()),
+        ]
+    };
+    let mut runtime = FakeRuntimeApi::start().await.unwrap();
+    w2.stop();
+    {
+        let env = env("one:", "true");
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let _first = Killed(spawn(&runtime, &env));
+        for id in ["a1", "a2"] {
+            runtime.invoke(post_decision(id));
+            assert_eq!(status(&runtime.answer().await), 201);
+        }
+        runtime.invoke(event("fund-scheduled-cosign.json"));
+        let round = runtime.answer().await;
+        assert_eq!(round.body["quorumMet"], true, "{}", round.body);
+    }
+    assert_eq!(w1.latest().unwrap().size, 2);
+
+    w1.stop();
+    w2.restart(false).await;
+    let env = env("two:", "false");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let _second = Killed(spawn(&runtime, &env));
+    for id in ["b1", "b2"] {
+        runtime.invoke(post_decision(id));
+        assert_eq!(status(&runtime.answer().await), 201, "appends go on");
+    }
+    runtime.invoke(event("fund-scheduled-cosign.json"));
+    assert_eq!(
+        runtime.answer().await.kind,
+        "error",
+        "the round signs nothing"
+    );
+    runtime.invoke(get_path("/log/checkpoint", "head=1"));
+    assert_eq!(status(&runtime.answer().await), 500);
+    assert_eq!(
+        w2.latest().map_or(0, |l| l.size),
+        0,
+        "W2 was never shown the other history"
+    );
+
+    w1.restart(false).await;
+    runtime.invoke(event("fund-scheduled-cosign.json"));
+    assert_eq!(
+        runtime.answer().await.kind,
+        "error",
+        "W1's checkpoint stops it"
+    );
+    runtime.invoke(get_path("/log/checkpoint", "head=1"));
+    assert_eq!(status(&runtime.answer().await), 500);
+    assert_eq!(w2.latest().map_or(0, |l| l.size), 0);
+    assert_eq!(w1.latest().unwrap().size, 2);
+}

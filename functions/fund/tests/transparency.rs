@@ -163,6 +163,18 @@ async fn the_standard_crates_verify_the_checkpoint_tiles_and_proofs() {
     let verifier_key = contract["log"]["verifierKey"].as_str().unwrap().to_owned();
     assert_eq!(contract["log"]["origin"], ORIGIN);
     assert_eq!(contract["log"]["prefix"], "/log");
+    // The custody's rules and their numbers, as the contract states them.
+    assert_eq!(contract["log"]["witnessTimeoutSeconds"], 5);
+    assert_eq!(contract["log"]["clockToleranceSeconds"], 60);
+    assert_eq!(contract["log"]["recordingWindowSeconds"], 3600);
+    for rule in [
+        "answeredSet",
+        "oneWitnessCannotStopTheLog",
+        "rounds",
+        "witnessesRemember",
+    ] {
+        assert!(contract["log"][rule].is_string(), "{rule}");
+    }
 
     let answer = get(&router, "/log/checkpoint").await;
     assert_eq!(answer.status, StatusCode::OK);

@@ -41,7 +41,8 @@ pub(crate) mod log;
 pub use log::{
     CONSISTENCY_EXTRA, CosignRound, CosignSchedule, CustodyStatus, Log, LogError,
     RECORDING_WINDOW_SECONDS, REFUSED_TO_SIGN, Recorded, UNWITNESSED_CUSTODY, WITNESS_ALARM,
-    WitnessTable, WitnessedAt, WitnessedInclusion, WitnessedTimes, lag_seconds,
+    WITNESS_TIMEOUT_SECONDS, WitnessTable, WitnessedAt, WitnessedInclusion, WitnessedTimes,
+    lag_seconds,
 };
 pub(crate) mod page;
 pub use page::{LATEST_ENTRIES, LatestEntry, PageData, Pages, Verification, Witnesses};

@@ -125,6 +125,35 @@ fn random_seeds() {
     eprintln!("custody simulator: {count} seeds, every invariant held");
 }
 
+/// Seeds the searches found (`FF_SIM_SEEDS=40000 FF_SIM_FIRST_SEED=10000`,
+/// and the 2,000 of `scripts/test` along the way), each a defect since
+/// fixed, replayed by name.
+#[test]
+fn the_seeds_long_searches_found_stay_fixed() {
+    for (seed, defect) in [
+        (
+            11_362,
+            "a store restored with its own memory re-signed a head that the witnesses had seen superseded by another history: the log now asks them before its first signature in each process",
+        ),
+        (
+            15_231,
+            "a POST /log/cosign overtaken by a later round while it waited for the lock answered past its bound: the running round now ends by the earliest deadline of the rounds waiting",
+        ),
+        (
+            1_670,
+            "a key folder and store restored together, their witness down at the first signature: the head the memory held was signed, and the consultation counted as settled though no one answered, so the next head, another history, was signed unasked: only the witnesses' word settles now",
+        ),
+    ] {
+        if let Err(failure) = simulate(seed, Setup::drawn(seed)) {
+            panic!(
+                "seed {seed} ({defect}): {}\n  last steps:\n    {}",
+                failure.what,
+                failure.trace.join("\n    ")
+            );
+        }
+    }
+}
+
 /// A named regression: a fault plan written out, and the seed of its
 /// interleavings.
 fn regression(

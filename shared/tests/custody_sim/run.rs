@@ -161,9 +161,17 @@ impl Setup {
 
 #[derive(Debug, Clone)]
 enum Kind {
-    Append { id: String, as_of_s: i64 },
-    Round { timer: bool },
+    Append {
+        id: String,
+        as_of_s: i64,
+    },
+    Round {
+        timer: bool,
+    },
     Signed,
+    /// An inclusion proof: its note may be the witnessed checkpoint another
+    /// instance signed, so it says nothing of whether this one settled.
+    Proof,
     Witnessed,
 }
 
@@ -570,6 +578,12 @@ impl Sim {
                 if let Some(at) = settled_size(self, done.life, head.size) {
                     self.lives[at].settled = true;
                 }
+            }
+            (Kind::Proof, Out::Signed(Ok(note))) => {
+                let Some(head) = opened(&self.verifier, &note) else {
+                    return Err(self.fail("a proof's checkpoint does not verify".into()));
+                };
+                self.observe_signed(head)?;
             }
             (Kind::Witnessed, Out::Witnessed(Ok(Some(note)))) => {
                 self.observe_quorum(&note, true)?;

@@ -566,6 +566,21 @@ impl Network {
         format!("http://w{index}.sim")
     }
 
+    /// The requests in flight (witness, request kind, when due), for a
+    /// failure's report.
+    pub fn in_flight(&self) -> Vec<(usize, &'static str, i64)> {
+        lock(&self.in_flight)
+            .iter()
+            .map(|f| {
+                let kind = match f.request {
+                    Request::Add(_) => "add-checkpoint",
+                    Request::Monitor(_) => "monitoring read",
+                };
+                (f.witness, kind, f.due)
+            })
+            .collect()
+    }
+
     /// When the next request in flight is due.
     pub fn next_due(&self) -> Option<i64> {
         lock(&self.in_flight).iter().map(|f| f.due).min()

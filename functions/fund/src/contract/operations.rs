@@ -255,7 +255,7 @@ pub(crate) const OPERATIONS: &[Operation] = &[
         html_errors: false,
         successes: &[Success {
             status: 200,
-            description: "what the round did: each witness's outcome (cosigned, held, skipped, alarm), whether the quorum is met, the witnessed size served",
+            description: "what the round did: each witness's outcome (cosigned, held, skipped, alarm; clockSkewSeconds when its cosignature is dated outside the round), whether the quorum is met, the witnessed size served; answered within the witnesses' timeout and a second",
             body: Body::Json("CosignRound"),
             etag: false,
         }],

@@ -49,7 +49,13 @@ impl Log {
         let key_text = witness.key.to_text();
         let mut from = kept.filter(|k| *k <= head.size).unwrap_or(0);
         for attempt in 0..2 {
-            let (proof, note) = match self.consistency_signed(from, Some(head.size)).await {
+            if self.time_left(deadline).is_none() {
+                return (Answer::Skipped("no time left in the round".into()), kept);
+            }
+            let (proof, note) = match self
+                .consistency_signed_by(from, Some(head.size), deadline)
+                .await
+            {
                 Ok(answer) => answer,
                 Err(error) => return (Answer::Skipped(error.to_string()), kept),
             };

@@ -159,8 +159,10 @@ impl Log {
             .iter()
             .map(|&index| policy.witnesses()[index].name.clone())
             .collect();
+        // A head its memory holds is signed whatever the witnesses said
+        // (`confirmed`), but only their word settles the next new head.
         self.custody
-            .consulted(settled || confirmed, waiting, self.now().timestamp_millis());
+            .consulted(settled, waiting, self.now().timestamp_millis());
         Ok(Ok(WitnessWord { settled }))
     }
 

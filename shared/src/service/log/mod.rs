@@ -28,7 +28,7 @@ pub use witnessed_time::{
     CONSISTENCY_EXTRA, RECORDING_WINDOW_SECONDS, Recorded, WitnessTable, WitnessedAt,
     WitnessedInclusion, WitnessedTimes, lag_seconds,
 };
-pub use witnessing::{CosignRound, WITNESS_ALARM};
+pub use witnessing::{CosignRound, WITNESS_ALARM, WITNESS_TIMEOUT_SECONDS};
 pub(crate) use witnessing::{WitnessSignature, Witnessed};
 
 use crate::clock::{Clock, system_clock};

@@ -1,6 +1,7 @@
 //! The proofs: computed from the memo and the tiles in one store read,
 //! tied to the stored head, verified before they are signed or served.
 
+use super::witnessing::Deadline;
 use super::{Log, LogError};
 use crate::merkle::{Digest, Head};
 use crate::ports::ledger_store::{StoreError, TileReads};
@@ -139,6 +140,18 @@ impl Log {
         from: u64,
         to: Option<u64>,
     ) -> Result<(Consistency, Arc<str>), LogError> {
+        self.consistency_signed_by(from, to, self.deadline(false))
+            .await
+    }
+
+    /// [`Log::consistency_signed`], any consultation of the witnesses over
+    /// by `deadline` (a round's, when a round asks).
+    pub(super) async fn consistency_signed_by(
+        &self,
+        from: u64,
+        to: Option<u64>,
+        deadline: Deadline,
+    ) -> Result<(Consistency, Arc<str>), LogError> {
         let signer = self.signer()?;
         let stored = self.store.head().await?;
         let head = stored.size;
@@ -156,7 +169,9 @@ impl Log {
                 message: format!("from must be at most the newer size ({to})"),
             });
         }
-        let proof = self.vouched(stored, ConsistencyOf { from, to }).await?;
+        let proof = self
+            .vouched_by(stored, ConsistencyOf { from, to }, deadline)
+            .await?;
         let note = signer.sign(Head {
             size: to,
             root_hash: proof.to_root,

@@ -71,8 +71,11 @@ impl Log {
                 recollection.primary().is_some()
             };
             let mut confirmed = remembers || self.custody.new_log() || stored.size == 0;
-            if new_head
-                && stored.size > 0
+            // Once in each process before its first signature of a
+            // non-empty head (even one its memory holds: a store restored
+            // with its memory looks whole, and only the witnesses can show
+            // the tree signed since), and again while unsettled.
+            if stored.size > 0
                 && self.witnessing.is_some()
                 && self.custody.consultation_due(
                     confirmed,

@@ -39,9 +39,11 @@ use std::time::Duration;
 
 /// The event an alarm publishes (its `detail-type`).
 pub const WITNESS_ALARM: &str = "log.witness_alarm";
-/// How long one round may take to hear from its witnesses (each request
-/// gets what is left of it).
-pub(crate) const WITNESS_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one round may take to hear from its witnesses, in seconds
+/// (each request gets what is left of it; the contract publishes it).
+pub const WITNESS_TIMEOUT_SECONDS: u64 = 5;
+/// [`WITNESS_TIMEOUT_SECONDS`] as a duration.
+pub(crate) const WITNESS_TIMEOUT: Duration = Duration::from_secs(WITNESS_TIMEOUT_SECONDS);
 /// How far ahead of the clock a cosignature may be dated.
 pub(super) const MAX_FUTURE_SECONDS: i64 = 600;
 
@@ -66,10 +68,63 @@ pub(super) struct Witnessing {
     /// what it learns once, when witnessing began, is shared).
     times: WitnessedTimes,
     round: Mutex<()>,
+    /// The deadlines of the rounds waiting for the running one, by ticket:
+    /// the running round ends by the earliest of them, so whichever order
+    /// the lock wakes its waiters in, each answers within its own bound.
+    waiting: std::sync::Mutex<Waiting>,
     /// The alarm each witness last raised (its status), until it cosigns
     /// again: an alarm repeated round after round is logged and published
     /// once.
     pub(super) alarms: std::sync::Mutex<std::collections::BTreeMap<String, u16>>,
+}
+
+/// The rounds waiting for the running one.
+#[derive(Debug, Default)]
+pub(super) struct Waiting {
+    next_ticket: u64,
+    deadlines: std::collections::BTreeMap<u64, DateTime<Utc>>,
+}
+
+/// A round's place among those waiting: given up when it gets the lock, or
+/// when the round is dropped while it waits (a client gone).
+struct Queued<'a> {
+    waiting: &'a std::sync::Mutex<Waiting>,
+    ticket: u64,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .deadlines
+            .remove(&self.ticket);
+    }
+}
+
+impl Witnessing {
+    /// Registers a round that will wait for the running one, due by `at`.
+    fn queue(&self, at: DateTime<Utc>) -> Queued<'_> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = waiting.next_ticket;
+        waiting.next_ticket = ticket.wrapping_add(1);
+        waiting.deadlines.insert(ticket, at);
+        Queued {
+            waiting: &self.waiting,
+            ticket,
+        }
+    }
+
+    /// The earliest deadline among the rounds waiting.
+    fn earliest_waiting(&self) -> Option<DateTime<Utc>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .deadlines
+            .values()
+            .min()
+            .copied()
+    }
 }
 
 /// What one witness did in a round.
@@ -155,6 +210,7 @@ impl Witnessing {
             memory,
             client,
             round: Mutex::new(()),
+            waiting: std::sync::Mutex::default(),
             alarms: std::sync::Mutex::default(),
         }
     }
@@ -308,9 +364,16 @@ impl Log {
         }
     }
 
-    /// What is left until `deadline`; `None` once it has passed.
+    /// What is left until `deadline` (for a round, or until the earliest
+    /// deadline of the rounds waiting for it); `None` once it has passed.
     pub(super) fn time_left(&self, deadline: Deadline) -> Option<Duration> {
-        (deadline.at - self.now())
+        let waiting = self
+            .witnessing
+            .as_ref()
+            .filter(|_| deadline.round)
+            .and_then(Witnessing::earliest_waiting);
+        let at = waiting.map_or(deadline.at, |waiting| waiting.min(deadline.at));
+        (at - self.now())
             .to_std()
             .ok()
             .filter(|left| !left.is_zero())
@@ -326,7 +389,9 @@ impl Log {
             return Err(LogError::NotWitnessed);
         };
         let deadline = self.deadline(true);
+        let queued = witnessing.queue(deadline.at);
         let _round = witnessing.round.lock().await;
+        drop(queued);
         let signed = self.checkpoint_by(deadline).await?;
         let head = signed.head;
         let asked_at = self.now().timestamp();

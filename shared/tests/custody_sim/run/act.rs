@@ -160,8 +160,13 @@ impl Sim {
             let waited = self.clock.now() - task.started;
             if !matches!(task.kind, Kind::Append { .. }) && waited > CALL_BOUND_MS {
                 return Err(self.fail(format!(
-                    "invariant 5: a {:?} call has not returned after {waited} ms of virtual time (bound {CALL_BOUND_MS} ms)",
-                    task.kind
+                    "invariant 5: a {:?} call has not returned after {waited} ms of virtual time (bound {CALL_BOUND_MS} ms); in flight: {:?}",
+                    task.kind,
+                    self.net.in_flight()
+                ) + &format!(
+                    "; tasks: {:?}; lives: {:?}",
+                    self.tasks.iter().map(|t| (t.kind.clone(), t.life, t.started)).collect::<Vec<_>>(),
+                    self.lives.iter().map(|l| l.id).collect::<Vec<_>>()
                 )));
             }
         }
@@ -404,7 +409,9 @@ impl Sim {
                         .map_err(|e| e.to_string()),
                 )
             }),
-            Kind::Append { .. } => unreachable!("appends have their own spawn"),
+            Kind::Append { .. } | Kind::Proof => {
+                unreachable!("appends and proofs have their own spawn")
+            }
         }
     }
 
@@ -416,7 +423,7 @@ impl Sim {
         let seq = 1 + self.sched_rng.below(head);
         let (life, log) = (self.lives[at].id, Arc::clone(&self.lives[at].log));
         self.tasks
-            .spawn(Kind::Signed, life, self.clock.now(), async move {
+            .spawn(Kind::Proof, life, self.clock.now(), async move {
                 Out::Signed(
                     log.inclusion(seq, None)
                         .await
