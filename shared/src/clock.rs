@@ -22,6 +22,30 @@ pub fn system_clock() -> Clock {
     Arc::new(Utc::now)
 }
 
+/// Time elapsed since some fixed instant, never going back: what
+/// deadlines and waits are counted on (a wall clock stepped back must not
+/// stretch a bound).
+pub type Ticks = Arc<dyn Fn() -> std::time::Duration + Send + Sync>;
+
+/// The system's monotonic clock, from now.
+pub fn system_ticks() -> Ticks {
+    let start = std::time::Instant::now();
+    Arc::new(move || start.elapsed())
+}
+
+/// Ticks read from `clock` (a test's or the custody simulator's), since
+/// the epoch, never going back even if `clock` does.
+pub fn ticks_of(clock: Clock) -> Ticks {
+    let latest = std::sync::atomic::AtomicU64::new(0);
+    Arc::new(move || {
+        let millis = u64::try_from(clock().timestamp_millis()).unwrap_or(0);
+        let seen = latest
+            .fetch_max(millis, std::sync::atomic::Ordering::SeqCst)
+            .max(millis);
+        std::time::Duration::from_millis(seen)
+    })
+}
+
 /// A clock that always reads `at` (tests).
 pub fn fixed_clock(at: DateTime<Utc>) -> Clock {
     Arc::new(move || at)

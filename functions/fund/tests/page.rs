@@ -506,12 +506,12 @@ async fn the_page_says_when_a_clock_conflict_keeps_valuations_from_counting_on_t
     assert_eq!(status, StatusCode::OK);
     let html = String::from_utf8(html).unwrap();
     assert!(
-        html.contains("2 valuations are dated after the witnesses saw them: a clock is wrong (the service's or a witness's), so they are not counted as on time."),
+        html.contains("2 valuations are dated after the witnesses saw them: a clock is wrong, or the valuation was dated ahead of when it was written, so they are not counted as on time."),
         "{}",
         section(&html, "strategies-title")
     );
     assert!(
-        html.contains("1 valuation is dated after the witnesses saw it: a clock is wrong (the service's or a witness's), so it is not counted as on time."),
+        html.contains("1 valuation is dated after the witnesses saw it: a clock is wrong, or the valuation was dated ahead of when it was written, so it is not counted as on time."),
         "the singular"
     );
     assert!(
@@ -519,7 +519,7 @@ async fn the_page_says_when_a_clock_conflict_keeps_valuations_from_counting_on_t
         "a resolved conflict is not pending"
     );
     assert!(
-        html.contains("or dated after the witnesses saw them (a clock is wrong), so nothing shows they were recorded as they happened"),
+        html.contains("or dated after the witnesses saw them (a clock is wrong, or a valuation dated ahead), so nothing shows they were recorded as they happened"),
         "the chart says why a stretch is lighter"
     );
     assert!(

@@ -126,7 +126,8 @@ fn random_seeds() {
 }
 
 /// Seeds the searches found (`FF_SIM_SEEDS=40000 FF_SIM_FIRST_SEED=10000`,
-/// and the 2,000 of `scripts/test` along the way), each a defect since
+/// `FF_SIM_SEEDS=60000 FF_SIM_FIRST_SEED=100000`, and the 2,000 of
+/// `scripts/test` along the way), each a defect since
 /// fixed, replayed by name.
 #[test]
 fn the_seeds_long_searches_found_stay_fixed() {
@@ -142,6 +143,14 @@ fn the_seeds_long_searches_found_stay_fixed() {
         (
             1_670,
             "a key folder and store restored together, their witness down at the first signature: the head the memory held was signed, and the consultation counted as settled though no one answered, so the next head, another history, was signed unasked: only the witnesses' word settles now",
+        ),
+        (
+            107_223,
+            "a store restored with its memory under 1 of 1, the witness naming a larger tree without serving it: the head the restored memory held was signed again; a witness contradicting the memories now withdraws their word for that head too, until the answered set settles it",
+        ),
+        (
+            106_440,
+            "a read waiting to ask the witnesses, overtaken by a round's consultation, answered past its bound: the running consultation now ends by the earliest deadline of those waiting",
         ),
     ] {
         if let Err(failure) = simulate(seed, Setup::drawn(seed)) {
@@ -289,6 +298,42 @@ fn one_lying_witness_never_stops_the_log() {
                 ]),
             );
         }
+    }
+}
+
+/// Round 5, found by an attack on the fix: a witness counted as having
+/// answered when it showed nothing of what it holds (a `404` from one whose
+/// operator dropped the log, a `200` without its cosignature, a stale
+/// monitoring read), so after a restore a minority settled the log again.
+#[test]
+fn a_witness_that_shows_nothing_it_holds_is_silent() {
+    for lie in [Lie::Unknown, Lie::Stale, Lie::BadCosignature] {
+        regression(
+            "a-witness-that-shows-nothing",
+            5_0007,
+            Shape::TwoOfThree,
+            Layout::Lambda,
+            concat(vec![
+                appends(3),
+                vec![Action::Settle],
+                round(),
+                vec![Action::Snapshot, Action::Witness(2, Change::Down(true))],
+                appends(2),
+                vec![Action::Settle],
+                round(),
+                vec![
+                    Action::Witness(2, Change::Down(false)),
+                    Action::Witness(0, Change::Down(true)),
+                    Action::Witness(1, Change::Lie(lie)),
+                    Action::Restore(0, false),
+                ],
+                appends(2),
+                vec![Action::Settle],
+                round(),
+                vec![Action::Checkpoint, Action::Settle],
+                vec![Action::Advance(61_000), Action::Settle],
+            ]),
+        );
     }
 }
 

@@ -224,6 +224,7 @@ struct Sim {
     next_id: u64,
     // What the invariants remember.
     signed: BTreeMap<u64, Digest>,
+    signed_heads: std::collections::HashSet<(u64, Digest)>,
     key_memory_went_back: bool,
     second_history_without_policy: bool,
     quorum_met: Vec<Head>,
@@ -305,6 +306,7 @@ impl Sim {
             backups: Vec::new(),
             next_id: 0,
             signed: BTreeMap::new(),
+            signed_heads: std::collections::HashSet::new(),
             key_memory_went_back: false,
             second_history_without_policy: false,
             quorum_met: Vec::new(),
@@ -471,6 +473,9 @@ pub fn simulate(seed: u64, setup: Setup) -> Result<Report, Failure> {
     sim.act(Action::Settle)?;
     sim.check()?;
     sim.check_acknowledged()?;
+    if std::env::var_os("FF_SIM_TRACE").is_some() {
+        eprintln!("{}", sim.trace.join("\n"));
+    }
     Ok(Report {
         second_history_without_policy: sim.second_history_without_policy,
     })
@@ -617,7 +622,11 @@ impl Sim {
         let others: BTreeSet<usize> = (0..policy.witnesses().len())
             .filter(|i| !honest.contains(i))
             .collect();
-        policy.check(&honest).met
-            && (self.lives.iter().all(|l| l.settled || l.new_log) || !policy.check(&others).met)
+        // With two instances, one may sign a head the shared memory holds
+        // because the other signed it, without settling: the condition then
+        // asks for the answered set whatever the simulator saw.
+        let all_settled =
+            self.lives.len() == 1 && self.lives.iter().all(|l| l.settled || l.new_log);
+        policy.check(&honest).met && (all_settled || !policy.check(&others).met)
     }
 }

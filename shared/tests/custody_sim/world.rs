@@ -368,6 +368,12 @@ pub enum Lie {
     ClaimsLarger,
     /// Its cosignatures do not verify.
     BadCosignature,
+    /// It answers every request `404` (its operator dropped the log from
+    /// its configuration, its state kept).
+    Unknown,
+    /// Its monitoring read serves the first checkpoint it cosigned, not
+    /// its latest (a stale cache in front of it).
+    Stale,
 }
 
 /// How a witness behaves now.
@@ -406,6 +412,8 @@ pub struct SimWitness {
     /// The head it last cosigned and the note it serves (the checkpoint
     /// with its own cosignature line).
     pub latest: Option<(Head, String)>,
+    /// The first note it cosigned (what a stale cache serves).
+    pub first: Option<String>,
     /// How it behaves.
     pub behaviour: Behaviour,
 }
@@ -434,6 +442,7 @@ impl SimWitness {
             name: name.to_owned(),
             key: CosignerKey::from_seed(name, [seed; 32]).expect("a witness key"),
             latest: None,
+            first: None,
             behaviour: Behaviour::default(),
         }
     }
@@ -445,10 +454,18 @@ impl SimWitness {
         now_ms: i64,
         log_key: &VerifierKey,
     ) -> WitnessReply {
+        if self.behaviour.lie == Lie::Unknown {
+            return reply(404, Some("text/plain"), "unknown log origin\n");
+        }
         match request {
             Request::Monitor(hash) => {
                 if !self.behaviour.monitoring || *hash != origin_hash(log_key.name()) {
                     return reply(404, Some("text/plain"), "not found\n");
+                }
+                if self.behaviour.lie == Lie::Stale
+                    && let Some(first) = &self.first
+                {
+                    return reply(200, Some("text/plain"), first.clone());
                 }
                 match &self.latest {
                     Some((_, note)) => reply(200, Some("text/plain"), note.clone()),
@@ -477,7 +494,7 @@ impl SimWitness {
                 let claimed = latest.map_or(0, |h| h.size).max(checkpoint.size) + 1_000;
                 return reply(409, Some(SIZE_HINT_TYPE), format!("{claimed}\n"));
             }
-            Lie::Honest | Lie::BadCosignature => {}
+            Lie::Honest | Lie::BadCosignature | Lie::Stale | Lie::Unknown => {}
         }
         let new = Head {
             size: checkpoint.size,
@@ -494,6 +511,9 @@ impl SimWitness {
                     .cosign(&request.checkpoint[..text_end], time)
                     .expect("an Ed25519 cosignature");
                 self.latest = Some((new, format!("{}{line}", request.checkpoint)));
+                if self.first.is_none() {
+                    self.first = self.latest.as_ref().map(|(_, note)| note.clone());
+                }
                 if self.behaviour.lie == Lie::BadCosignature {
                     line = spoil(&line);
                 }

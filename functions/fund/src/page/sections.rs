@@ -196,7 +196,7 @@ pub(super) fn chart_section(dashboard: &Dashboard) -> Markup {
                 @if !late.is_empty() {
                     p.note #late-note {
                         "Drawn lighter: valuations logged late, more than " (dashboard.witnessing.recording_window_seconds / 60) " minutes after their date by the witnessed log's time"
-                        @if late.iter().any(|s| clock_conflicts(s) > 0) { ", or dated after the witnesses saw them (a clock is wrong)" }
+                        @if late.iter().any(|s| clock_conflicts(s) > 0) { ", or dated after the witnesses saw them (a clock is wrong, or a valuation dated ahead)" }
                         ", so nothing shows they were recorded as they happened ("
                         @for (i, strategy) in late.iter().enumerate() {
                             @if i > 0 { ", " }

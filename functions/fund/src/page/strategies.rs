@@ -355,7 +355,7 @@ pub(super) fn recording_line(strategy: &StrategyView) -> Markup {
             }
             @if conflicts > 0 {
                 @if recording.on_time_since.is_some() || recording.late > 0 { " " }
-                (conflicts) " valuation" @if conflicts != 1 { "s are" } @else { " is" } " dated after the witnesses saw " @if conflicts != 1 { "them" } @else { "it" } ": a clock is wrong (the service's or a witness's), so " @if conflicts != 1 { "they are" } @else { "it is" } " not counted as on time."
+                (conflicts) " valuation" @if conflicts != 1 { "s are" } @else { " is" } " dated after the witnesses saw " @if conflicts != 1 { "them" } @else { "it" } ": a clock is wrong, or the valuation was dated ahead of when it was written, so " @if conflicts != 1 { "they are" } @else { "it is" } " not counted as on time."
             }
             @if recording.pending > 0 {
                 " " (recording.pending) " not yet witnessed."

@@ -34,28 +34,28 @@
 //! signing.
 
 use super::custody::{Refusal, Remembered};
+use super::holds::{Holds, SizeNamed};
 use super::prove::Nothing;
 use super::witnessing::Deadline;
 use super::{Log, LogError};
 use crate::merkle::Head;
-use crate::ports::witness_client::WitnessReply;
-use crate::tlog::checkpoint::Checkpoint;
 use crate::tlog::note::VerifierKey;
 use crate::tlog::policy::{Policy, Witness};
-use crate::tlog::witness::{AddCheckpoint, SIZE_HINT_TYPE, origin_hash, parse_size_hint};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use std::collections::BTreeSet;
 
-/// What one witness holds of this log.
-#[derive(Debug)]
-pub(super) enum Holds {
-    /// A checkpoint this log's key signed, as its monitoring read serves it.
-    Checkpoint(Remembered),
-    /// A tree of this size, as a `409` names it.
-    Size(u64),
-    /// Nothing: it never cosigned this log (or does not trust its key).
-    Nothing,
+/// What one witness's answers to a consultation come to.
+enum Verdict {
+    /// It showed what it holds, and the ledger extends it.
+    Answered,
+    /// It showed nothing (why): it counts as silent.
+    Silent(String),
+    /// It named a tree the memories contradict (why): an alarm against
+    /// it, and it counts as silent.
+    Contradicts(String),
+    /// It serves a checkpoint of this log's key the ledger does not extend.
+    Evidence(Refusal),
 }
 
 /// What the witnesses said, when none holds a tree the store does not
@@ -85,10 +85,12 @@ impl Log {
         let Some(witnessing) = &self.witnessing else {
             return Ok(Ok(WitnessWord::default()));
         };
+        let queued = witnessing.queue_consultation(deadline);
         let _one = self.custody.consulting.lock().await;
+        drop(queued);
         if !self
             .custody
-            .consultation_due(confirmed, deadline.round, self.now().timestamp_millis())
+            .consultation_due(confirmed, deadline.round, self.tick_millis())
         {
             return Ok(Ok(WitnessWord {
                 settled: self.custody.settled(),
@@ -103,51 +105,31 @@ impl Log {
             .map(|(index, witness)| {
                 let verifier = &verifier;
                 async move {
-                    (
-                        index,
-                        witness,
-                        self.held_by(witness, verifier, deadline).await,
-                    )
+                    let verdict = self.verdict(witness, verifier, stored, deadline).await;
+                    (index, witness, verdict)
                 }
             })
             .collect();
         let mut answered = BTreeSet::new();
-        while let Some((index, witness, answer)) = asking.next().await {
-            let holds = match answer {
-                Ok(holds) => holds,
-                Err(detail) => {
-                    tracing::warn!(witness = %witness.name, %detail, "could not ask the witness what it holds of this log");
-                    continue;
-                }
-            };
-            match holds {
-                Holds::Checkpoint(kept) => {
-                    if !self.store_extends(&kept).await? {
-                        let reason = format!(
-                            "the witness {} holds a checkpoint of {} records signed by this log's key that the ledger ({} records) does not extend: the store went back or forked",
-                            witness.name, kept.head.size, stored.size
-                        );
-                        self.custody.learn(&verifier, &kept).await;
-                        return Ok(Err(Refusal {
-                            head: stored,
-                            remembered: Some(kept.head),
-                            reason,
-                        }));
+        let mut contradicted = false;
+        while let Some((index, witness, verdict)) = asking.next().await {
+            match verdict? {
+                Verdict::Answered => {
+                    answered.insert(index);
+                    // Enough answered that the rest, silent, could not hide
+                    // a quorum: their answers cannot change the outcome.
+                    if no_quorum_hides(policy, &answered) {
+                        break;
                     }
                 }
-                Holds::Size(size) => {
-                    if let Some(reason) = self.contradicted(witness, size, stored).await? {
-                        self.witness_alarm(witness, stored, 409, reason).await;
-                        continue;
-                    }
+                Verdict::Silent(detail) => {
+                    tracing::warn!(witness = %witness.name, %detail, "the witness did not show what it holds of this log: not counted as having answered");
                 }
-                Holds::Nothing => {}
-            }
-            answered.insert(index);
-            // Enough answered that the rest, silent, could not hide a
-            // quorum: their answers cannot change the outcome.
-            if no_quorum_hides(policy, &answered) {
-                break;
+                Verdict::Contradicts(reason) => {
+                    self.witness_alarm(witness, stored, 409, reason).await;
+                    contradicted = true;
+                }
+                Verdict::Evidence(refusal) => return Ok(Err(refusal)),
             }
         }
         drop(asking);
@@ -162,51 +144,56 @@ impl Log {
         // A head its memory holds is signed whatever the witnesses said
         // (`confirmed`), but only their word settles the next new head.
         self.custody
-            .consulted(settled, waiting, self.now().timestamp_millis());
+            .consulted(settled, contradicted, waiting, self.tick_millis());
         Ok(Ok(WitnessWord { settled }))
     }
 
-    /// Why a tree of `size` records a witness says it cosigned (a size
-    /// alone, its root not served) cannot be squared with what the log
-    /// knows: larger than the store's head (read again) while the log
-    /// remembers less, or larger than any checkpoint the memories hold
-    /// (read again). The memories are written before anything signed is
-    /// served, so either the witness is wrong or the memories went back
-    /// with the store; without the witness's checkpoint nothing shows
-    /// which, so the witness is not counted as having answered (an alarm
-    /// names it), unless the operator said this key signed nothing else
-    /// (`--new-log`) and the size is within the ledger.
-    async fn contradicted(
+    /// What `witness`'s answers come to (see [`Verdict`]), the store's head
+    /// being `stored`; asked within `deadline`, concurrently with the
+    /// others.
+    async fn verdict(
         &self,
         witness: &Witness,
-        size: u64,
+        verifier: &VerifierKey,
         stored: Head,
-    ) -> Result<Option<String>, LogError> {
-        if size <= stored.size && self.custody.new_log() {
-            return Ok(None);
-        }
-        let verifier = self.signer()?.verifier();
-        self.custody.forget();
-        let remembered = match self.custody.recollect(&verifier, stored).await? {
-            Ok(recollection) => recollection.largest().map_or(0, |r| r.head.size),
-            Err(refusal) => return Ok(Some(refusal.reason)),
+        deadline: Deadline,
+    ) -> Result<Verdict, LogError> {
+        let holds = match self.held_by(witness, verifier, deadline).await {
+            Ok(holds) => holds,
+            Err(detail) => return Ok(Verdict::Silent(detail)),
         };
-        if size <= remembered {
-            return Ok(None);
-        }
-        Ok(Some(
-            if size > stored.size && self.store.head().await?.size < size {
-                format!(
-                    "the witness {} says it cosigned a tree of {size} records of this log, larger than the ledger's {} and than any the log remembers signing ({remembered}), and does not serve that checkpoint: the store and its memories went back, or the witness misbehaves; it is not counted as having answered",
-                    witness.name, stored.size
-                )
-            } else {
-                format!(
-                    "the witness {} says it cosigned a tree of {size} records of this log, more than its memories hold ({remembered}), and does not serve that checkpoint to compare: the memories went back with the store, or the witness misbehaves; it is not counted as having answered",
-                    witness.name
-                )
+        let named = match holds {
+            Holds::Checkpoint(kept) => {
+                if !self.store_extends(&kept).await? {
+                    let reason = format!(
+                        "the witness {} holds a checkpoint of {} records signed by this log's key that the ledger ({} records) does not extend: the store went back or forked",
+                        witness.name, kept.head.size, stored.size
+                    );
+                    self.custody.learn(verifier, &kept).await;
+                    return Ok(Verdict::Evidence(Refusal {
+                        head: stored,
+                        remembered: Some(kept.head),
+                        reason,
+                    }));
+                }
+                match self.latest_confirmed(witness, &kept, deadline).await {
+                    Ok(larger) => larger,
+                    Err(detail) => return Ok(Verdict::Silent(detail)),
+                }
+            }
+            Holds::Size(size) => Some(size),
+            Holds::Nothing => None,
+        };
+        let Some(size) = named else {
+            return Ok(Verdict::Answered);
+        };
+        Ok(
+            match self.size_named(witness, size, stored, deadline).await? {
+                SizeNamed::Prefix => Verdict::Answered,
+                SizeNamed::Unproven(detail) => Verdict::Silent(detail),
+                SizeNamed::Contradicts(reason) => Verdict::Contradicts(reason),
             },
-        ))
+        )
     }
 
     /// Whether the store's current head extends `kept` (a checkpoint a
@@ -223,76 +210,6 @@ impl Log {
             .prove(&fresh, Nothing { head: fresh }, Some(kept.head.size))
             .await?;
         Ok(tie == Some(kept.head.root_hash))
-    }
-
-    /// What `witness` holds of this log: its monitoring read when it serves
-    /// one signed by this log's key, else what a `409` to the empty tree's
-    /// checkpoint names. `Err` (a sentence) when it did not say.
-    pub(super) async fn held_by(
-        &self,
-        witness: &Witness,
-        verifier: &VerifierKey,
-        deadline: Deadline,
-    ) -> Result<Holds, String> {
-        let Some(witnessing) = &self.witnessing else {
-            return Err("the log is not witnessed".into());
-        };
-        let Some(url) = &witness.url else {
-            return Err("the policy gives no URL".into());
-        };
-        if let Some(kept) = self.monitoring_read(witness, verifier, deadline).await {
-            return Ok(Holds::Checkpoint(kept));
-        }
-        let timeout = self.time_left(deadline).ok_or("no time left to ask")?;
-        let signer = self.signer().map_err(|e| e.to_string())?;
-        let body = AddCheckpoint {
-            old: 0,
-            proof: Vec::new(),
-            checkpoint: signer.sign(Head::empty()).to_string(),
-        }
-        .to_body();
-        let reply = witnessing
-            .client
-            .add_checkpoint(url, &body, timeout)
-            .await?;
-        match reply.status {
-            200 | 403 | 404 => Ok(Holds::Nothing),
-            409 if reply.content_type.as_deref() == Some(SIZE_HINT_TYPE) => {
-                match parse_size_hint(&reply.body) {
-                    Some(0) => Ok(Holds::Nothing),
-                    Some(size) => Ok(Holds::Size(size)),
-                    None => Err("a 409 whose size is unreadable".into()),
-                }
-            }
-            status => Err(format!("answered {status}")),
-        }
-    }
-
-    /// The latest checkpoint of this log `witness` serves at its monitoring
-    /// read, when it serves one this log's key signed.
-    pub(super) async fn monitoring_read(
-        &self,
-        witness: &Witness,
-        verifier: &VerifierKey,
-        deadline: Deadline,
-    ) -> Option<Remembered> {
-        let witnessing = self.witnessing.as_ref()?;
-        let url = witness.url.as_ref()?;
-        let timeout = self.time_left(deadline)?;
-        let reply: WitnessReply = witnessing
-            .client
-            .latest_checkpoint(url, &origin_hash(&self.origin), timeout)
-            .await
-            .ok()
-            .filter(|reply| reply.status == 200)?;
-        let checkpoint = Checkpoint::open(&reply.body, verifier).ok()?;
-        (checkpoint.origin == self.origin).then_some(Remembered {
-            head: Head {
-                size: checkpoint.size,
-                root_hash: checkpoint.root,
-            },
-            note: reply.body,
-        })
     }
 
     /// Stops this process signing anything for `refusal`'s reason (a witness

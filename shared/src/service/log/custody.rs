@@ -107,8 +107,9 @@ enum Consulted {
     No,
     /// Yes, and none holds a larger or other tree.
     Settled,
-    /// Yes, but too few answered to settle a log with no memory (when,
-    /// by the log's clock, in milliseconds since the epoch).
+    /// Yes, but the witnesses that did not answer could on their own
+    /// have met the quorum (when, on the log's monotonic ticks, in
+    /// milliseconds).
     Unsettled(i64),
 }
 
@@ -126,6 +127,11 @@ struct Known {
     /// The witnesses a consultation that did not settle waits for (their
     /// policy names).
     waiting: Vec<String>,
+    /// Whether the last consultation that did not settle heard a witness
+    /// name a tree larger than the memories hold: until one settles, a
+    /// head the first memory holds needs the witnesses' word too (the
+    /// memory may be a restored one).
+    contradicted: bool,
     /// Set when a witness revealed a larger or other tree of this log:
     /// this process signs nothing more (the reason).
     halted: Option<String>,
@@ -318,16 +324,29 @@ impl Custody {
         }
     }
 
-    /// Records what a consultation settled, and the witnesses it waits
-    /// for when it did not.
-    pub(super) fn consulted(&self, settled: bool, waiting: Vec<String>, now_millis: i64) {
+    /// Records what a consultation settled, whether a witness contradicted
+    /// the memories, and the witnesses it waits for when it did not settle.
+    pub(super) fn consulted(
+        &self,
+        settled: bool,
+        contradicted: bool,
+        waiting: Vec<String>,
+        now_millis: i64,
+    ) {
         let mut known = self.known();
         known.consulted = if settled {
             Consulted::Settled
         } else {
             Consulted::Unsettled(now_millis)
         };
+        known.contradicted = contradicted && !settled;
         known.waiting = if settled { Vec::new() } else { waiting };
+    }
+
+    /// Whether the last consultation, unsettled, heard a witness contradict
+    /// the memories.
+    pub(super) fn contradicted(&self) -> bool {
+        self.known().contradicted
     }
 
     /// The witnesses the last consultation that did not settle waits for.

@@ -16,6 +16,7 @@
 mod answers;
 mod consult;
 mod custody;
+mod holds;
 mod prove;
 mod schedule;
 mod vouch;
@@ -31,7 +32,7 @@ pub use witnessed_time::{
 pub use witnessing::{CosignRound, WITNESS_ALARM, WITNESS_TIMEOUT_SECONDS};
 pub(crate) use witnessing::{WitnessSignature, Witnessed};
 
-use crate::clock::{Clock, system_clock};
+use crate::clock::{Clock, Ticks, system_clock, system_ticks, ticks_of};
 use crate::config::LogConfig;
 use crate::merkle::Head;
 use crate::ports::event_sink::{Events, no_events};
@@ -112,9 +113,11 @@ pub struct Log {
     custody: Custody,
     witnessing: Option<Witnessing>,
     /// Where "now" comes from: the cosignatures' dates are checked against
-    /// it, a round's deadline and the consultations' retries are counted
-    /// on it (the custody simulator steps a virtual one).
+    /// it (the custody simulator steps a virtual one).
     clock: Clock,
+    /// What deadlines and the consultations' retries are counted on:
+    /// monotonic, so a wall clock stepped back never stretches a bound.
+    ticks: Ticks,
 }
 
 /// A signed checkpoint and the head it signs.
@@ -168,14 +171,27 @@ impl Log {
                 .with_new_log(true),
             witnessing: None,
             clock: system_clock(),
+            ticks: system_ticks(),
         })
     }
 
     /// The same log reading the time from `clock` (the system clock by
-    /// default).
+    /// default), for its dates and its deadlines alike (tests and the
+    /// custody simulator; deadlines never go back even if `clock` does).
     pub fn with_clock(mut self, clock: Clock) -> Log {
+        self.ticks = ticks_of(Arc::clone(&clock));
         self.clock = clock;
         self
+    }
+
+    /// The monotonic time deadlines are counted on.
+    pub(super) fn ticks(&self) -> std::time::Duration {
+        (self.ticks)()
+    }
+
+    /// [`Log::ticks`] in milliseconds (the consultations' retries).
+    pub(super) fn tick_millis(&self) -> i64 {
+        i64::try_from(self.ticks().as_millis()).unwrap_or(i64::MAX)
     }
 
     /// Now, by the log's clock.

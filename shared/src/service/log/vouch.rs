@@ -57,7 +57,8 @@ impl Log {
             let to_extend = recollection.distinct();
             let remembered = recollection.largest().map(|r| r.head);
             // With witnesses, the first memory holding this very head needs
-            // no word; one that holds nothing, or less (appends since it
+            // no word (unless a witness just contradicted it); one that
+            // holds nothing, or less (appends since it
             // signed, or a memory restored from a backup: nothing tells
             // them apart), needs the witnesses' (or the operator's,
             // `--new-log`).
@@ -66,7 +67,7 @@ impl Log {
             // folder is the documented limit: only witnesses can tell).
             let new_head = recollection.primary().map(|r| r.head) != Some(stored);
             let remembers = if self.witnessing.is_some() {
-                !new_head
+                !new_head && !self.custody.contradicted()
             } else {
                 recollection.primary().is_some()
             };
@@ -77,13 +78,18 @@ impl Log {
             // the tree signed since), and again while unsettled.
             if stored.size > 0
                 && self.witnessing.is_some()
-                && self.custody.consultation_due(
-                    confirmed,
-                    deadline.round,
-                    self.now().timestamp_millis(),
-                )
+                && self
+                    .custody
+                    .consultation_due(confirmed, deadline.round, self.tick_millis())
             {
                 match self.ask_witnesses(stored, confirmed, deadline).await? {
+                    // A witness that names a tree larger than the memories
+                    // hold withdraws their word for the head they hold too
+                    // (they may be a restored backup's): only the answered
+                    // set settles it then.
+                    Ok(_) if self.custody.contradicted() && !self.custody.new_log() => {
+                        confirmed = self.custody.settled();
+                    }
                     Ok(word) => confirmed |= word.settled,
                     Err(refusal) => return Err(self.halt(refusal).await),
                 }

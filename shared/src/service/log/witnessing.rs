@@ -12,14 +12,16 @@
 //! within that timeout and a second. What each answer means is the
 //! `answers` module's.
 //!
-//! Times the service can vouch for: a cosignature dated within [the moment
-//! the round had its head − 60 s, the round's end + 60 s] by the service's
-//! clock counts for the checkpoint's quorum time; one dated outside still
-//! counts for the served checkpoint's quorum (its signature is valid) but
-//! not for time, and the round's answer names its witness with the skew
-//! (`clockSkewSeconds`). A checkpoint joins the witnessed history only
-//! with a quorum of such cosignatures, and the store keeps the history's
-//! times from ever decreasing with size.
+//! Times the service can vouch for: a cosignature this round gathered,
+//! dated no earlier than 60 s before the round had its head and no later
+//! than 60 s after it ended, by the service's clock, counts for the
+//! checkpoint's quorum time (one kept from an earlier round of the same
+//! head does not); one dated outside still counts for the served
+//! checkpoint's quorum (its signature is valid) but not for time, and the
+//! round's answer names its witness with the skew (`clockSkewSeconds`). A
+//! checkpoint joins the witnessed history only with a quorum of such
+//! cosignatures, and the store keeps the history's times from ever
+//! decreasing with size.
 
 use super::{Log, LogError, WitnessedTimes};
 use crate::clock::CLOCK_TOLERANCE_SECONDS;
@@ -30,7 +32,6 @@ use crate::tlog::checkpoint::Checkpoint;
 use crate::tlog::cosignature::Cosignature;
 use crate::tlog::note::split_note;
 use crate::tlog::policy::{Policy, Witness};
-use chrono::{DateTime, Utc};
 use futures_util::lock::Mutex;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -54,7 +55,8 @@ pub(super) const MAX_FUTURE_SECONDS: i64 = 600;
 /// witnesses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Deadline {
-    at: DateTime<Utc>,
+    /// On the log's monotonic ticks.
+    at: Duration,
     pub(super) round: bool,
 }
 
@@ -72,6 +74,10 @@ pub(super) struct Witnessing {
     /// the running round ends by the earliest of them, so whichever order
     /// the lock wakes its waiters in, each answers within its own bound.
     waiting: std::sync::Mutex<Waiting>,
+    /// The same for the consultations waiting for the running one (a read
+    /// that asks the witnesses waits for a round's consultation, or the
+    /// reverse).
+    consults_waiting: std::sync::Mutex<Waiting>,
     /// The alarm each witness last raised (its status), until it cosigns
     /// again: an alarm repeated round after round is logged and published
     /// once.
@@ -82,7 +88,7 @@ pub(super) struct Witnessing {
 #[derive(Debug, Default)]
 pub(super) struct Waiting {
     next_ticket: u64,
-    deadlines: std::collections::BTreeMap<u64, DateTime<Utc>>,
+    deadlines: std::collections::BTreeMap<u64, Duration>,
 }
 
 /// A round's place among those waiting: given up when it gets the lock, or
@@ -102,28 +108,45 @@ impl Drop for Queued<'_> {
     }
 }
 
-impl Witnessing {
-    /// Registers a round that will wait for the running one, due by `at`.
-    fn queue(&self, at: DateTime<Utc>) -> Queued<'_> {
-        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-        let ticket = waiting.next_ticket;
-        waiting.next_ticket = ticket.wrapping_add(1);
-        waiting.deadlines.insert(ticket, at);
-        Queued {
-            waiting: &self.waiting,
-            ticket,
-        }
+impl Waiting {
+    /// Registers a call that will wait, in `waiting`, for the one running,
+    /// due by `at`.
+    fn queue(waiting: &std::sync::Mutex<Waiting>, at: Duration) -> Queued<'_> {
+        let mut guard = waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = guard.next_ticket;
+        guard.next_ticket = ticket.wrapping_add(1);
+        guard.deadlines.insert(ticket, at);
+        Queued { waiting, ticket }
     }
 
-    /// The earliest deadline among the rounds waiting.
-    fn earliest_waiting(&self) -> Option<DateTime<Utc>> {
-        self.waiting
+    /// The earliest deadline among those waiting in `waiting`.
+    fn earliest(waiting: &std::sync::Mutex<Waiting>) -> Option<Duration> {
+        waiting
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .deadlines
             .values()
             .min()
             .copied()
+    }
+}
+
+impl Witnessing {
+    /// Registers a consultation that will wait for the running one, due by
+    /// `deadline`: the running one ends by then.
+    pub(super) fn queue_consultation(&self, deadline: Deadline) -> impl Drop + '_ {
+        Waiting::queue(&self.consults_waiting, deadline.at)
+    }
+
+    /// The earliest deadline among the calls waiting for the one `deadline`
+    /// belongs to: the consultations waiting, and for a round the rounds.
+    fn earliest_waiting(&self, deadline: Deadline) -> Option<Duration> {
+        let consults = Waiting::earliest(&self.consults_waiting);
+        let rounds = deadline
+            .round
+            .then(|| Waiting::earliest(&self.waiting))
+            .flatten();
+        consults.into_iter().chain(rounds).min()
     }
 }
 
@@ -211,6 +234,7 @@ impl Witnessing {
             client,
             round: Mutex::new(()),
             waiting: std::sync::Mutex::default(),
+            consults_waiting: std::sync::Mutex::default(),
             alarms: std::sync::Mutex::default(),
         }
     }
@@ -354,29 +378,22 @@ impl Log {
 
     /// The deadline of a round (`round`) or a read starting now.
     pub(super) fn deadline(&self, round: bool) -> Deadline {
-        let step = chrono::Duration::from_std(WITNESS_TIMEOUT).unwrap_or(chrono::Duration::MAX);
         Deadline {
-            at: self
-                .now()
-                .checked_add_signed(step)
-                .unwrap_or(DateTime::<Utc>::MAX_UTC),
+            at: self.ticks().saturating_add(WITNESS_TIMEOUT),
             round,
         }
     }
 
-    /// What is left until `deadline` (for a round, or until the earliest
-    /// deadline of the rounds waiting for it); `None` once it has passed.
+    /// What is left until `deadline`, or until the earliest deadline of
+    /// the calls waiting for this one (consultations, and for a round the
+    /// rounds); `None` once it has passed.
     pub(super) fn time_left(&self, deadline: Deadline) -> Option<Duration> {
         let waiting = self
             .witnessing
             .as_ref()
-            .filter(|_| deadline.round)
-            .and_then(Witnessing::earliest_waiting);
+            .and_then(|witnessing| witnessing.earliest_waiting(deadline));
         let at = waiting.map_or(deadline.at, |waiting| waiting.min(deadline.at));
-        (at - self.now())
-            .to_std()
-            .ok()
-            .filter(|left| !left.is_zero())
+        Some(at.saturating_sub(self.ticks())).filter(|left| !left.is_zero())
     }
 
     /// One cosigning round (see the module's doc): brings the head's
@@ -389,7 +406,7 @@ impl Log {
             return Err(LogError::NotWitnessed);
         };
         let deadline = self.deadline(true);
-        let queued = witnessing.queue(deadline.at);
+        let queued = Waiting::queue(&witnessing.waiting, deadline.at);
         let _round = witnessing.round.lock().await;
         drop(queued);
         let signed = self.checkpoint_by(deadline).await?;
@@ -460,10 +477,15 @@ impl Log {
         let high = ended.saturating_add(CLOCK_TOLERANCE_SECONDS);
         let mut vouched_times = Vec::with_capacity(held.len());
         for (index, cosignature) in &held {
+            // Only what this round gathered: a cosignature kept from an
+            // earlier round was dated by that round's window, not this one's.
+            if !gathered.contains(index) {
+                continue;
+            }
             let time = i64::try_from(cosignature.time).unwrap_or(i64::MAX);
             if (low..=high).contains(&time) {
                 vouched_times.push((*index, cosignature.time));
-            } else if gathered.contains(index) {
+            } else {
                 let skew = if time < low {
                     time.saturating_sub(asked_at)
                 } else {

@@ -55,6 +55,8 @@ impl Sim {
                         Lie::Unhinted,
                         Lie::ClaimsLarger,
                         Lie::BadCosignature,
+                        Lie::Unknown,
+                        Lie::Stale,
                     ])),
                     _ => Change::Monitoring(rng.chance(50)),
                 };

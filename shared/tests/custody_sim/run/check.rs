@@ -23,15 +23,20 @@ impl Sim {
 
     /// Invariant 1: one root per size, across every life of the process;
     /// once the key's memory went back (restored or lost), a head may be
-    /// signed twice only where no witness can know, and never against a
-    /// checkpoint that met the quorum (without a policy: the documented
-    /// limit, counted).
+    /// signed twice only where no witness can know, and no new signature
+    /// may contradict a checkpoint that met the quorum (without a policy:
+    /// the documented limit, counted).
     pub(super) fn observe_signed(&mut self, head: Head) -> Result<(), Failure> {
         if !lock(&self.histories).knows(head) {
             return Err(self.fail(format!(
                 "invariant 1: the log signed a tree of {} that no store ever held",
                 head.size
             )));
+        }
+        // A checkpoint signed before (the same size and root) shown again
+        // is no new signature: a restored memory re-presents what it signed.
+        if !self.signed_heads.insert((head.size, head.root_hash)) {
+            return Ok(());
         }
         match self.signed.get(&head.size) {
             Some(root) if *root != head.root_hash => {
