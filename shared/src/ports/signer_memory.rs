@@ -52,10 +52,24 @@ impl<T: SignerMemory + ?Sized> SignerMemory for std::sync::Arc<T> {
 }
 
 /// A memory that lasts as long as the process: it keeps one process from
-/// signing two histories, not a restarted one.
+/// signing two histories, not a restarted one. A clone is a copy of what it
+/// holds then (the custody simulator's backups).
 #[derive(Debug, Default)]
 pub struct InProcess {
     remembered: Mutex<Option<String>>,
+}
+
+impl Clone for InProcess {
+    fn clone(&self) -> InProcess {
+        InProcess {
+            remembered: Mutex::new(
+                self.remembered
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+            ),
+        }
+    }
 }
 
 #[async_trait]

@@ -108,10 +108,19 @@ impl<T: WitnessMemory + ?Sized> WitnessMemory for std::sync::Arc<T> {
     }
 }
 
-/// A memory that lasts as long as the process (tests).
+/// A memory that lasts as long as the process (tests). A clone is a copy
+/// of what it holds then (the custody simulator's backups).
 #[derive(Debug, Default)]
 pub struct InProcessWitnesses {
     state: Mutex<(WitnessState, BTreeMap<u64, KeptCheckpoint>)>,
+}
+
+impl Clone for InProcessWitnesses {
+    fn clone(&self) -> InProcessWitnesses {
+        InProcessWitnesses {
+            state: Mutex::new(self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+        }
+    }
 }
 
 #[async_trait]

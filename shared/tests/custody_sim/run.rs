@@ -220,7 +220,7 @@ struct Sim {
     schedule: Option<CosignSchedule>,
     timer_running: bool,
     last_timer_start: Option<i64>,
-    backups: Vec<(StoreState, Option<String>)>,
+    backups: Vec<(StoreState, freedom_shared::ports::InProcess)>,
     next_id: u64,
     // What the invariants remember.
     signed: BTreeMap<u64, Digest>,
@@ -342,8 +342,8 @@ impl Sim {
     /// The first memory: beside the key (local) or the store's (Lambda).
     fn first_memory_size(&self) -> u64 {
         let note = match self.setup.layout {
-            Layout::Local => lock(&self.key_memory.0).clone(),
-            Layout::Lambda => lock(&self.store.state).signed.clone(),
+            Layout::Local => self.key_memory.note(),
+            Layout::Lambda => lock(&self.store.state).signed_note(),
         };
         note.and_then(|n| Checkpoint::open(&n, &self.verifier).ok())
             .map_or(0, |c| c.size)
@@ -411,11 +411,11 @@ impl Sim {
         self.store = SimStore::new(state, Arc::clone(&self.histories));
         self.acked.clear();
         self.rounds_in_epoch = 0;
-        self.history_at_epoch = lock(&self.store.state).history.len();
-        self.history_seen = lock(&self.store.state)
-            .history
+        let history = lock(&self.store.state).history();
+        self.history_at_epoch = history.len();
+        self.history_seen = history
             .iter()
-            .map(|(size, kept)| (*size, kept.quorum_time))
+            .map(|kept| (kept.size, kept.quorum_time))
             .collect();
         self.last_witnessed = None;
         self.disturbed = true;

@@ -12,16 +12,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use freedom_shared::merkle::{Digest, Frontier, Head};
 use freedom_shared::ports::{
-    AppendOutcome, Candidate, Entry, EntryRun, HeadReads, KeptCheckpoint, LedgerAppend,
-    SignerMemory, StoreError, TileRead, TileReads, WitnessClient, WitnessMemory, WitnessReply,
-    WitnessState,
+    AppendOutcome, Candidate, Entry, EntryRun, HeadReads, InProcess, InProcessWitnesses,
+    KeptCheckpoint, LedgerAppend, SignerMemory, StoreError, TileRead, TileReads, WitnessClient,
+    WitnessMemory, WitnessReply, WitnessState,
 };
 use freedom_shared::tlog::checkpoint::Checkpoint;
 use freedom_shared::tlog::cosignature::CosignerKey;
 use freedom_shared::tlog::note::VerifierKey;
 use freedom_shared::tlog::tiles::{TileId, tiles_of};
 use freedom_shared::tlog::witness::{AddCheckpoint, Cosigned, SIZE_HINT_TYPE, judge, origin_hash};
-use std::collections::{BTreeMap, HashMap};
+use futures_util::FutureExt as _;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -110,8 +111,9 @@ impl Histories {
 }
 
 /// What a store holds: the ledger, the store's copy of the signer's
-/// memory, and the log's memory of its witnesses. Cloned to snapshot it.
-#[derive(Debug, Clone, Default)]
+/// memory, and the log's memory of its witnesses (the ports' own
+/// in-process adapters). Cloned (deeply) to back it up.
+#[derive(Debug, Default)]
 pub struct StoreState {
     /// The leaves' canonical records, in order.
     pub records: Vec<String>,
@@ -122,11 +124,47 @@ pub struct StoreState {
     /// The head's node in [`Histories`].
     pub tip: usize,
     /// The store's signer memory.
-    pub signed: Option<String>,
-    /// What is kept of the witnesses.
-    pub witnesses: WitnessState,
-    /// The witnessed history.
-    pub history: BTreeMap<u64, KeptCheckpoint>,
+    pub signed: Arc<InProcess>,
+    /// What is kept of the witnesses, and the witnessed history.
+    pub witnesses: Arc<InProcessWitnesses>,
+}
+
+impl Clone for StoreState {
+    fn clone(&self) -> StoreState {
+        StoreState {
+            records: self.records.clone(),
+            leaves: self.leaves.clone(),
+            ids: self.ids.clone(),
+            tip: self.tip,
+            signed: Arc::new(InProcess::clone(&self.signed)),
+            witnesses: Arc::new(InProcessWitnesses::clone(&self.witnesses)),
+        }
+    }
+}
+
+/// The value of a port call the in-process adapters answer at once.
+fn at_once<T>(future: impl Future<Output = Result<T, StoreError>>) -> T {
+    future
+        .now_or_never()
+        .expect("the in-process adapters never wait")
+        .expect("the in-process adapters never fail")
+}
+
+impl StoreState {
+    /// The note the store's signer memory holds.
+    pub fn signed_note(&self) -> Option<String> {
+        at_once(self.signed.recall())
+    }
+
+    /// The witnessed checkpoint kept (size and note).
+    pub fn witnessed(&self) -> Option<(u64, String)> {
+        at_once(self.witnesses.read()).witnessed
+    }
+
+    /// The witnessed history, smallest first.
+    pub fn history(&self) -> Vec<KeptCheckpoint> {
+        at_once(self.witnesses.history(0, usize::MAX))
+    }
 }
 
 /// The ledger store, in memory: every call yields once first (a kill or
@@ -228,24 +266,26 @@ impl LedgerAppend for SimStore {
     }
 }
 
-/// The store's copy of the signer's memory (lost and restored with it).
+/// The store's copy of the signer's memory (lost and restored with it):
+/// the port's in-process adapter, behind a yield.
 pub struct StoreMemory(pub Arc<SimStore>);
+
+impl StoreMemory {
+    fn memory(&self) -> Arc<InProcess> {
+        Arc::clone(&lock(&self.0.state).signed)
+    }
+}
 
 #[async_trait]
 impl SignerMemory for StoreMemory {
     async fn recall(&self) -> Result<Option<String>, StoreError> {
         yield_now().await;
-        Ok(lock(&self.0.state).signed.clone())
+        self.memory().recall().await
     }
 
     async fn remember(&self, previous: Option<&str>, next: &str) -> Result<bool, StoreError> {
         yield_now().await;
-        let mut state = lock(&self.0.state);
-        if state.signed.as_deref() != previous {
-            return Ok(false);
-        }
-        state.signed = Some(next.to_owned());
-        Ok(true)
+        self.memory().remember(previous, next).await
     }
 
     fn describe(&self) -> String {
@@ -253,25 +293,43 @@ impl SignerMemory for StoreMemory {
     }
 }
 
-/// The memory beside the key (outside the store).
+/// The memory beside the key (outside the store): the port's in-process
+/// adapter, behind a yield, replaced whole when a backup of the key's
+/// folder is restored.
 #[derive(Default)]
-pub struct KeyMemory(pub Mutex<Option<String>>);
+pub struct KeyMemory(Mutex<Arc<InProcess>>);
+
+impl KeyMemory {
+    fn memory(&self) -> Arc<InProcess> {
+        Arc::clone(&lock(&self.0))
+    }
+
+    /// What it holds now.
+    pub fn note(&self) -> Option<String> {
+        at_once(self.memory().recall())
+    }
+
+    /// A copy of it (a backup).
+    pub fn backup(&self) -> InProcess {
+        InProcess::clone(&self.memory())
+    }
+
+    /// Replaced by `backup` (a restore), or emptied (`None`: lost).
+    pub fn restore(&self, backup: Option<InProcess>) {
+        *lock(&self.0) = Arc::new(backup.unwrap_or_default());
+    }
+}
 
 #[async_trait]
 impl SignerMemory for KeyMemory {
     async fn recall(&self) -> Result<Option<String>, StoreError> {
         yield_now().await;
-        Ok(lock(&self.0).clone())
+        self.memory().recall().await
     }
 
     async fn remember(&self, previous: Option<&str>, next: &str) -> Result<bool, StoreError> {
         yield_now().await;
-        let mut held = lock(&self.0);
-        if held.as_deref() != previous {
-            return Ok(false);
-        }
-        *held = Some(next.to_owned());
-        Ok(true)
+        self.memory().remember(previous, next).await
     }
 
     fn describe(&self) -> String {
@@ -279,24 +337,26 @@ impl SignerMemory for KeyMemory {
     }
 }
 
-/// The log's memory of its witnesses, in the store (the semantics of
-/// `ports::WitnessMemory`, which the conformance suite holds it to).
+/// The log's memory of its witnesses, in the store: the port's in-process
+/// adapter, behind a yield.
 pub struct StoreWitnesses(pub Arc<SimStore>);
+
+impl StoreWitnesses {
+    fn memory(&self) -> Arc<InProcessWitnesses> {
+        Arc::clone(&lock(&self.0.state).witnesses)
+    }
+}
 
 #[async_trait]
 impl WitnessMemory for StoreWitnesses {
     async fn read(&self) -> Result<WitnessState, StoreError> {
         yield_now().await;
-        Ok(lock(&self.0.state).witnesses.clone())
+        self.memory().read().await
     }
 
     async fn set_size(&self, witness: &str, size: u64) -> Result<(), StoreError> {
         yield_now().await;
-        lock(&self.0.state)
-            .witnesses
-            .sizes
-            .insert(witness.to_owned(), size);
-        Ok(())
+        self.memory().set_size(witness, size).await
     }
 
     async fn keep_witnessed(
@@ -306,50 +366,17 @@ impl WitnessMemory for StoreWitnesses {
         quorum_time: Option<u64>,
     ) -> Result<bool, StoreError> {
         yield_now().await;
-        let mut state = lock(&self.0.state);
-        if state
-            .witnesses
-            .witnessed
-            .as_ref()
-            .is_some_and(|(kept, _)| *kept > size)
-        {
-            return Ok(false);
-        }
-        state.witnesses.witnessed = Some((size, note.to_owned()));
-        if let Some(quorum_time) = quorum_time
-            && state.witnesses.history_top.is_none_or(|top| top < size)
-        {
-            state.witnesses.history_top = Some(size);
-            let latest = state
-                .history
-                .values()
-                .next_back()
-                .map_or(0, |k| k.quorum_time);
-            state.history.insert(
-                size,
-                KeptCheckpoint {
-                    size,
-                    quorum_time: quorum_time.max(latest),
-                    note: note.to_owned(),
-                },
-            );
-        }
-        Ok(true)
+        self.memory().keep_witnessed(size, note, quorum_time).await
     }
 
     async fn history(&self, from: u64, limit: usize) -> Result<Vec<KeptCheckpoint>, StoreError> {
         yield_now().await;
-        Ok(lock(&self.0.state)
-            .history
-            .range(from..)
-            .take(limit.min(10_000))
-            .map(|(_, kept)| kept.clone())
-            .collect())
+        self.memory().history(from, limit).await
     }
 
     async fn history_times(&self, from: u64, limit: usize) -> Result<Vec<(u64, u64)>, StoreError> {
-        let kept = self.history(from, limit).await?;
-        Ok(kept.into_iter().map(|k| (k.size, k.quorum_time)).collect())
+        yield_now().await;
+        self.memory().history_times(from, limit).await
     }
 }
 

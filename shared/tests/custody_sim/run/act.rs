@@ -268,12 +268,12 @@ impl Sim {
             }
             Action::FreshStart => {
                 self.new_epoch(Default::default());
-                *lock(&self.key_memory.0) = None;
+                self.key_memory.restore(None);
                 self.memory_went_back();
                 self.start_life(false);
             }
             Action::Snapshot => {
-                let key = lock(&self.key_memory.0).clone();
+                let key = self.key_memory.backup();
                 self.backups.push((self.store.snapshot(), key));
             }
             Action::Restore(which, with_key) => {
@@ -285,7 +285,7 @@ impl Sim {
                 if self.setup.layout == Layout::Lambda {
                     self.memory_went_back();
                 } else if with_key {
-                    *lock(&self.key_memory.0) = key;
+                    self.key_memory.restore(Some(key));
                     self.memory_went_back();
                 }
                 self.start_life(false);
@@ -334,7 +334,7 @@ impl Sim {
                 root_hash: *root,
             };
             *size <= head.size && histories.consistent(signed, head) == Some(true)
-        }) && lock(&self.store.state).signed.is_none()
+        }) && lock(&self.store.state).signed_note().is_none()
     }
 
     fn spawn_append(&mut self, backfill: i64) {

@@ -10,7 +10,7 @@ impl Sim {
         for head in sent {
             self.observe_signed(head)?;
         }
-        let witnessed = lock(&self.store.state).witnesses.witnessed.clone();
+        let witnessed = lock(&self.store.state).witnessed();
         if let Some((_, note)) = witnessed
             && self.last_witnessed.as_ref() != Some(&note)
         {
@@ -125,8 +125,8 @@ impl Sim {
     /// valuation beyond the tolerance.
     fn check_history(&mut self) -> Result<(), Failure> {
         let history: Vec<(u64, u64)> = lock(&self.store.state)
-            .history
-            .values()
+            .history()
+            .iter()
             .map(|kept| (kept.size, kept.quorum_time))
             .collect();
         let grown = history.len().saturating_sub(self.history_at_epoch);
@@ -197,10 +197,8 @@ impl Sim {
             return Ok(());
         }
         let witnessed = lock(&self.store.state)
-            .witnesses
-            .witnessed
-            .as_ref()
-            .map_or(0, |(size, _)| *size);
+            .witnessed()
+            .map_or(0, |(size, _)| size);
         if let Some(&(seq, _, _)) = self
             .watches
             .iter()
