@@ -29,11 +29,13 @@
 //! a failure prints its seed and the command that replays it.
 
 mod exec;
+mod net;
 mod run;
+mod witness;
 mod world;
 
 use run::{Action, Change, Layout, Setup, Shape, simulate};
-use world::Lie;
+use witness::Lie;
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())

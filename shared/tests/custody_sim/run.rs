@@ -3,10 +3,9 @@
 //! world, and the seven invariants checked after every step.
 
 use crate::exec::{Done, Rng, Tasks, VirtualClock};
-use crate::world::{
-    Histories, KeyMemory, Lie, Network, SimClient, SimStore, SimWitness, StoreMemory, StoreState,
-    StoreWitnesses,
-};
+use crate::net::{Network, SimClient};
+use crate::witness::{Lie, SimWitness};
+use crate::world::{Histories, KeyMemory, SimStore, StoreMemory, StoreState, StoreWitnesses};
 use freedom_shared::merkle::{Digest, Head};
 use freedom_shared::ports::{SignerMemory, TileReads, no_events};
 use freedom_shared::service::{CosignRound, CosignSchedule, Log};

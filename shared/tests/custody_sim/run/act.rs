@@ -3,7 +3,7 @@
 
 use super::{Action, Change, Kind, Layout, Out, SHAPES, Shape, Sim, lock};
 use crate::run::{CALL_BOUND_MS, Failure, MAX_POLLS};
-use crate::world::Lie;
+use crate::witness::Lie;
 use freedom_shared::merkle::Head;
 use freedom_shared::ports::conformance::candidate;
 use freedom_shared::ports::{AppendOutcome, LedgerAppend};
