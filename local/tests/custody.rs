@@ -114,6 +114,17 @@ async fn a_restored_older_ledger_is_served_but_never_signed() {
     copy_ledger(backup.path(), dir.path());
 
     let server = start(dir.path());
+    // Without a policy, start-up says once what a restored backup of the
+    // key's folder could do, naming the memory's file.
+    let warned = server
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| line.contains("the log has no witness policy"))
+        .count();
+    assert_eq!(warned, 1, "one warning at start-up");
+    assert!(server.logged("data.key.signed"));
     for path in [
         "/log/checkpoint",
         "/api/freedom-fund?view=proof&seq=1",

@@ -386,14 +386,13 @@ async fn a_new_deployment_without_witnesses_signs_once_told_it_is_a_new_log() {
 }
 
 /// Settled only when no earlier quorum can hide, under the Lambda, whose
-/// only memory is in the store: under `group G 1 W1 W2`, W1 alone cosigns
-/// the first deployment's tree; a second deployment on a new prefix (the
-/// store and its memory lost) with W1 down and W2 (which never saw the
-/// log) up signs nothing, since W1's silence could hide a quorum, and no
-/// witness is shown the other history; once W1 is back, what it holds
-/// stops the log for good.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
+/// only memory is in the store: under `group G k W1..Wn`, W1..Wk alone
+/// cosign the first deployment's tree; a second deployment on a new prefix
+/// (the store and its memory lost) with W1..Wk down and the others (which
+/// never saw the log) up signs nothing, since the silent could hide a
+/// quorum, and no witness is shown the other history; once W1..Wk are
+/// back, what they hold stops the log for good.
+async fn a_minority_never_settles_a_lost_store_under_the_lambda(n: usize, k: usize) {
     use freedom_shared::tlog::note::SigningKey;
     use freedom_testkit::spec_witness::SpecWitness;
     let redis = RedisServer::start().unwrap();
@@ -402,15 +401,21 @@ async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
         .unwrap();
     let key = SigningKey::from_seed("fund.example.com/log", [12; 32]).unwrap();
     let vkey = key.verifier().to_text();
-    let mut w1 = SpecWitness::start("w1.example", [13; 32], &vkey).await;
-    let mut w2 = SpecWitness::start("w2.example", [14; 32], &vkey).await;
-    let policy = format!(
-        "witness W1 {} {}\nwitness W2 {} {}\ngroup G 1 W1 W2\nquorum G\n",
-        w1.vkey(),
-        w1.url(),
-        w2.vkey(),
-        w2.url()
-    );
+    let mut witnesses = Vec::new();
+    for i in 1..=n {
+        witnesses
+            .push(SpecWitness::start(&format!("w{i}.example"), [12 + i as u8; 32], &vkey).await);
+    }
+    let names: Vec<String> = (1..=n).map(|i| format!("W{i}")).collect();
+    let mut policy = String::new();
+    for (name, witness) in names.iter().zip(&witnesses) {
+        policy.push_str(&format!(
+            "witness {name} {} {}\n",
+            witness.vkey(),
+            witness.url()
+        ));
+    }
+    policy.push_str(&format!("group G {k} {}\nquorum G\n", names.join(" ")));
     let env = |prefix: &str, new_log: &str| {
         vec![
             ("FF_KV_REST_API_URL", bridge.url().to_owned()),
@@ -422,8 +427,16 @@ async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
             ("FF_LOG_NEW_LOG", new_log.to_owned()),
         ]
     };
+    let held = |witnesses: &[SpecWitness]| -> Vec<u64> {
+        witnesses
+            .iter()
+            .map(|w| w.latest().map_or(0, |l| l.size))
+            .collect()
+    };
     let mut runtime = FakeRuntimeApi::start().await.unwrap();
-    w2.stop();
+    for witness in &mut witnesses[k..] {
+        witness.stop();
+    }
     {
         let env = env("one:", "true");
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -436,10 +449,14 @@ async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
         let round = runtime.answer().await;
         assert_eq!(round.body["quorumMet"], true, "{}", round.body);
     }
-    assert_eq!(w1.latest().unwrap().size, 2);
+    assert!(held(&witnesses[..k]).iter().all(|size| *size == 2));
 
-    w1.stop();
-    w2.restart(false).await;
+    for witness in &mut witnesses[..k] {
+        witness.stop();
+    }
+    for witness in &mut witnesses[k..] {
+        witness.restart(false).await;
+    }
     let env = env("two:", "false");
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let _second = Killed(spawn(&runtime, &env));
@@ -455,21 +472,32 @@ async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
     );
     runtime.invoke(get_path("/log/checkpoint", "head=1"));
     assert_eq!(status(&runtime.answer().await), 500);
-    assert_eq!(
-        w2.latest().map_or(0, |l| l.size),
-        0,
-        "W2 was never shown the other history"
+    assert!(
+        held(&witnesses[k..]).iter().all(|size| *size == 0),
+        "the others were never shown the other history"
     );
 
-    w1.restart(false).await;
+    for witness in &mut witnesses[..k] {
+        witness.restart(false).await;
+    }
     runtime.invoke(event("fund-scheduled-cosign.json"));
     assert_eq!(
         runtime.answer().await.kind,
         "error",
-        "W1's checkpoint stops it"
+        "what they hold stops it"
     );
     runtime.invoke(get_path("/log/checkpoint", "head=1"));
     assert_eq!(status(&runtime.answer().await), 500);
-    assert_eq!(w2.latest().map_or(0, |l| l.size), 0);
-    assert_eq!(w1.latest().unwrap().size, 2);
+    assert!(held(&witnesses[k..]).iter().all(|size| *size == 0));
+    assert!(held(&witnesses[..k]).iter().all(|size| *size == 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_one_of_two_a_minority_never_settles_a_lost_store() {
+    a_minority_never_settles_a_lost_store_under_the_lambda(2, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_two_of_four_a_minority_never_settles_a_lost_store() {
+    a_minority_never_settles_a_lost_store_under_the_lambda(4, 2).await;
 }
