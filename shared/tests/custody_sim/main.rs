@@ -128,7 +128,8 @@ fn random_seeds() {
 }
 
 /// Seeds the searches found (`FF_SIM_SEEDS=40000 FF_SIM_FIRST_SEED=10000`,
-/// `FF_SIM_SEEDS=60000 FF_SIM_FIRST_SEED=100000`, and the 2,000 of
+/// `FF_SIM_SEEDS=120000 FF_SIM_FIRST_SEED=100000` in two halves,
+/// `FF_SIM_SEEDS=100000 FF_SIM_FIRST_SEED=1000000`, and the 2,000 of
 /// `scripts/test` along the way), each a defect since
 /// fixed, replayed by name.
 #[test]
@@ -153,6 +154,10 @@ fn the_seeds_long_searches_found_stay_fixed() {
         (
             106_440,
             "a read waiting to ask the witnesses, overtaken by a round's consultation, answered past its bound: the running consultation now ends by the earliest deadline of those waiting",
+        ),
+        (
+            1_005_159,
+            "a POST waiting for the round lock met a consultation a later read had started, whose requests ran to the read's deadline: every consultation now ends by the earliest deadline of the rounds waiting too",
         ),
     ] {
         if let Err(failure) = simulate(seed, Setup::drawn(seed)) {

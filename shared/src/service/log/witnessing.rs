@@ -138,14 +138,12 @@ impl Witnessing {
         Waiting::queue(&self.consults_waiting, deadline.at)
     }
 
-    /// The earliest deadline among the calls waiting for the one `deadline`
-    /// belongs to: the consultations waiting, and for a round the rounds.
-    fn earliest_waiting(&self, deadline: Deadline) -> Option<Duration> {
+    /// The earliest deadline among the calls waiting: the consultations,
+    /// and the rounds (a round waiting for the lock will then need the
+    /// consultation a read may be running).
+    fn earliest_waiting(&self) -> Option<Duration> {
         let consults = Waiting::earliest(&self.consults_waiting);
-        let rounds = deadline
-            .round
-            .then(|| Waiting::earliest(&self.waiting))
-            .flatten();
+        let rounds = Waiting::earliest(&self.waiting);
         consults.into_iter().chain(rounds).min()
     }
 }
@@ -385,13 +383,13 @@ impl Log {
     }
 
     /// What is left until `deadline`, or until the earliest deadline of
-    /// the calls waiting for this one (consultations, and for a round the
-    /// rounds); `None` once it has passed.
+    /// the calls waiting (rounds and consultations); `None` once it has
+    /// passed.
     pub(super) fn time_left(&self, deadline: Deadline) -> Option<Duration> {
         let waiting = self
             .witnessing
             .as_ref()
-            .and_then(|witnessing| witnessing.earliest_waiting(deadline));
+            .and_then(Witnessing::earliest_waiting);
         let at = waiting.map_or(deadline.at, |waiting| waiting.min(deadline.at));
         Some(at.saturating_sub(self.ticks())).filter(|left| !left.is_zero())
     }
