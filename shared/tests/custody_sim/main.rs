@@ -477,7 +477,7 @@ async fn the_simulated_adapters_pass_the_ports_suites() {
     })
     .await;
     freedom_shared::ports::conformance::run_signer_memory(|| async {
-        let memory = Arc::new(world::KeyMemory::default());
+        let memory = Arc::new(Arc::new(world::KeyMemory::default()).signer());
         (Arc::clone(&memory), memory)
     })
     .await;
@@ -486,7 +486,7 @@ async fn the_simulated_adapters_pass_the_ports_suites() {
             world::StoreState::default(),
             Arc::new(Mutex::new(world::Histories::new())),
         );
-        let memory = Arc::new(world::StoreMemory(store));
+        let memory = Arc::new(world::store_memory(&store));
         (Arc::clone(&memory), memory)
     })
     .await;

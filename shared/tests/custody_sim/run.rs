@@ -5,7 +5,7 @@
 use crate::exec::{Done, Rng, Tasks, VirtualClock};
 use crate::net::{Network, SimClient};
 use crate::witness::{Lie, SimWitness};
-use crate::world::{Histories, KeyMemory, SimStore, StoreMemory, StoreState, StoreWitnesses};
+use crate::world::{Histories, KeyMemory, SimStore, StoreState, StoreWitnesses, store_memory};
 use freedom_shared::merkle::{Digest, Head};
 use freedom_shared::ports::{SignerMemory, TileReads, no_events};
 use freedom_shared::service::{CosignRound, CosignSchedule, Log};
@@ -351,10 +351,10 @@ impl Sim {
     fn start_life(&mut self, new_log: bool) {
         let memories: Vec<Arc<dyn SignerMemory>> = match self.setup.layout {
             Layout::Local => vec![
-                Arc::clone(&self.key_memory) as Arc<dyn SignerMemory>,
-                Arc::new(StoreMemory(Arc::clone(&self.store))),
+                Arc::new(self.key_memory.signer()) as Arc<dyn SignerMemory>,
+                Arc::new(store_memory(&self.store)),
             ],
-            Layout::Lambda => vec![Arc::new(StoreMemory(Arc::clone(&self.store)))],
+            Layout::Lambda => vec![Arc::new(store_memory(&self.store))],
         };
         let mut log = Log::new(
             Arc::clone(&self.store) as Arc<dyn TileReads>,

@@ -256,42 +256,56 @@ impl LedgerAppend for SimStore {
     }
 }
 
-/// The store's copy of the signer's memory (lost and restored with it):
-/// the port's in-process adapter, behind a yield.
-pub struct StoreMemory(pub Arc<SimStore>);
-
-impl StoreMemory {
-    fn memory(&self) -> Arc<InProcess> {
-        Arc::clone(&lock(&self.0.state).signed)
-    }
+/// A signer memory: the port's in-process adapter, found anew at each
+/// call (the store's, replaced with the store; the key's, replaced when a
+/// backup of its folder is restored), behind a yield.
+pub struct Yielding {
+    memory: Box<dyn Fn() -> Arc<InProcess> + Send + Sync>,
+    describe: &'static str,
 }
 
 #[async_trait]
-impl SignerMemory for StoreMemory {
+impl SignerMemory for Yielding {
     async fn recall(&self) -> Result<Option<String>, StoreError> {
         yield_now().await;
-        self.memory().recall().await
+        (self.memory)().recall().await
     }
 
     async fn remember(&self, previous: Option<&str>, next: &str) -> Result<bool, StoreError> {
         yield_now().await;
-        self.memory().remember(previous, next).await
+        (self.memory)().remember(previous, next).await
     }
 
     fn describe(&self) -> String {
-        "the store's memory".into()
+        self.describe.into()
     }
 }
 
-/// The memory beside the key (outside the store): the port's in-process
-/// adapter, behind a yield, replaced whole when a backup of the key's
-/// folder is restored.
+/// The store's copy of the signer's memory (lost and restored with it).
+pub fn store_memory(store: &Arc<SimStore>) -> Yielding {
+    let store = Arc::clone(store);
+    Yielding {
+        memory: Box::new(move || Arc::clone(&lock(&store.state).signed)),
+        describe: "the store's memory",
+    }
+}
+
+/// The memory beside the key (outside the store).
 #[derive(Default)]
 pub struct KeyMemory(Mutex<Arc<InProcess>>);
 
 impl KeyMemory {
     fn memory(&self) -> Arc<InProcess> {
         Arc::clone(&lock(&self.0))
+    }
+
+    /// The memory as the log reaches it.
+    pub fn signer(self: &Arc<Self>) -> Yielding {
+        let key = Arc::clone(self);
+        Yielding {
+            memory: Box::new(move || key.memory()),
+            describe: "the memory beside the key",
+        }
     }
 
     /// What it holds now.
@@ -307,23 +321,6 @@ impl KeyMemory {
     /// Replaced by `backup` (a restore), or emptied (`None`: lost).
     pub fn restore(&self, backup: Option<InProcess>) {
         *lock(&self.0) = Arc::new(backup.unwrap_or_default());
-    }
-}
-
-#[async_trait]
-impl SignerMemory for KeyMemory {
-    async fn recall(&self) -> Result<Option<String>, StoreError> {
-        yield_now().await;
-        self.memory().recall().await
-    }
-
-    async fn remember(&self, previous: Option<&str>, next: &str) -> Result<bool, StoreError> {
-        yield_now().await;
-        self.memory().remember(previous, next).await
-    }
-
-    fn describe(&self) -> String {
-        "the memory beside the key".into()
     }
 }
 
