@@ -82,6 +82,9 @@ pub(super) struct Witnessing {
     /// again: an alarm repeated round after round is logged and published
     /// once.
     pub(super) alarms: std::sync::Mutex<std::collections::BTreeMap<String, u16>>,
+    /// The witnesses whose last cosignature was dated outside its round
+    /// (warned of once, until one comes dated within).
+    skewed: std::sync::Mutex<BTreeSet<String>>,
 }
 
 /// The rounds waiting for the running one.
@@ -234,6 +237,7 @@ impl Witnessing {
             waiting: std::sync::Mutex::default(),
             consults_waiting: std::sync::Mutex::default(),
             alarms: std::sync::Mutex::default(),
+            skewed: std::sync::Mutex::default(),
         }
     }
 
@@ -481,8 +485,11 @@ impl Log {
                 continue;
             }
             let time = i64::try_from(cosignature.time).unwrap_or(i64::MAX);
+            let name = &policy.witnesses()[*index].name;
+            let mut skewed = witnessing.skewed.lock().unwrap_or_else(|p| p.into_inner());
             if (low..=high).contains(&time) {
                 vouched_times.push((*index, cosignature.time));
+                skewed.remove(name);
             } else {
                 let skew = if time < low {
                     time.saturating_sub(asked_at)
@@ -490,11 +497,17 @@ impl Log {
                     time.saturating_sub(ended)
                 };
                 outcomes[*index].clock_skew_seconds = Some(skew);
-                tracing::warn!(
-                    witness = %policy.witnesses()[*index].name,
-                    clock_skew_seconds = skew,
-                    "the witness's cosignature is dated outside the round that asked for it: it counts for the quorum, not for when the records were in the log"
-                );
+                // Said once while the witness's clock stays off; each
+                // round's answer still gives the skew.
+                if skewed.insert(name.clone()) {
+                    tracing::warn!(
+                        witness = %name,
+                        clock_skew_seconds = skew,
+                        "the witness's cosignature is dated outside the round that asked for it: it counts for the quorum, not for when the records were in the log"
+                    );
+                } else {
+                    tracing::debug!(witness = %name, clock_skew_seconds = skew, "the witness's clock is still off");
+                }
             }
         }
         let mut kept = false;
